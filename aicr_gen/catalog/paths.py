@@ -1,0 +1,34 @@
+"""Catalog-relative paths: nothing a catalog names may point outside the catalog."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath
+
+from aicr_gen.errors import InvalidInputError
+
+
+def check_relative(rel: str, where: str) -> None:
+    """Reject absolute, parent-escaping, backslash and NUL paths, naming ``where`` they came from."""
+    problem = None
+    if not rel:
+        problem = "is empty"
+    elif "\0" in rel or "\\" in rel:
+        problem = "contains a backslash or NUL"
+    elif rel.startswith("/") or PurePosixPath(rel).is_absolute() or (len(rel) > 1 and rel[1] == ":"):
+        problem = "is absolute"
+    elif ".." in PurePosixPath(rel).parts:
+        problem = "climbs out with '..'"
+    if problem:
+        raise InvalidInputError(
+            f"{where}: path {rel!r} {problem}; use a path relative to the catalog root, such as "
+            "components/<name>/values.yaml")
+
+
+def check_inside(path: Path, root: Path, rel: str) -> None:
+    """Reject a file whose real location (after symlinks) is outside the catalog root."""
+    real = os.path.realpath(path)
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([real, real_root]) != real_root:
+        raise InvalidInputError(
+            f"{path}: {rel!r} is a symlink to {real}, outside the catalog {root}; copy the file into the catalog")

@@ -1,0 +1,94 @@
+"""Command line: builds the argparse tree and dispatches. Subcommand modules are imported lazily."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from aicr_gen import __version__
+from aicr_gen.errors import INVALID, AicrGenError
+
+_DIMENSIONS = ("service", "accelerator", "intent", "os", "platform")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(INVALID, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
+def _catalog_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--catalog", action="append", default=[], metavar="DIR",
+        help="catalog folder laid out like AICR's recipes/ (repeatable, later wins; replaces the embedded one)")
+
+
+def _build() -> argparse.ArgumentParser:
+    parser = _Parser(prog="aicr-gen", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"aicr-gen {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    recipe = commands.add_parser("recipe", help="resolve a version-locked recipe for a cluster")
+    _catalog_option(recipe)
+    for dim in _DIMENSIONS:
+        recipe.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
+    recipe.add_argument("--gpu", dest="accelerator", help=argparse.SUPPRESS)
+    recipe.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
+    recipe.add_argument("--profile", metavar="NAME=VALUE", help="select a profile value instead of its default")
+    recipe.add_argument("--slurm-accounting-mode", choices=("disabled", "customer-managed", "aicr-provided"),
+                        help="Slurm accounting for slurm recipes (default: disabled)")
+    recipe.add_argument("-o", "--output", metavar="FILE", help="write the recipe to FILE (atomically)")
+    recipe.add_argument("--format", choices=("yaml", "json"), default="yaml")
+    recipe_commands = recipe.add_subparsers(dest="recipe_command", metavar="list", parser_class=_Parser)
+    listing = recipe_commands.add_parser("list", help="list the leaf overlays of the catalog")
+    _catalog_option(listing)
+    listing.add_argument("--format", choices=("table", "json"), default="table")
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
+    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria"))
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "recipe":
+        from aicr_gen.commands import recipe
+
+        if args.recipe_command == "list":
+            return recipe.list_leaves(args.catalog, args.format)
+        criteria = {dim: getattr(args, dim) for dim in _DIMENSIONS}
+        return recipe.resolve_command(args.catalog, criteria, args.output, args.format,
+                                      nodes=args.nodes, profile=args.profile,
+                                      accounting_mode=args.slurm_accounting_mode)
+    if args.command == "schema":
+        from aicr_gen.commands import schema
+
+        return schema.print_schema(args.kind)
+    _build().print_help()
+    return INVALID
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``aicr-gen`` console script."""
+    args = _build().parse_args(argv)
+    try:
+        return _run(args)
+    except AicrGenError as err:
+        sys.stderr.write(f"aicr-gen: error: {err}\n")
+        return err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("aicr-gen: interrupted\n")
+        return 130
+    except Exception as err:  # a bug: say so in one line instead of a traceback
+        if os.environ.get("AICR_GEN_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"aicr-gen: internal error: {type(err).__name__}: {err} "
+            "(a bug; rerun with AICR_GEN_DEBUG=1 for details and report it)\n")
+        return INVALID
+
+
+if __name__ == "__main__":
+    sys.exit(main())

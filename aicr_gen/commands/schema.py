@@ -1,0 +1,25 @@
+"""``aicr-gen schema KIND``: the JSON Schema of an input kind, for editors and check-jsonschema."""
+
+from __future__ import annotations
+
+import sys
+
+from aicr_gen.errors import OK
+
+
+def schema_of(kind: str) -> dict[str, object]:
+    """The JSON Schema (draft 2020-12) of ``kind``, titled and identified for editors."""
+    from aicr_gen.catalog.models import SCHEMA_KINDS
+
+    model = SCHEMA_KINDS[kind]
+    schema = model.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"https://aicr-gen.dev/schemas/{kind}.json", **schema}
+
+
+def print_schema(kind: str) -> int:
+    """Print the schema of ``kind`` as JSON."""
+    from aicr_gen.yamlio import dump_json
+
+    sys.stdout.write(dump_json(schema_of(kind)))
+    return OK

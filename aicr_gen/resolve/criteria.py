@@ -1,0 +1,55 @@
+"""Query criteria: normalisation, and AICR's asymmetric matching against overlay criteria."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aicr_gen.catalog.vocabulary import ALIASES, DIMENSIONS
+from aicr_gen.errors import InvalidInputError
+
+ANY = "any"
+Query = dict[str, str]
+
+
+def normalise(values: Mapping[str, str | None]) -> Query:
+    """Lower-case each dimension, map aliases, turn empty into ``any``; unknown values are input errors."""
+    query: Query = {}
+    for dim, allowed in DIMENSIONS.items():
+        raw = (values.get(dim) or "").strip().lower()
+        value = ALIASES.get(dim, {}).get(raw, raw)
+        if value in ("", ANY):
+            query[dim] = ANY
+            continue
+        if value not in allowed:
+            raise InvalidInputError(
+                f"--{dim}: unknown {dim} {values.get(dim)!r}; use one of {', '.join(allowed)} or any")
+        query[dim] = value
+    return query
+
+
+def value_of(criteria: Mapping[str, Any] | None, dim: str) -> str:
+    """An overlay's value for ``dim``; absent or empty means ``any``."""
+    value = (criteria or {}).get(dim)
+    return str(value).lower() if value else ANY
+
+
+def matches(criteria: Mapping[str, Any] | None, query: Query) -> bool:
+    """Asymmetric match: a wildcard overlay field takes any query value; a wildcard query field takes
+    only wildcard overlay fields (so a generic query never picks hardware-specific overlays)."""
+    for dim in DIMENSIONS:
+        have = value_of(criteria, dim)
+        if have != ANY and have != query[dim]:
+            return False
+    return True
+
+
+def specificity(criteria: Mapping[str, Any] | None) -> int:
+    """How many dimensions an overlay pins (wildcards do not count)."""
+    return sum(value_of(criteria, dim) != ANY for dim in DIMENSIONS)
+
+
+def describe(query: Query) -> str:
+    """``criteria(service=eks, accelerator=h100)``: the stated dimensions, as AICR prints them."""
+    stated = [f"{dim}={query[dim]}" for dim in DIMENSIONS if query[dim] != ANY]
+    return f"criteria({', '.join(stated) or 'any'})"

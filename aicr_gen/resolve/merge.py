@@ -1,0 +1,97 @@
+"""AICR's field-by-field merge rules for component refs, constraints and validation phases.
+
+All functions take plain values and return new ones; inputs are never mutated.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aicr_gen.errors import InvalidInputError
+
+Ref = dict[str, Any]
+
+SCALARS = ("namespace", "chart", "type", "source", "version", "tag", "path", "valuesFile", "healthCheckAsserts")
+UNIONS = ("dependencyRefs", "manifestFiles", "preManifestFiles")
+REPLACED = ("expectedResources", "patches")
+SET_IF_TRUE = ("cleanup", "healthCheckSkip")
+
+
+def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """Maps merge key by key; any other value (lists included) from ``top`` replaces."""
+    out = copy.deepcopy(dict(base))
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _union(first: Iterable[str], second: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def merge_ref(base: Ref, top: Ref) -> Ref:
+    """Merge ``top`` onto ``base`` (same component) following AICR's per-field rules."""
+    out = copy.deepcopy(base)
+    for key in SCALARS:
+        if top.get(key):
+            out[key] = top[key]
+    if "overrides" in top:
+        out["overrides"] = deep_merge(out.get("overrides", {}), top["overrides"])
+    for key in UNIONS:
+        if top.get(key):
+            out[key] = _union(out.get(key, []), top[key])
+    for key in REPLACED:
+        if key in top:
+            out[key] = copy.deepcopy(top[key])
+    for key in SET_IF_TRUE:
+        if top.get(key):
+            out[key] = True
+    return out
+
+
+def merge_refs(base: list[Ref], top: Iterable[Ref]) -> list[Ref]:
+    """Merge component lists by name; new components are appended in order."""
+    out = [copy.deepcopy(ref) for ref in base]
+    index = {ref["name"]: i for i, ref in enumerate(out)}
+    for ref in top:
+        if ref["name"] in index:
+            out[index[ref["name"]]] = merge_ref(out[index[ref["name"]]], ref)
+        else:
+            index[ref["name"]] = len(out)
+            out.append(copy.deepcopy(ref))
+    return out
+
+
+def merge_constraints(base: list[dict[str, Any]], top: Iterable[dict[str, Any]],
+                      strict_from: str | None = None) -> list[dict[str, Any]]:
+    """Merge by name, later wins. With ``strict_from`` (a mixin name) a name that exists is an error."""
+    out = {item["name"]: item for item in base}
+    for item in top:
+        if strict_from is not None and item["name"] in out:
+            raise InvalidInputError(
+                f"mixin {strict_from!r}: constraint {item['name']!r} is already set by an overlay; "
+                "a mixin may only add new constraint names")
+        out[item["name"]] = copy.deepcopy(item)
+    return list(out.values())
+
+
+def merge_validation(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """Per phase: checks and constraints are unioned (absent inherits, ``[]`` clears);
+    timeout, nodeSelection and infrastructure are replaced."""
+    out = copy.deepcopy(base)
+    for phase, spec in top.items():
+        merged = out.get(phase, {})
+        for key, value in spec.items():
+            if key == "checks":
+                merged[key] = _union(merged.get(key, []), value) if value else []
+            elif key == "constraints":
+                merged[key] = merge_constraints(merged.get(key, []), value) if value else []
+            else:
+                merged[key] = copy.deepcopy(value)
+        out[phase] = merged
+    return out

@@ -1,0 +1,188 @@
+"""Resolve a catalog and criteria into an AICR ``RecipeResult`` (plain data, ready to dump).
+
+The steps follow AICR: match overlays and keep the maximal leaves, guard against a missing OS, merge
+``base`` and each leaf's chain root to leaf, compose the collected mixins, check coverage, apply the
+profile, fill registry defaults, hydrate health checks, check coherence and dependencies, order the
+enabled components, and apply the Slurm accounting mode. Pure: no IO, no clock, no environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from aicr_gen import __version__
+from aicr_gen.catalog.load import Catalog
+from aicr_gen.catalog.vocabulary import API_VERSION, API_VERSION_PROFILED
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.resolve import accounting, coverage, criteria, graph, merge, profile, refs
+from aicr_gen.resolve.criteria import Query
+
+BASE = "base"
+PHASES = ("readiness", "deployment", "performance", "conformance")
+PHASE_KEYS = ("timeout", "constraints", "checks", "nodeSelection", "infrastructure")
+MIXIN_REF_FIELDS = {"name", "namespace", "manifestFiles", "preManifestFiles"}
+
+
+@dataclass(frozen=True)
+class Options:
+    """Resolution settings that are not criteria."""
+
+    nodes: int = 0
+    profile: tuple[str, str] | None = None
+    accounting_mode: str | None = None
+
+
+@dataclass
+class _Spec:
+    constraints: list[dict[str, Any]] = field(default_factory=list)
+    refs: list[dict[str, Any]] = field(default_factory=list)
+    validation: dict[str, Any] = field(default_factory=dict)
+    mixins: list[str] = field(default_factory=list)
+    origin: dict[str, str] = field(default_factory=dict)
+
+
+def _spec(catalog: Catalog, name: str) -> dict[str, Any]:
+    spec: dict[str, Any] = catalog.overlays[name]["spec"]
+    return spec
+
+
+def chain(catalog: Catalog, name: str) -> list[str]:
+    """The inheritance chain of overlay ``name``, ``base`` first."""
+    names: list[str] = []
+    current = name
+    while current != BASE:
+        if current in names:
+            raise InvalidInputError(
+                f"{catalog.sources[f'overlays/{names[-1]}']}: spec.base: inheritance cycle "
+                f"{' -> '.join([*names, current])}; fix spec.base")
+        if current not in catalog.overlays:
+            where = catalog.sources[f"overlays/{names[-1]}"] if names else catalog.describe()
+            raise InvalidInputError(f"{where}: spec.base: overlay {current!r} does not exist; fix spec.base")
+        names.append(current)
+        current = _spec(catalog, current).get("base") or BASE
+    return [BASE, *reversed(names)]
+
+
+def leaves(catalog: Catalog, query: Query) -> list[str]:
+    """Matching overlays that are no other match's ancestor, least specific first, then by name."""
+    matched = [name for name, overlay in catalog.overlays.items()
+               if name != BASE and "criteria" in overlay["spec"]
+               and criteria.matches(overlay["spec"]["criteria"], query)]
+    ancestors = {ancestor for name in matched for ancestor in chain(catalog, name)[:-1]}
+    kept = [name for name in matched if name not in ancestors]
+    return sorted(kept, key=lambda name: (criteria.specificity(_spec(catalog, name).get("criteria")), name))
+
+
+def _merge_overlay(spec: _Spec, catalog: Catalog, name: str) -> None:
+    overlay = _spec(catalog, name)
+    spec.constraints = sorted(merge.merge_constraints(spec.constraints, overlay.get("constraints", [])),
+                              key=lambda item: item["name"])
+    for ref in overlay.get("componentRefs", []):
+        spec.origin.setdefault(ref["name"], f"overlays/{name}")
+    spec.refs = sorted(merge.merge_refs(spec.refs, overlay.get("componentRefs", [])), key=lambda ref: ref["name"])
+    spec.validation = merge.merge_validation(spec.validation, overlay.get("validation", {}))
+    spec.mixins.extend(mixin for mixin in overlay.get("mixins", []) if mixin not in spec.mixins)
+
+
+def _merge_mixins(spec: _Spec, catalog: Catalog) -> None:
+    for name in spec.mixins:
+        if name not in catalog.mixins:
+            raise InvalidInputError(
+                f"{catalog.describe()}: spec.mixins: mixin {name!r} not found in mixins/; "
+                f"known mixins: {', '.join(sorted(catalog.mixins)) or 'none'}")
+        mixin = catalog.mixins[name]["spec"]
+        source = catalog.sources[f"mixins/{name}"]
+        existing = {ref["name"] for ref in spec.refs}
+        for ref in mixin.get("componentRefs", []):
+            extra = sorted(set(ref) - MIXIN_REF_FIELDS)
+            if ref["name"] in existing and extra:
+                raise InvalidInputError(
+                    f"{source}: spec.componentRefs[{ref['name']}]: mixin {name!r} sets {extra[0]!r} on a component "
+                    "the inheritance chain already defines; a mixin may only add namespace, manifestFiles or "
+                    "preManifestFiles to an existing component")
+            spec.origin.setdefault(ref["name"], f"mixins/{name}")
+        spec.constraints = sorted(
+            merge.merge_constraints(spec.constraints, mixin.get("constraints", []), strict_from=source),
+            key=lambda item: item["name"])
+        spec.refs = sorted(merge.merge_refs(spec.refs, mixin.get("componentRefs", [])), key=lambda ref: ref["name"])
+
+
+def _profile_declaration(catalog: Catalog, applied: list[str]) -> tuple[dict[str, Any], str] | None:
+    declaring = [name for name in applied if "profile" in _spec(catalog, name)]
+    if len(declaring) > 1:
+        raise InvalidInputError(
+            f"the resolved overlays declare more than one profile ({', '.join(sorted(declaring))}); "
+            "keep one profile per composition")
+    if not declaring:
+        return None
+    return _spec(catalog, declaring[0])["profile"], catalog.sources[f"overlays/{declaring[0]}"]
+
+
+def _dependency_graph(catalog: Catalog, finished: list[dict[str, Any]], origin: dict[str, str]) -> dict[str, list[str]]:
+    declared = {ref["name"] for ref in finished}
+    enabled = {ref["name"] for ref in finished if refs.is_enabled(ref)}
+    for ref in finished:
+        for dep in ref.get("dependencyRefs", []):
+            if dep not in declared:
+                where = catalog.sources.get(origin.get(ref["name"], ""), "recipe")
+                raise InvalidInputError(
+                    f"{where}: componentRefs[{ref['name']}].dependencyRefs: component {ref['name']!r} references "
+                    f"unknown dependency {dep!r}; add that component or remove the dependency")
+    graph.check_acyclic({ref["name"]: ref.get("dependencyRefs", []) for ref in finished})
+    return {ref["name"]: [dep for dep in ref.get("dependencyRefs", []) if dep in enabled]
+            for ref in finished if ref["name"] in enabled}
+
+
+def _validation_block(validation: dict[str, Any]) -> dict[str, Any]:
+    return {phase: {key: validation[phase][key] for key in PHASE_KEYS if validation[phase].get(key)}
+            for phase in PHASES if phase in validation}
+
+
+def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> dict[str, Any]:
+    """The ``RecipeResult`` for a normalised ``query``, as ordered plain data."""
+    options = options or Options()
+    if BASE not in catalog.overlays:
+        raise InvalidInputError(
+            f"{catalog.describe()}: overlays/base.yaml not found; every catalog needs a base overlay")
+    mode = accounting.normalise(options.accounting_mode, query["platform"])
+    found = leaves(catalog, query)
+    coverage.require_os(catalog, query, found)
+    applied = [BASE]
+    base = _spec(catalog, BASE)
+    spec = _Spec(constraints=list(base.get("constraints", [])), refs=list(base.get("componentRefs", [])),
+                 validation=dict(base.get("validation", {})), mixins=list(base.get("mixins", [])),
+                 origin={ref["name"]: f"overlays/{BASE}" for ref in base.get("componentRefs", [])})
+    for leaf in found:
+        for name in chain(catalog, leaf)[1:]:
+            if name not in applied:
+                _merge_overlay(spec, catalog, name)
+                applied.append(name)
+    _merge_mixins(spec, catalog)
+    coverage.check(catalog, query, applied)
+    metadata: dict[str, Any] = {"version": __version__, "appliedOverlays": applied}
+    api_version = API_VERSION
+    declaration = _profile_declaration(catalog, applied)
+    if declaration is not None:
+        spec.refs, spec.constraints, metadata["selectedProfile"] = profile.apply(
+            declaration[0], declaration[1], options.profile, spec.refs, spec.constraints)
+        api_version = API_VERSION_PROFILED
+    elif options.profile is not None:
+        raise InvalidInputError(f"--profile {options.profile[0]}: the resolved recipe declares no profile")
+    finished = refs.finish(catalog, spec.refs, spec.origin)
+    configuration = None
+    if mode is not None:
+        finished = accounting.apply(mode, finished)
+        configuration = {"slurm": {"accounting": {"mode": mode}}}
+        api_version = API_VERSION_PROFILED
+    result: dict[str, Any] = {"kind": "RecipeResult", "apiVersion": api_version, "metadata": metadata,
+                              "criteria": {**query, **({"nodes": options.nodes} if options.nodes else {})}}
+    if configuration:
+        result["configuration"] = configuration
+    if spec.constraints:
+        result["constraints"] = spec.constraints
+    result["componentRefs"] = finished
+    result["deploymentOrder"] = graph.deployment_order(_dependency_graph(catalog, finished, spec.origin))
+    if spec.validation:
+        result["validation"] = _validation_block(spec.validation)
+    return result

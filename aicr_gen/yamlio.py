@@ -1,0 +1,309 @@
+"""Strict, bounded YAML loading with file:line errors, and deterministic YAML-1.1-safe dumping.
+
+Loading composes the YAML node graph with ruamel.yaml (C parser where installed) and builds plain
+Python values from it ourselves, so that we control every rule: one document, a mapping root, no
+duplicate keys, no custom tags or merge keys, and a hard bound on alias expansion (billion laughs).
+While building, the line of every value is recorded under its field path, so later validation errors
+can point at ``file:line``.
+
+Dumping writes block-style YAML whose strings are quoted whenever a YAML 1.1 reader (Go's yaml.v2,
+PyYAML) or a YAML 1.2 reader would take them for anything but a string.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aicr_gen.errors import InvalidInputError
+
+MAX_BYTES = 16 * 1024 * 1024
+MAX_ALIASES = 64
+MAX_NODES = 200_000
+
+Path = tuple[str | int, ...]
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_KEPT_AS_TEXT = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
+
+
+def format_path(path: Path) -> str:
+    """Render a field path the way users write it: ``spec.componentRefs[2].name``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out or "(document root)"
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded YAML/JSON document: plain data plus the line of every field path."""
+
+    source: str
+    data: Any
+    lines: dict[Path, int] = field(default_factory=dict)
+
+    def line_of(self, path: Path) -> int:
+        """The line of ``path`` or of its nearest recorded ancestor."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:end]))
+            if line is not None:
+                return line
+        return 1
+
+    def where(self, path: Path) -> str:
+        """``file:line: field.path`` for messages."""
+        return f"{self.source}:{self.line_of(path)}: {format_path(path)}"
+
+
+def _fail(source: str, line: int, message: str) -> InvalidInputError:
+    return InvalidInputError(f"{source}:{line}: {message}")
+
+
+def decode(raw: bytes, source: str) -> str:
+    """UTF-8 text of ``raw`` (a BOM is dropped); anything else is an input error with its line."""
+    if len(raw) > MAX_BYTES:
+        raise _fail(source, 1, f"file is {len(raw)} bytes, over the {MAX_BYTES} byte limit; split it")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise _fail(source, line, f"not valid UTF-8 (byte {err.start}); save the file as UTF-8") from None
+
+
+class _Builder:
+    """Turns a composed node graph into plain values, bounded and with line numbers."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines: dict[Path, int] = {}
+        self.nodes = 0
+        self.aliases = 0
+        self.seen: set[int] = set()
+
+    def build(self, node: Any, path: Path) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _fail(self.source, node.start_mark.line + 1,
+                        f"document expands to more than {MAX_NODES} nodes (alias bomb?); remove the aliases")
+        if id(node) in self.seen and node.id != "scalar":
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise _fail(self.source, node.start_mark.line + 1,
+                            f"more than {MAX_ALIASES} alias references; write the values out instead")
+        self.seen.add(id(node))
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if node.id == "mapping":
+            return self._mapping(node, path)
+        if node.id == "sequence":
+            if node.tag != _SEQ:
+                raise self._tag_error(node)
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _tag_error(self, node: Any) -> InvalidInputError:
+        return _fail(self.source, node.start_mark.line + 1,
+                     f"unsupported YAML tag {node.tag!r}; remove the tag")
+
+    def _mapping(self, node: Any, path: Path) -> dict[str, Any]:
+        if node.tag != _MAP:
+            raise self._tag_error(node)
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _fail(self.source, line, "YAML merge keys (<<) are not supported; write the keys out")
+            if key_node.id != "scalar":
+                raise _fail(self.source, line, "mapping keys must be plain scalars")
+            key = str(key_node.value)
+            child = (*path, key)
+            if key in out:
+                raise _fail(self.source, line,
+                            f"duplicate key {key!r} in {format_path(path)} (first at line "
+                            f"{self.lines[child]}); keep one")
+            self.lines[child] = line
+            out[key] = self.build(value_node, child)
+        return out
+
+    def _scalar(self, node: Any) -> Any:
+        tag, text = node.tag, node.value
+        if tag == _STR or tag in _KEPT_AS_TEXT:
+            return text
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return text.lower() == "true"
+        if tag == _INT:
+            return _to_int(text)
+        if tag == _FLOAT:
+            return _to_float(text)
+        raise self._tag_error(node)
+
+
+def _to_int(text: str) -> int:
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-").replace("_", "")
+    if body[:2] in ("0x", "0X"):
+        return sign * int(body[2:], 16)
+    if body[:2] in ("0o", "0O"):
+        return sign * int(body[2:], 8)
+    return sign * int(body, 10)
+
+
+def _to_float(text: str) -> float:
+    lowered = text.lower()
+    if lowered.endswith(".inf"):
+        return -math.inf if lowered.startswith("-") else math.inf
+    if lowered == ".nan":
+        return math.nan
+    return float(text.replace("_", ""))
+
+
+def load_text(text: str, source: str) -> Document:
+    """Parse one YAML (or JSON) document strictly."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    loader = YAML(typ="safe", pure=False)
+    try:
+        node = loader.compose(text)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = err.problem or err.context or "invalid YAML"
+        raise _fail(source, line, f"invalid YAML: {problem}") from None
+    except YAMLError as err:
+        raise _fail(source, 1, f"invalid YAML: {err}") from None
+    if node is None:
+        raise _fail(source, 1, "the document is empty; a mapping is expected")
+    builder = _Builder(source)
+    data = builder.build(node, ())
+    return Document(source=source, data=data, lines=builder.lines)
+
+
+def load_bytes(raw: bytes, source: str) -> Document:
+    """Decode and parse; the root must be a mapping."""
+    doc = load_text(decode(raw, source), source)
+    if not isinstance(doc.data, dict):
+        kind = type(doc.data).__name__
+        raise _fail(source, 1, f"the document root is a {kind}; a mapping (key: value) is expected")
+    return doc
+
+
+# ---------------------------------------------------------------- dumping
+
+_YAML11_WORDS = {
+    "y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "=", "<<",
+}
+_NUMBER_LIKE = re.compile(r"^[-+]?(\.?[0-9]|\.(inf|nan)$)", re.IGNORECASE)
+_INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
+_UNSAFE_INSIDE = (": ", " #", "\t")
+
+
+def _needs_quotes(text: str) -> bool:
+    if not text or text != text.strip() or text.lower() in _YAML11_WORDS:
+        return True
+    if text[0] in _INDICATORS or text.endswith(":") or _NUMBER_LIKE.match(text):
+        return True
+    if any(marker in text for marker in _UNSAFE_INSIDE):
+        return True
+    return not text.isprintable()
+
+
+def _quote(text: str) -> str:
+    if text.isprintable():
+        return "'" + text.replace("'", "''") + "'"
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    if isinstance(value, str):
+        return _quote(value) if _needs_quotes(value) else value
+    raise TypeError(f"cannot dump {type(value).__name__}")
+
+
+def _literal_ok(text: str) -> bool:
+    return "\n" in text.rstrip("\n") and all(ch == "\n" or ch.isprintable() or ch == "\t" for ch in text)
+
+
+def _literal(text: str, indent: str) -> list[str]:
+    chomp = "-" if not text.endswith("\n") else ("+" if text.endswith("\n\n") else "")
+    explicit = "2" if text[0] in " \n" else ""
+    body = text[:-1] if text.endswith("\n") else text
+    lines = [f"|{explicit}{chomp}"]
+    lines.extend(f"{indent}  {line}" if line else "" for line in body.split("\n"))
+    return lines
+
+
+def _emit(value: Any, indent: str, out: list[str], head: str) -> None:
+    """Append ``head`` (``key:`` or ``-``) followed by ``value`` at ``indent``."""
+    if isinstance(value, Mapping) and value:
+        if head.endswith("-"):
+            first = True
+            for key, item in value.items():
+                prefix = f"{head} " if first else f"{indent}  "
+                _emit(item, indent + "  ", out, f"{prefix}{_scalar(str(key))}:")
+                first = False
+            return
+        out.append(head)
+        for key, item in value.items():
+            _emit(item, indent + "  ", out, f"{indent}  {_scalar(str(key))}:")
+        return
+    if isinstance(value, Sequence) and not isinstance(value, str) and value:
+        out.append(head)
+        head_indent = indent + "  "
+        for item in value:
+            _emit(item, head_indent, out, f"{head_indent}-")
+        return
+    if isinstance(value, str) and _literal_ok(value):
+        block = _literal(value, indent)
+        out.append(f"{head} {block[0]}")
+        out.extend(block[1:])
+        return
+    if isinstance(value, Mapping):
+        rendered = "{}"
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        rendered = "[]"
+    else:
+        rendered = _scalar(value)
+    out.append(f"{head} {rendered}")
+
+
+def dump(data: Mapping[str, Any]) -> str:
+    """Deterministic block YAML for a mapping; key order is the mapping's order."""
+    out: list[str] = []
+    for key, value in data.items():
+        _emit(value, "", out, f"{_scalar(str(key))}:")
+    return "\n".join(out) + "\n"
+
+
+def dump_json(data: Any) -> str:
+    """Deterministic JSON (key order kept, two-space indent, UTF-8)."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

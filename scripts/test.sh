@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Create .venv-test, install aicr-gen with its test and dev tools, then run ruff, mypy and the whole
+# test suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${AICR_GEN_TEST_VENV:-.venv-test}
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+"$venv/bin/ruff" check aicr_gen tests bench
+"$venv/bin/mypy"
+"$venv/bin/python" -m pytest "$@"
