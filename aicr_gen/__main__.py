@@ -1,0 +1,7 @@
+"""``python -m aicr_gen``."""
+
+import sys
+
+from aicr_gen.cli import main
+
+sys.exit(main())

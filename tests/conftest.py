@@ -1,0 +1,63 @@
+"""Shared fixtures: the reference data, an isolated parse cache, and CLI runners."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from aicr_gen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = Path(os.environ.get("AICR_GEN_REFERENCE", ROOT.parent / "shared" / "reference")).resolve()
+AICR_CATALOG = REFERENCE / "aicr" / "recipes"
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a CLI run returned."""
+
+    code: int
+    out: str
+    err: str
+
+
+def _needs_reference() -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not AICR_CATALOG.is_dir(),
+                              reason=f"AICR reference catalog not found at {AICR_CATALOG} (set AICR_GEN_REFERENCE)")
+
+
+needs_reference = _needs_reference()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test session gets its own parse cache, so tests never read a developer's cache."""
+    monkeypatch.setenv("AICR_GEN_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Run ``aicr-gen ARGS`` in-process; returns exit code, stdout and stderr."""
+
+    def run(*args: str) -> Result:
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse usage errors and --version
+            code = int(exit_.code or 0)
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Result:
+    """Run ``aicr-gen ARGS`` as a real process (as users and hooks do)."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd or ROOT, check=False)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
