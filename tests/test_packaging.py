@@ -21,7 +21,8 @@ def test_wheel_contains_the_catalog_and_resolves_from_it(tmp_path: Path) -> None
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
     probe = "from aicr_gen.catalog.load import embedded_root; print(embedded_root())"
-    where = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env={"PYTHONPATH": str(unpacked)}, cwd=tmp_path)
+    where = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                           env={"PYTHONPATH": str(unpacked)}, cwd=tmp_path)
     assert Path(where.stdout.strip()) == unpacked / "aicr_gen" / "_catalog"
     result = run_process("recipe", "--service", "eks", "--accelerator", "h100", "--intent", "inference",
                          "--os", "ubuntu", "--platform", "dynamo", env={"PYTHONPATH": str(unpacked)}, cwd=tmp_path)
