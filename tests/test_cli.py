@@ -121,3 +121,15 @@ def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
         entry.write_bytes(b"\x00garbage")
     again = run_process("recipe", *QUICKSTART, env=env)
     assert again.code == 0, again.err
+
+
+def test_editing_a_health_check_reaches_the_recipe_through_the_cache(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog"
+    subprocess.run(["cp", "-r", str(Path(__file__).resolve().parent.parent / "overlays"), str(catalog)], check=True)
+    env = {"AICR_GEN_CACHE_DIR": str(tmp_path / "cache")}
+    assert run_process("recipe", "--catalog", str(catalog), *QUICKSTART, env=env).code == 0
+    check = catalog / "checks" / "nfd" / "health-check.yaml"
+    check.write_text("# edited\n" + check.read_text())
+    again = run_process("recipe", "--catalog", str(catalog), *QUICKSTART, "--format", "json", env=env)
+    nfd = next(ref for ref in json.loads(again.out)["componentRefs"] if ref["name"] == "nfd")
+    assert nfd["healthCheckAsserts"].startswith("# edited\n")

@@ -30,6 +30,7 @@ class Layer:
 
     root: Path
     files: dict[str, Path]
+    escaping: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Catalog:
     sources: dict[str, str]
     files: frozenset[str]
     checks: dict[str, str]
+    escaping: dict[str, str]
 
     def describe(self) -> str:
         """The layer folders, for messages."""
@@ -60,12 +62,19 @@ def _scan(root: Path) -> Layer:
     if not root.is_dir():
         raise InvalidInputError(f"{root}: catalog folder not found; pass a folder laid out like AICR's recipes/")
     files: dict[str, Path] = {}
+    escaping: dict[str, str] = {}
+    real_root = os.path.realpath(root)
     for folder, dirs, names in os.walk(root):
         dirs.sort()
         for name in sorted(names):
             full = Path(folder) / name
-            files[full.relative_to(root).as_posix()] = full
-    return Layer(root=root, files=files)
+            rel = full.relative_to(root).as_posix()
+            files[rel] = full
+            if full.is_symlink():
+                real = os.path.realpath(full)
+                if os.path.commonpath([real, real_root]) != real_root:
+                    escaping[rel] = real
+    return Layer(root=root, files=files, escaping=escaping)
 
 
 def _documents(layer: Layer) -> list[str]:
@@ -99,10 +108,14 @@ def load(roots: list[Path]) -> Catalog:
     for layer in layers:
         contents = {rel: _read(layer.files[rel], layer.root, rel) for rel in _documents(layer)}
         raw.append(contents)
-        for rel, data in contents.items():
+        # Health checks are cached as text, so their contents are part of the key too.
+        checks = {rel: _read(full, layer.root, rel) for rel, full in layer.files.items() if rel.startswith("checks/")}
+        for rel, data in sorted({**contents, **checks}.items()):
             digest.update(f"\0{layer.root}\0{rel}\0".encode())
             digest.update(hashlib.sha256(data).digest())
     merged_files = {rel: (layer.root, full) for layer in layers for rel, full in layer.files.items()}
+    escaping = {rel: real for layer in layers for rel, real in layer.escaping.items()
+                if merged_files[rel][0] == layer.root}
     key = digest.hexdigest()
     cached = _cache_get(key)
     if cached is None:
@@ -117,6 +130,7 @@ def load(roots: list[Path]) -> Catalog:
         sources=cached["sources"],
         files=frozenset(merged_files),
         checks=cached["checks"],
+        escaping=escaping,
     )
 
 

@@ -91,6 +91,10 @@ def _check_files(catalog: Catalog, ref: Mapping[str, Any], where: str) -> None:
             raise InvalidInputError(
                 f"{where}.{key}: {rel!r} does not exist in the catalog ({catalog.describe()}); "
                 "add the file or fix the path")
+        if rel in catalog.escaping:
+            raise InvalidInputError(
+                f"{where}.{key}: {rel!r} is a symlink to {catalog.escaping[rel]}, outside the catalog; "
+                "copy the file into the catalog")
 
 
 def finish(catalog: Catalog, refs: list[dict[str, Any]], origin: Mapping[str, str]) -> list[dict[str, Any]]:
