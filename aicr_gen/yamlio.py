@@ -224,7 +224,10 @@ def _needs_quotes(text: str) -> bool:
 
 
 def _quote(text: str) -> str:
-    if text.isprintable():
+    """Double quotes for text another reader would type (``"24.04"``, ``"yes"``) or that needs escapes,
+    single quotes otherwise (``'>= 1.34'``), as Go's yaml.v3 writes them."""
+    typed = text.lower() in _YAML11_WORDS or _NUMBER_LIKE.match(text)
+    if text.isprintable() and not typed:
         return "'" + text.replace("'", "''") + "'"
     return json.dumps(text, ensure_ascii=False)
 

@@ -172,7 +172,7 @@ def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> d
     finished = refs.finish(catalog, spec.refs, spec.origin)
     configuration = None
     if mode is not None:
-        finished = accounting.apply(mode, finished)
+        finished = [refs.ordered(ref) for ref in accounting.apply(mode, finished)]
         configuration = {"slurm": {"accounting": {"mode": mode}}}
         api_version = API_VERSION_PROFILED
     result: dict[str, Any] = {"kind": "RecipeResult", "apiVersion": api_version, "metadata": metadata,

@@ -97,6 +97,11 @@ def _check_files(catalog: Catalog, ref: Mapping[str, Any], where: str) -> None:
                 "copy the file into the catalog")
 
 
+def ordered(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """The ref with AICR's key order; ``type`` and ``source`` are always present."""
+    return {key: ref.get(key, "") for key in KEY_ORDER if key in ref or key in ALWAYS}
+
+
 def finish(catalog: Catalog, refs: list[dict[str, Any]], origin: Mapping[str, str]) -> list[dict[str, Any]]:
     """Registry defaults, hydrated health checks, file and coherence checks; keys in AICR's order."""
     out: list[dict[str, Any]] = []
@@ -113,7 +118,7 @@ def finish(catalog: Catalog, refs: list[dict[str, Any]], origin: Mapping[str, st
         _check_files(catalog, full, where)
         if is_enabled(full):
             problems.extend(_coherence_problems(full))
-        out.append({key: full.get(key, "") for key in KEY_ORDER if key in full or key in ALWAYS})
+        out.append(ordered(full))
     if problems:
         raise InvalidInputError("recipe has incoherent component ref(s): " + "; ".join(sorted(problems)))
     return out
