@@ -142,15 +142,30 @@ class _Builder:
         tag, text = node.tag, node.value
         if tag == _STR or tag in _KEPT_AS_TEXT:
             return text
-        if tag == _NULL:
-            return None
-        if tag == _BOOL:
-            return text.lower() == "true"
-        if tag == _INT:
-            return _to_int(text)
-        if tag == _FLOAT:
-            return _to_float(text)
-        raise self._tag_error(node)
+        try:
+            return _typed(tag, text)
+        except ValueError:
+            raise _fail(self.source, node.start_mark.line + 1,
+                        f"{text!r} is not a valid {tag.rsplit(':', 1)[-1]}; quote it or fix the value") from None
+        except KeyError:
+            raise self._tag_error(node) from None
+
+
+def _typed(tag: str, text: str) -> Any:
+    if tag == _NULL:
+        if text not in ("", "~", "null", "Null", "NULL"):
+            raise ValueError(text)
+        return None
+    if tag == _BOOL:
+        lowered = text.lower()
+        if lowered not in ("true", "false"):
+            raise ValueError(text)
+        return lowered == "true"
+    if tag == _INT:
+        return _to_int(text)
+    if tag == _FLOAT:
+        return _to_float(text)
+    raise KeyError(tag)
 
 
 def _to_int(text: str) -> int:
@@ -160,6 +175,8 @@ def _to_int(text: str) -> int:
         return sign * int(body[2:], 16)
     if body[:2] in ("0o", "0O"):
         return sign * int(body[2:], 8)
+    if body[:2] in ("0b", "0B"):
+        return sign * int(body[2:], 2)
     return sign * int(body, 10)
 
 
@@ -229,7 +246,15 @@ def _quote(text: str) -> str:
     typed = text.lower() in _YAML11_WORDS or _NUMBER_LIKE.match(text)
     if text.isprintable() and not typed:
         return "'" + text.replace("'", "''") + "'"
-    return json.dumps(text, ensure_ascii=False)
+    # JSON escapes the C0 controls; every other unprintable character (DEL, C1, U+2028, ...) is
+    # escaped too, because YAML readers fold or refuse them raw.
+    return "".join(ch if ch.isprintable() else _escape(ch)
+                   for ch in json.dumps(text, ensure_ascii=False))
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _scalar(value: Any) -> str:
@@ -246,7 +271,10 @@ def _scalar(value: Any) -> str:
             return ".nan"
         if math.isinf(value):
             return ".inf" if value > 0 else "-.inf"
-        return repr(value)
+        text = repr(value)
+        # YAML 1.1 readers need a dot in the mantissa to see a float (1e-05 would stay a string).
+        mantissa, e, exponent = text.partition("e")
+        return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
     if isinstance(value, str):
         return _quote(value) if _needs_quotes(value) else value
     raise TypeError(f"cannot dump {type(value).__name__}")

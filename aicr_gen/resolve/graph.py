@@ -25,9 +25,12 @@ def _find_cycle(graph: Graph, nodes: set[str]) -> list[str]:
     return sorted(nodes)
 
 
-def check_acyclic(graph: Graph) -> None:
-    """Reject a dependency cycle among all declared components (disabled ones included), naming it."""
-    deployment_order(graph)
+class CycleError(InvalidInputError):
+    """A dependency cycle; ``cycle`` lists it with the first component repeated at the end."""
+
+    def __init__(self, cycle: list[str]) -> None:
+        super().__init__(f"circular dependencies exist: {' -> '.join(cycle)}; remove one of these dependencyRefs")
+        self.cycle = cycle
 
 
 def deployment_order(graph: Graph) -> list[str]:
@@ -50,8 +53,6 @@ def deployment_order(graph: Graph) -> list[str]:
             if remaining[dependent] == 0:
                 heapq.heappush(ready, dependent)
     if len(order) != len(graph):
-        cycle = _find_cycle(graph, set(graph) - set(order))
-        raise InvalidInputError(
-            f"circular dependencies exist: {' -> '.join(cycle)}; remove one of these dependencyRefs")
+        raise CycleError(_find_cycle(graph, set(graph) - set(order)))
     return order
 

@@ -17,6 +17,7 @@ from aicr_gen.catalog.vocabulary import API_VERSION, API_VERSION_PROFILED
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve import accounting, coverage, criteria, graph, merge, profile, refs
 from aicr_gen.resolve.criteria import Query
+from aicr_gen.resolve.refs import Origins
 
 BASE = "base"
 PHASES = ("readiness", "deployment", "performance", "conformance")
@@ -38,8 +39,8 @@ class _Spec:
     constraints: list[dict[str, Any]] = field(default_factory=list)
     refs: list[dict[str, Any]] = field(default_factory=list)
     validation: dict[str, Any] = field(default_factory=dict)
-    mixins: list[str] = field(default_factory=list)
-    origin: dict[str, str] = field(default_factory=dict)
+    mixins: dict[str, str] = field(default_factory=dict)
+    origins: Origins = field(default_factory=Origins)
 
 
 def _spec(catalog: Catalog, name: str) -> dict[str, Any]:
@@ -78,18 +79,20 @@ def _merge_overlay(spec: _Spec, catalog: Catalog, name: str) -> None:
     overlay = _spec(catalog, name)
     spec.constraints = sorted(merge.merge_constraints(spec.constraints, overlay.get("constraints", [])),
                               key=lambda item: item["name"])
+    source = catalog.sources[f"overlays/{name}"]
     for ref in overlay.get("componentRefs", []):
-        spec.origin.setdefault(ref["name"], f"overlays/{name}")
+        spec.origins.record(source, ref)
     spec.refs = sorted(merge.merge_refs(spec.refs, overlay.get("componentRefs", [])), key=lambda ref: ref["name"])
     spec.validation = merge.merge_validation(spec.validation, overlay.get("validation", {}))
-    spec.mixins.extend(mixin for mixin in overlay.get("mixins", []) if mixin not in spec.mixins)
+    for mixin in overlay.get("mixins", []):
+        spec.mixins.setdefault(mixin, source)
 
 
 def _merge_mixins(spec: _Spec, catalog: Catalog) -> None:
-    for name in spec.mixins:
+    for name, user in spec.mixins.items():
         if name not in catalog.mixins:
             raise InvalidInputError(
-                f"{catalog.describe()}: spec.mixins: mixin {name!r} not found in mixins/; "
+                f"{user}: spec.mixins: mixin {name!r} not found in mixins/; "
                 f"known mixins: {', '.join(sorted(catalog.mixins)) or 'none'}")
         mixin = catalog.mixins[name]["spec"]
         source = catalog.sources[f"mixins/{name}"]
@@ -101,7 +104,7 @@ def _merge_mixins(spec: _Spec, catalog: Catalog) -> None:
                     f"{source}: spec.componentRefs[{ref['name']}]: mixin {name!r} sets {extra[0]!r} on a component "
                     "the inheritance chain already defines; a mixin may only add namespace, manifestFiles or "
                     "preManifestFiles to an existing component")
-            spec.origin.setdefault(ref["name"], f"mixins/{name}")
+            spec.origins.record(source, ref)
         spec.constraints = sorted(
             merge.merge_constraints(spec.constraints, mixin.get("constraints", []), strict_from=source),
             key=lambda item: item["name"])
@@ -119,17 +122,24 @@ def _profile_declaration(catalog: Catalog, applied: list[str]) -> tuple[dict[str
     return _spec(catalog, declaring[0])["profile"], catalog.sources[f"overlays/{declaring[0]}"]
 
 
-def _dependency_graph(catalog: Catalog, finished: list[dict[str, Any]], origin: dict[str, str]) -> dict[str, list[str]]:
+def _dependency_graph(catalog: Catalog, finished: list[dict[str, Any]], origins: Origins,
+                      ) -> dict[str, list[str]]:
+    """Enabled components and their enabled dependencies; unknown dependencies and cycles (disabled
+    components included) are errors naming the overlay that declared the edge."""
     declared = {ref["name"] for ref in finished}
     enabled = {ref["name"] for ref in finished if refs.is_enabled(ref)}
     for ref in finished:
         for dep in ref.get("dependencyRefs", []):
             if dep not in declared:
-                where = catalog.sources.get(origin.get(ref["name"], ""), "recipe")
                 raise InvalidInputError(
-                    f"{where}: componentRefs[{ref['name']}].dependencyRefs: component {ref['name']!r} references "
-                    f"unknown dependency {dep!r}; add that component or remove the dependency")
-    graph.check_acyclic({ref["name"]: ref.get("dependencyRefs", []) for ref in finished})
+                    f"{origins.where(catalog, ref['name'], f'dependencyRefs:{dep}')}: component {ref['name']!r} "
+                    f"references unknown dependency {dep!r}; add that component or remove the dependency")
+    try:
+        graph.deployment_order({ref["name"]: ref.get("dependencyRefs", []) for ref in finished})
+    except graph.CycleError as err:
+        edges = zip(err.cycle, err.cycle[1:], strict=False)
+        declared_in = "; ".join(f"{a} -> {b} in {origins.where(catalog, a, f'dependencyRefs:{b}')}" for a, b in edges)
+        raise InvalidInputError(f"{err} ({declared_in})") from None
     return {ref["name"]: [dep for dep in ref.get("dependencyRefs", []) if dep in enabled]
             for ref in finished if ref["name"] in enabled}
 
@@ -150,9 +160,12 @@ def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> d
     coverage.require_os(catalog, query, found)
     applied = [BASE]
     base = _spec(catalog, BASE)
+    base_source = catalog.sources[f"overlays/{BASE}"]
     spec = _Spec(constraints=list(base.get("constraints", [])), refs=list(base.get("componentRefs", [])),
-                 validation=dict(base.get("validation", {})), mixins=list(base.get("mixins", [])),
-                 origin={ref["name"]: f"overlays/{BASE}" for ref in base.get("componentRefs", [])})
+                 validation=dict(base.get("validation", {})),
+                 mixins=dict.fromkeys(base.get("mixins", []), base_source))
+    for ref in spec.refs:
+        spec.origins.record(base_source, ref)
     for leaf in found:
         for name in chain(catalog, leaf)[1:]:
             if name not in applied:
@@ -169,7 +182,7 @@ def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> d
         api_version = API_VERSION_PROFILED
     elif options.profile is not None:
         raise InvalidInputError(f"--profile {options.profile[0]}: the resolved recipe declares no profile")
-    finished = refs.finish(catalog, spec.refs, spec.origin)
+    finished = refs.finish(catalog, spec.refs, spec.origins)
     configuration = None
     if mode is not None:
         finished = [refs.ordered(ref) for ref in accounting.apply(mode, finished)]
@@ -182,7 +195,7 @@ def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> d
     if spec.constraints:
         result["constraints"] = spec.constraints
     result["componentRefs"] = finished
-    result["deploymentOrder"] = graph.deployment_order(_dependency_graph(catalog, finished, spec.origin))
+    result["deploymentOrder"] = graph.deployment_order(_dependency_graph(catalog, finished, spec.origins))
     if spec.validation:
         result["validation"] = _validation_block(spec.validation)
     return result
