@@ -248,14 +248,15 @@ def test_unknown_field_suggests_the_right_name(catalog: Path, recipe: Run, out: 
 def test_unknown_kind_names_the_expected_kind(catalog: Path, recipe: Run, out: Path) -> None:
     edit(catalog, LEAF, "kind: RecipeMetadata", "kind: RecipeMetadta")
 
-    assert_rejected(recipe(), out, f"{LEAF}:1: kind: unknown kind 'RecipeMetadta'", "expected RecipeMetadata")
+    assert_rejected(recipe(), out, f"{LEAF}:1: kind: value 'RecipeMetadta' is not allowed",
+                    "use one of 'RecipeMetadata'")
 
 
 def test_unknown_api_version_names_the_supported_ones(catalog: Path, recipe: Run, out: Path) -> None:
     edit(catalog, BASE, "apiVersion: aicr.run/v1alpha2", "apiVersion: aicr.run/v1")
 
-    assert_rejected(recipe(), out, f"{BASE}:2: apiVersion: unknown apiVersion 'aicr.run/v1' for RecipeMetadata",
-                    "use aicr.run/v1alpha2 or aicr.run/v1alpha3")
+    assert_rejected(recipe(), out, f"{BASE}:2: apiVersion: value 'aicr.run/v1' is not allowed",
+                    "use one of 'aicr.run/v1alpha2' or 'aicr.run/v1alpha3'")
 
 
 def test_two_overlays_with_the_same_name_in_one_layer(catalog: Path, recipe: Run, out: Path) -> None:
@@ -268,14 +269,14 @@ def test_two_overlays_with_the_same_name_in_one_layer(catalog: Path, recipe: Run
 def test_a_component_missing_from_the_registry(catalog: Path, recipe: Run, out: Path) -> None:
     edit(catalog, LEAF, "  - name: network-operator", "  - name: network-operatr")
 
-    assert_rejected(recipe(), out, LEAF, "componentRefs[network-operatr]", "is not in the registry",
-                    "add it to registry.yaml or fix the name")
+    assert_rejected(recipe(), out, f"{LEAF}:{line_of(catalog, LEAF, 'network-operatr')}: spec.componentRefs[0]",
+                    "is not in the registry", "add it to registry.yaml or fix the name")
 
 
 def test_a_helm_component_without_a_version_is_incoherent(catalog: Path, recipe: Run, out: Path) -> None:
     edit(catalog, REGISTRY, "      defaultVersion: v25.4.0\n", "")
 
-    assert_rejected(recipe(), out, "registry.yaml", "components[network-operator].helm.defaultVersion",
+    assert_rejected(recipe(), out, "registry.yaml:", ": components[2].helm.defaultVersion",
                     "component 'network-operator' has no chart version", "pin helm.defaultVersion")
 
 
@@ -301,7 +302,7 @@ def test_a_values_file_outside_the_catalog(catalog: Path, recipe: Run, out: Path
                                            problem: str) -> None:
     edit(catalog, LEAF, "valuesFile: components/network-operator/values.yaml", f"valuesFile: '{bad_path}'")
 
-    assert_rejected(recipe(), out, LEAF, "componentRefs[network-operator].valuesFile", problem,
+    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile", problem,
                     "use a path relative to the catalog root")
 
 
@@ -310,7 +311,7 @@ def test_a_values_file_symlinked_outside_the_catalog(catalog: Path, outside: Pat
     values.unlink()
     values.symlink_to(outside / "values.yaml")
 
-    assert_rejected(recipe(), out, LEAF, "componentRefs[network-operator].valuesFile",
+    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile",
                     "'components/network-operator/values.yaml' is a symlink to", "outside the catalog",
                     "copy the file into the catalog")
 
@@ -322,14 +323,14 @@ def test_a_component_folder_symlinked_outside_the_catalog(catalog: Path, outside
     folder.rmdir()
     folder.symlink_to(outside, target_is_directory=True)
 
-    assert_rejected(recipe(), out, LEAF, "componentRefs[network-operator].valuesFile")
+    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile")
 
 
 def test_a_health_check_outside_the_catalog(catalog: Path, outside: Path, recipe: Run, out: Path) -> None:
     edit(catalog, REGISTRY, "assertFile: checks/gpu-operator/health-check.yaml",
          "assertFile: ../outside/values.yaml")
 
-    assert_rejected(recipe(), out, REGISTRY, "components[gpu-operator].healthCheck.assertFile",
+    assert_rejected(recipe(), out, REGISTRY, "registry.yaml:14: components[1].healthCheck.assertFile",
                     "climbs out with '..'", "use a path relative to the catalog root")
 
 
@@ -347,7 +348,7 @@ def test_manifest_files_outside_the_catalog(catalog: Path, recipe: Run, out: Pat
     edit(catalog, LEAF, "      dependencyRefs:\n",
          "      manifestFiles:\n        - ../outside/values.yaml\n      dependencyRefs:\n")
 
-    assert_rejected(recipe(), out, LEAF, "componentRefs[network-operator].manifestFiles", "climbs out with '..'")
+    assert_rejected(recipe(), out, LEAF, "spec.componentRefs[0].manifestFiles[0]", "climbs out with '..'")
 
 
 def test_an_overlay_symlinked_outside_the_catalog(catalog: Path, outside: Path, recipe: Run, out: Path) -> None:
@@ -362,7 +363,7 @@ def test_an_overlay_symlinked_outside_the_catalog(catalog: Path, outside: Path, 
 def test_a_missing_values_file(catalog: Path, recipe: Run, out: Path) -> None:
     (catalog / "components/network-operator/values.yaml").unlink()
 
-    assert_rejected(recipe(), out, LEAF, "componentRefs[network-operator].valuesFile",
+    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile",
                     "'components/network-operator/values.yaml' does not exist in the catalog",
                     "add the file or fix the path")
 
@@ -387,7 +388,7 @@ def test_an_error_in_a_field_the_leaf_sets_names_the_leaf(catalog: Path, recipe:
 def test_a_dependency_on_a_component_not_in_the_recipe(catalog: Path, recipe: Run, out: Path) -> None:
     edit(catalog, LEAF, "        - gpu-operator\n", "        - nvsentinel\n")
 
-    assert_rejected(recipe(), out, LEAF, "componentRefs[network-operator].dependencyRefs",
+    assert_rejected(recipe(), out, LEAF, "spec.componentRefs[0].dependencyRefs[0]",
                     "unknown dependency 'nvsentinel'", "add that component or remove the dependency")
 
 
@@ -411,7 +412,7 @@ def _name_missing_mixin(catalog: Path) -> None:
 def test_a_missing_mixin_lists_the_known_ones(catalog: Path, recipe: Run, out: Path) -> None:
     _name_missing_mixin(catalog)
 
-    assert_rejected(recipe(), out, "spec.mixins: mixin 'os-ubuntu' not found in mixins/", "known mixins: none")
+    assert_rejected(recipe(), out, "spec.mixins[0]: mixin 'os-ubuntu' not found in mixins/", "known mixins: none")
 
 
 def test_a_missing_mixin_names_the_overlay_that_wants_it(catalog: Path, recipe: Run, out: Path) -> None:

@@ -1,32 +1,33 @@
-"""Load catalogs laid out like AICR's ``recipes/`` folder, in layers, with a content-keyed parse cache.
+"""Load catalogs laid out like AICR's ``recipes/`` folder, in layers.
 
 A layer is a folder with ``registry.yaml``, ``overlays/*.yaml``, ``mixins/*.yaml``, ``checks/`` and
 ``components/``. Later layers win: registry components and overlays/mixins by name, other files by
-relative path. Every document is validated against its model on first sight; the validated plain data
-is cached under a digest of all file contents, so an unchanged catalog loads without parsing.
+relative path. Documents are validated on first sight and cached by content (``cache.py``); health
+check texts are read fresh on every load, since the registry may point anywhere in the catalog.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
 import os
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from aicr_gen import __version__
-from aicr_gen.catalog import paths
+from aicr_gen.catalog import cache, paths
 from aicr_gen.errors import InvalidInputError
 
 REGISTRY = "registry.yaml"
-_KINDS = {"overlays": "RecipeMetadata", "mixins": "RecipeMixin"}
-_CACHE_FORMAT = f"catalog-v1-{__version__}"
+_FOLDERS = ("overlays", "mixins")
+# Files whose contents change what validation accepts; a change to them invalidates the cache.
+_VALIDATING_CODE = ("models.py", "parse.py", "vocabulary.py")
 
 
 @dataclass(frozen=True)
 class Layer:
-    """One catalog folder: its root and every file in it (relative POSIX path -> absolute path)."""
+    """One catalog folder: every file in it (relative POSIX path -> path), and symlinks leaving it."""
 
     root: Path
     files: dict[str, Path]
@@ -42,6 +43,7 @@ class Catalog:
     overlays: dict[str, dict[str, Any]]
     mixins: dict[str, dict[str, Any]]
     sources: dict[str, str]
+    locations: dict[str, dict[str, list[Any]]]
     files: frozenset[str]
     checks: dict[str, str]
     escaping: dict[str, str]
@@ -49,6 +51,15 @@ class Catalog:
     def describe(self) -> str:
         """The layer folders, for messages."""
         return ", ".join(str(root) for root in self.layers)
+
+    def at(self, source: str, key: str, fallback: str) -> str:
+        """``file:line: field.path`` of part ``key`` of document ``source`` (see ``parse.py``)."""
+        marks = self.locations.get(source, {})
+        mark = marks.get(key)
+        if mark is None:
+            return f"{source}: {fallback}"
+        line, path = mark
+        return f"{source}:{line}: {path}"
 
 
 def embedded_root() -> Path:
@@ -78,148 +89,68 @@ def _scan(root: Path) -> Layer:
 
 
 def _documents(layer: Layer) -> list[str]:
-    docs = [rel for rel in layer.files if rel == REGISTRY]
-    for folder in _KINDS:
-        docs.extend(rel for rel in layer.files
-                    if rel.startswith(f"{folder}/") and rel.count("/") == 1 and rel.endswith(".yaml"))
+    docs = [REGISTRY] if REGISTRY in layer.files else []
+    docs.extend(rel for rel in sorted(layer.files)
+                if rel.split("/", 1)[0] in _FOLDERS and rel.count("/") == 1 and rel.endswith(".yaml"))
     return docs
 
 
-def _cache_dir() -> Path | None:
-    explicit = os.environ.get("AICR_GEN_CACHE_DIR")
-    if explicit == "off":
-        return None
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "aicr-gen"
+def read_file(path: Path, root: Path, rel: str) -> bytes:
+    """Bytes of a regular catalog file that really lives inside ``root`` (no FIFOs, devices, escapes)."""
+    from aicr_gen.yamlio import MAX_BYTES
 
-
-def _read(path: Path, root: Path, rel: str) -> bytes:
     paths.check_inside(path, root, rel)
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInputError(f"{path}: not a regular file; catalogs hold regular files only")
+    if info.st_size > MAX_BYTES:
+        raise InvalidInputError(f"{path}:1: file is {info.st_size} bytes, over the {MAX_BYTES} byte limit; split it")
     return path.read_bytes()
+
+
+def _cache_key(layers: list[Layer], raw: list[dict[str, bytes]]) -> str:
+    digest = hashlib.sha256(f"catalog-v2-{__version__}".encode())
+    code = Path(__file__).parent
+    for name in _VALIDATING_CODE:
+        digest.update(hashlib.sha256((code / name).read_bytes()).digest())
+    for layer, contents in zip(layers, raw, strict=True):
+        for rel, data in contents.items():
+            digest.update(b"\0" + os.fsencode(layer.root) + b"\0" + os.fsencode(rel) + b"\0")
+            digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
 
 
 def load(roots: list[Path]) -> Catalog:
     """Load the catalog layers in order (later wins)."""
     layers = [_scan(root) for root in roots]
-    raw: list[dict[str, bytes]] = []
-    digest = hashlib.sha256(_CACHE_FORMAT.encode())
-    for layer in layers:
-        contents = {rel: _read(layer.files[rel], layer.root, rel) for rel in _documents(layer)}
-        raw.append(contents)
-        # Health checks are cached as text, so their contents are part of the key too.
-        checks = {rel: _read(full, layer.root, rel) for rel, full in layer.files.items() if rel.startswith("checks/")}
-        for rel, data in sorted({**contents, **checks}.items()):
-            digest.update(f"\0{layer.root}\0{rel}\0".encode())
-            digest.update(hashlib.sha256(data).digest())
-    merged_files = {rel: (layer.root, full) for layer in layers for rel, full in layer.files.items()}
-    escaping = {rel: real for layer in layers for rel, real in layer.escaping.items()
-                if merged_files[rel][0] == layer.root}
-    key = digest.hexdigest()
-    cached = _cache_get(key)
-    if cached is None:
-        cached = _parse(layers, raw)
-        cached["checks"] = _read_checks(cached["registry"], merged_files)
-        _cache_put(key, cached)
-    return Catalog(
-        layers=tuple(roots),
-        registry=cached["registry"],
-        overlays=cached["overlays"],
-        mixins=cached["mixins"],
-        sources=cached["sources"],
-        files=frozenset(merged_files),
-        checks=cached["checks"],
-        escaping=escaping,
-    )
+    raw = [{rel: read_file(layer.files[rel], layer.root, rel) for rel in _documents(layer)} for layer in layers]
+    merged = {rel: (layer.root, full) for layer in layers for rel, full in layer.files.items()}
+    escaping = {rel: real for layer in layers for rel, real in layer.escaping.items() if merged[rel][0] == layer.root}
+    key = _cache_key(layers, raw)
+    parsed = cache.get(key)
+    if parsed is None:
+        from aicr_gen.catalog.parse import parse_layers
+
+        parsed = parse_layers([(str(layer.root), contents) for layer, contents in zip(layers, raw, strict=True)])
+        cache.put(key, parsed)
+    catalog = Catalog(
+        layers=tuple(roots), registry=parsed["registry"], overlays=parsed["overlays"], mixins=parsed["mixins"],
+        sources=parsed["sources"], locations=parsed["locations"], files=frozenset(merged), checks={},
+        escaping=escaping)
+    return replace(catalog, checks=_read_checks(catalog, merged))
 
 
-def _cache_get(key: str) -> dict[str, Any] | None:
-    folder = _cache_dir()
-    if folder is None:
-        return None
-    try:
-        value = marshal.loads((folder / f"{key}.marshal").read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _cache_put(key: str, value: dict[str, Any]) -> None:
-    folder = _cache_dir()
-    if folder is None:
-        return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.tmp"
-        tmp.write_bytes(marshal.dumps(value))
-        tmp.replace(folder / f"{key}.marshal")
-    except OSError:
-        return
-
-
-def _parse(layers: list[Layer], raw: list[dict[str, bytes]]) -> dict[str, Any]:
-    from aicr_gen.catalog import models
-    from aicr_gen.catalog.vocabulary import API_VERSION, API_VERSIONS
-    from aicr_gen.modelcheck import check, check_kind
-    from aicr_gen.yamlio import load_bytes
-
-    registry: dict[str, dict[str, Any]] = {}
-    named: dict[str, dict[str, dict[str, Any]]] = {"overlays": {}, "mixins": {}}
-    sources: dict[str, str] = {}
-    seen_registry = False
-    for layer, contents in zip(layers, raw, strict=True):
-        layer_names: dict[str, str] = {}
-        for rel, data in contents.items():
-            source = str(layer.root / rel)
-            doc = load_bytes(data, source)
-            if rel == REGISTRY:
-                check_kind(doc, {"ComponentRegistry": (API_VERSION,)})
-                parsed = check(doc, models.ComponentRegistry)
-                seen_registry = True
-                registry.update(_registry_entries(parsed, source, doc))
-                continue
-            folder = rel.split("/", 1)[0]
-            kind = _KINDS[folder]
-            check_kind(doc, {kind: API_VERSIONS if folder == "overlays" else (API_VERSION,)})
-            model: Any = models.RecipeMetadata if folder == "overlays" else models.RecipeMixin
-            item = check(doc, model)
-            name = item.metadata.name
-            if name in layer_names:
-                raise InvalidInputError(
-                    f"{doc.where(('metadata', 'name'))}: {kind} {name!r} is also defined in "
-                    f"{layer_names[name]}; rename one")
-            layer_names[name] = source
-            named[folder][name] = item.model_dump(exclude_none=True)
-            sources[f"{folder}/{name}"] = source
-    if not seen_registry:
-        roots = ", ".join(str(layer.root) for layer in layers)
-        raise InvalidInputError(f"{roots}: no {REGISTRY} in any catalog layer; a catalog needs a component registry")
-    return {"registry": registry, "overlays": named["overlays"], "mixins": named["mixins"], "sources": sources}
-
-
-def _registry_entries(parsed: Any, source: str, doc: Any) -> dict[str, dict[str, Any]]:
-    entries: dict[str, dict[str, Any]] = {}
-    for index, component in enumerate(parsed.components):
-        if component.name in entries:
-            where = doc.where(("components", index, "name"))
-            raise InvalidInputError(f"{where}: component {component.name!r} is listed twice; keep one")
-        entry = component.model_dump(exclude_none=True)
-        entry["_source"] = source
-        entries[component.name] = entry
-    return entries
-
-
-def _read_checks(registry: dict[str, dict[str, Any]], files: dict[str, tuple[Path, Path]]) -> dict[str, str]:
+def _read_checks(catalog: Catalog, files: dict[str, tuple[Path, Path]]) -> dict[str, str]:
     from aicr_gen.yamlio import decode
 
     texts: dict[str, str] = {}
-    for name, entry in sorted(registry.items()):
+    for name, entry in sorted(catalog.registry.items()):
         rel = entry["healthCheck"]["assertFile"]
-        where = f"{entry['_source']}: components[{name}].healthCheck.assertFile"
-        paths.check_relative(rel, where)
-        if rel not in files:
+        where = catalog.at(entry["_source"], f"component:{name}.healthCheck.assertFile",
+                           f"components[{name}].healthCheck.assertFile")
+        normal = paths.normalise(rel, where)
+        if normal not in files:
             raise InvalidInputError(f"{where}: {rel!r} does not exist in the catalog; add the file or fix the path")
-        root, full = files[rel]
-        texts[rel] = decode(_read(full, root, rel), str(full))
+        root, full = files[normal]
+        texts[rel] = decode(read_file(full, root, normal), str(full))
     return texts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path, PurePosixPath
 
 from aicr_gen.errors import InvalidInputError
@@ -32,3 +33,9 @@ def check_inside(path: Path, root: Path, rel: str) -> None:
     if os.path.commonpath([real, real_root]) != real_root:
         raise InvalidInputError(
             f"{path}: {rel!r} is a symlink to {real}, outside the catalog {root}; copy the file into the catalog")
+
+
+def normalise(rel: str, where: str) -> str:
+    """The checked path in canonical form (``./checks/a.yaml`` -> ``checks/a.yaml``)."""
+    check_relative(rel, where)
+    return posixpath.normpath(rel)

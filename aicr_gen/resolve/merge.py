@@ -9,14 +9,17 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aicr_gen.errors import InvalidInputError
-
 Ref = dict[str, Any]
 
 SCALARS = ("namespace", "chart", "type", "source", "version", "tag", "path", "valuesFile", "healthCheckAsserts")
 UNIONS = ("dependencyRefs", "manifestFiles", "preManifestFiles")
 REPLACED = ("expectedResources", "patches")
 SET_IF_TRUE = ("cleanup", "healthCheckSkip")
+
+
+def is_empty(value: Any) -> bool:
+    """AICR's zero values: an empty field neither overrides a merge nor appears in output."""
+    return value is None or value is False or (isinstance(value, str | list | dict) and not value)
 
 
 def deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -40,13 +43,13 @@ def merge_ref(base: Ref, top: Ref) -> Ref:
     for key in SCALARS:
         if top.get(key):
             out[key] = top[key]
-    if "overrides" in top:
+    if top.get("overrides"):
         out["overrides"] = deep_merge(out.get("overrides", {}), top["overrides"])
     for key in UNIONS:
         if top.get(key):
             out[key] = _union(out.get(key, []), top[key])
     for key in REPLACED:
-        if key in top:
+        if top.get(key):
             out[key] = copy.deepcopy(top[key])
     for key in SET_IF_TRUE:
         if top.get(key):
@@ -67,15 +70,10 @@ def merge_refs(base: list[Ref], top: Iterable[Ref]) -> list[Ref]:
     return out
 
 
-def merge_constraints(base: list[dict[str, Any]], top: Iterable[dict[str, Any]],
-                      strict_from: str | None = None) -> list[dict[str, Any]]:
-    """Merge by name, later wins. With ``strict_from`` (a mixin name) a name that exists is an error."""
+def merge_constraints(base: list[dict[str, Any]], top: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge by name: a later constraint replaces the earlier one in place; new names are appended."""
     out = {item["name"]: item for item in base}
     for item in top:
-        if strict_from is not None and item["name"] in out:
-            raise InvalidInputError(
-                f"mixin {strict_from!r}: constraint {item['name']!r} is already set by an overlay; "
-                "a mixin may only add new constraint names")
         out[item["name"]] = copy.deepcopy(item)
     return list(out.values())
 

@@ -17,7 +17,7 @@ from aicr_gen.catalog.vocabulary import API_VERSION, API_VERSION_PROFILED
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve import accounting, coverage, criteria, graph, merge, profile, refs
 from aicr_gen.resolve.criteria import Query
-from aicr_gen.resolve.refs import Origins
+from aicr_gen.resolve.origins import Origins
 
 BASE = "base"
 PHASES = ("readiness", "deployment", "performance", "conformance")
@@ -53,16 +53,19 @@ def chain(catalog: Catalog, name: str) -> list[str]:
     names: list[str] = []
     current = name
     while current != BASE:
+        where = _base_line(catalog, names[-1]) if names else catalog.describe()
         if current in names:
             raise InvalidInputError(
-                f"{catalog.sources[f'overlays/{names[-1]}']}: spec.base: inheritance cycle "
-                f"{' -> '.join([*names, current])}; fix spec.base")
+                f"{where}: inheritance cycle {' -> '.join([*names, current])}; fix spec.base")
         if current not in catalog.overlays:
-            where = catalog.sources[f"overlays/{names[-1]}"] if names else catalog.describe()
-            raise InvalidInputError(f"{where}: spec.base: overlay {current!r} does not exist; fix spec.base")
+            raise InvalidInputError(f"{where}: overlay {current!r} does not exist; fix spec.base")
         names.append(current)
         current = _spec(catalog, current).get("base") or BASE
     return [BASE, *reversed(names)]
+
+
+def _base_line(catalog: Catalog, name: str) -> str:
+    return catalog.at(catalog.sources[f"overlays/{name}"], "base", "spec.base")
 
 
 def leaves(catalog: Catalog, query: Query) -> list[str]:
@@ -92,34 +95,42 @@ def _merge_mixins(spec: _Spec, catalog: Catalog) -> None:
     for name, user in spec.mixins.items():
         if name not in catalog.mixins:
             raise InvalidInputError(
-                f"{user}: spec.mixins: mixin {name!r} not found in mixins/; "
+                f"{catalog.at(user, f'mixin:{name}', 'spec.mixins')}: mixin {name!r} not found in mixins/; "
                 f"known mixins: {', '.join(sorted(catalog.mixins)) or 'none'}")
         mixin = catalog.mixins[name]["spec"]
         source = catalog.sources[f"mixins/{name}"]
         existing = {ref["name"] for ref in spec.refs}
         for ref in mixin.get("componentRefs", []):
-            extra = sorted(set(ref) - MIXIN_REF_FIELDS)
+            extra = [key for key in refs.KEY_ORDER if key not in MIXIN_REF_FIELDS and not merge.is_empty(ref.get(key))]
             if ref["name"] in existing and extra:
+                where = catalog.at(source, f"ref:{ref['name']}.{extra[0]}", "spec.componentRefs")
                 raise InvalidInputError(
-                    f"{source}: spec.componentRefs[{ref['name']}]: mixin {name!r} sets {extra[0]!r} on a component "
-                    "the inheritance chain already defines; a mixin may only add namespace, manifestFiles or "
-                    "preManifestFiles to an existing component")
+                    f"{where}: mixin {name!r} "
+                    f"sets {extra[0]!r} on component {ref['name']!r}, which the inheritance chain defines; a mixin may "
+                    "only add namespace, manifestFiles or preManifestFiles to an existing component")
             spec.origins.record(source, ref)
-        spec.constraints = sorted(
-            merge.merge_constraints(spec.constraints, mixin.get("constraints", []), strict_from=source),
-            key=lambda item: item["name"])
+        taken = {item["name"] for item in spec.constraints}
+        for item in mixin.get("constraints", []):
+            if item["name"] in taken:
+                where = catalog.at(source, f"constraint:{item['name']}", "spec.constraints")
+                raise InvalidInputError(
+                    f"{where}: mixin {name!r} "
+                    f"constraint {item['name']!r} conflicts with the inheritance chain or an earlier mixin; rename "
+                    "or drop one")
+        spec.constraints = sorted(merge.merge_constraints(spec.constraints, mixin.get("constraints", [])),
+                                  key=lambda item: item["name"])
         spec.refs = sorted(merge.merge_refs(spec.refs, mixin.get("componentRefs", [])), key=lambda ref: ref["name"])
 
 
 def _profile_declaration(catalog: Catalog, applied: list[str]) -> tuple[dict[str, Any], str] | None:
     declaring = [name for name in applied if "profile" in _spec(catalog, name)]
+    wheres = [catalog.at(catalog.sources[f"overlays/{name}"], "profile", "spec.profile") for name in declaring]
     if len(declaring) > 1:
         raise InvalidInputError(
-            f"the resolved overlays declare more than one profile ({', '.join(sorted(declaring))}); "
-            "keep one profile per composition")
+            f"the resolved overlays declare more than one profile ({', '.join(wheres)}); keep one per composition")
     if not declaring:
         return None
-    return _spec(catalog, declaring[0])["profile"], catalog.sources[f"overlays/{declaring[0]}"]
+    return _spec(catalog, declaring[0])["profile"], wheres[0]
 
 
 def _dependency_graph(catalog: Catalog, finished: list[dict[str, Any]], origins: Origins,

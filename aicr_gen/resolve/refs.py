@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_gen.catalog import paths
 from aicr_gen.catalog.load import Catalog
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.resolve.merge import is_empty
+from aicr_gen.resolve.origins import Origins
 
 # Key order of a serialised ComponentRef (AICR's); type and source are always written.
 KEY_ORDER = (
@@ -17,37 +18,6 @@ KEY_ORDER = (
     "healthCheckAsserts", "healthCheckSkip",
 )
 ALWAYS = ("type", "source")
-
-
-@dataclass
-class Origins:
-    """Which catalog file last set each field of each component (and added each dependency), so an
-    error points at the file to fix rather than where the component first appeared."""
-
-    files: dict[tuple[str, str], str] = field(default_factory=dict)
-
-    def record(self, source: str, ref: Mapping[str, Any]) -> None:
-        """Note that ``source`` sets the fields of ``ref`` (values that merge to nothing are skipped)."""
-        for key, value in ref.items():
-            if key == "dependencyRefs":
-                for dep in value or []:
-                    self.files.setdefault((ref["name"], f"dependencyRefs:{dep}"), source)
-            elif value not in (None, "", [], {}):
-                self.files[(ref["name"], key)] = source
-        self.files.setdefault((ref["name"], "name"), source)
-
-    def where(self, catalog: Catalog, name: str, key: str = "name") -> str:
-        """``file: componentRefs[name].key`` for the file that set it; registry fields name the registry."""
-        source = self.files.get((name, key))
-        if source is None:
-            entry = catalog.registry.get(name, {})
-            registry_key = {"version": "helm.defaultVersion", "source": "helm.defaultRepository",
-                            "chart": "helm.defaultChart", "namespace": "helm.defaultNamespace"}.get(key)
-            if registry_key and "_source" in entry:
-                return f"{entry['_source']}: components[{name}].{registry_key}"
-            source = self.files.get((name, "name"), "recipe")
-        field_path = "" if key == "name" else "." + key.split(":", 1)[0]
-        return f"{source}: componentRefs[{name}]{field_path}"
 
 
 def is_enabled(ref: Mapping[str, Any]) -> bool:
@@ -121,20 +91,21 @@ def _check_files(catalog: Catalog, ref: Mapping[str, Any], origins: Origins) -> 
     named = [("valuesFile", ref["valuesFile"])] if ref.get("valuesFile") else []
     named += [(key, rel) for key in ("manifestFiles", "preManifestFiles") for rel in ref.get(key, [])]
     for key, rel in named:
-        where = origins.where(catalog, ref["name"], key)
-        paths.check_relative(rel, where)
-        if rel not in catalog.files:
+        where = origins.where(catalog, ref["name"], key if key == "valuesFile" else f"{key}:{rel}")
+        normal = paths.normalise(rel, where)
+        if normal not in catalog.files:
             raise InvalidInputError(
                 f"{where}: {rel!r} does not exist in the catalog ({catalog.describe()}); add the file or fix the path")
-        if rel in catalog.escaping:
+        if normal in catalog.escaping:
             raise InvalidInputError(
-                f"{where}: {rel!r} is a symlink to {catalog.escaping[rel]}, outside the catalog; "
+                f"{where}: {rel!r} is a symlink to {catalog.escaping[normal]}, outside the catalog; "
                 "copy the file into the catalog")
 
 
 def ordered(ref: Mapping[str, Any]) -> dict[str, Any]:
-    """The ref with AICR's key order; ``type`` and ``source`` are always present."""
-    return {key: ref.get(key, "") for key in KEY_ORDER if key in ref or key in ALWAYS}
+    """The ref in AICR's key order without empty fields, except ``type`` and ``source`` (always written)."""
+    return {key: ref.get(key) or "" if key in ALWAYS else ref[key] for key in KEY_ORDER
+            if key in ALWAYS or not is_empty(ref.get(key))}
 
 
 def finish(catalog: Catalog, refs: list[dict[str, Any]], origins: Origins) -> list[dict[str, Any]]:
@@ -143,16 +114,19 @@ def finish(catalog: Catalog, refs: list[dict[str, Any]], origins: Origins) -> li
     problems: list[str] = []
     for ref in refs:
         entry = catalog.registry.get(ref["name"])
-        if entry is None:
+        if entry is None and not ref.get("type"):
             raise InvalidInputError(
-                f"{origins.where(catalog, ref['name'])}: component {ref['name']!r} is not in the registry; "
-                "add it to registry.yaml or fix the name")
-        full = with_registry_defaults(ref, entry)
-        if not full.get("healthCheckAsserts") and not full.get("healthCheckSkip"):
+                f"{origins.where(catalog, ref['name'])}: component {ref['name']!r} is not in the registry and sets "
+                "no type; add it to registry.yaml or fix the name")
+        # Like AICR, a component the registry does not know is kept as written (a site chart that
+        # names its own type, source and version); the coherence checks judge it.
+        full = dict(ref) if entry is None else with_registry_defaults(ref, entry)
+        if entry is not None and not full.get("healthCheckAsserts") and not full.get("healthCheckSkip"):
             full["healthCheckAsserts"] = catalog.checks[entry["healthCheck"]["assertFile"]]
         _check_files(catalog, full, origins)
         if is_enabled(full):
-            problems.extend(f"{origins.where(catalog, full['name'], key)}: {problem}"
+            hint = "" if entry else "; it is not in the registry either: add it to registry.yaml or fix the name"
+            problems.extend(f"{origins.where(catalog, full['name'], key)}: {problem}{hint}"
                             for key, problem in _coherence_problems(full))
         out.append(ordered(full))
     if problems:

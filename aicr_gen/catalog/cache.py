@@ -1,0 +1,55 @@
+"""Content-keyed cache of validated catalogs, so an unchanged catalog loads without parsing.
+
+The key is a digest of every document's bytes (and of the code that validates them); the value is the
+validated plain data. It lives in ``$AICR_GEN_CACHE_DIR`` (``off`` disables it), else
+``$XDG_CACHE_HOME/aicr-gen`` or ``~/.cache/aicr-gen``, and keeps the newest entries only.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+from typing import Any
+
+KEEP = 16
+
+
+def folder() -> Path | None:
+    """Where entries live, or None when caching is off."""
+    explicit = os.environ.get("AICR_GEN_CACHE_DIR")
+    if explicit == "off":
+        return None
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "aicr-gen"
+
+
+def get(key: str) -> dict[str, Any] | None:
+    """The cached value, or None (missing, unreadable or corrupt entries are misses)."""
+    where = folder()
+    if where is None:
+        return None
+    try:
+        value = marshal.loads((where / f"{key}.marshal").read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def put(key: str, value: dict[str, Any]) -> None:
+    """Store atomically; drop all but the newest entries. A cache that cannot be written is skipped."""
+    where = folder()
+    if where is None:
+        return
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        tmp = where / f".{key}.{os.getpid()}.tmp"
+        tmp.write_bytes(marshal.dumps(value))
+        tmp.replace(where / f"{key}.marshal")
+        entries = sorted(where.glob("*.marshal"), key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+        for stale in entries[KEEP:]:
+            stale.unlink(missing_ok=True)
+    except OSError:
+        return
