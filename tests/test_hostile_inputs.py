@@ -116,6 +116,10 @@ def edit(catalog: Path, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def _values_file_at(catalog: Path) -> str:
+    return f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile"
+
+
 def line_of(catalog: Path, rel: str, needle: str) -> int:
     """1-based line of the first line of ``rel`` containing ``needle``."""
     for number, line in enumerate((catalog / rel).read_text(encoding="utf-8").splitlines(), start=1):
@@ -302,7 +306,7 @@ def test_a_values_file_outside_the_catalog(catalog: Path, recipe: Run, out: Path
                                            problem: str) -> None:
     edit(catalog, LEAF, "valuesFile: components/network-operator/values.yaml", f"valuesFile: '{bad_path}'")
 
-    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile", problem,
+    assert_rejected(recipe(), out, LEAF, _values_file_at(catalog), problem,
                     "use a path relative to the catalog root")
 
 
@@ -311,7 +315,7 @@ def test_a_values_file_symlinked_outside_the_catalog(catalog: Path, outside: Pat
     values.unlink()
     values.symlink_to(outside / "values.yaml")
 
-    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile",
+    assert_rejected(recipe(), out, LEAF, _values_file_at(catalog),
                     "'components/network-operator/values.yaml' is a symlink to", "outside the catalog",
                     "copy the file into the catalog")
 
@@ -323,7 +327,7 @@ def test_a_component_folder_symlinked_outside_the_catalog(catalog: Path, outside
     folder.rmdir()
     folder.symlink_to(outside, target_is_directory=True)
 
-    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile")
+    assert_rejected(recipe(), out, LEAF, _values_file_at(catalog))
 
 
 def test_a_health_check_outside_the_catalog(catalog: Path, outside: Path, recipe: Run, out: Path) -> None:
@@ -363,7 +367,7 @@ def test_an_overlay_symlinked_outside_the_catalog(catalog: Path, outside: Path, 
 def test_a_missing_values_file(catalog: Path, recipe: Run, out: Path) -> None:
     (catalog / "components/network-operator/values.yaml").unlink()
 
-    assert_rejected(recipe(), out, LEAF, f"{LEAF}:{line_of(catalog, LEAF, 'valuesFile')}: spec.componentRefs[0].valuesFile",
+    assert_rejected(recipe(), out, LEAF, _values_file_at(catalog),
                     "'components/network-operator/values.yaml' does not exist in the catalog",
                     "add the file or fix the path")
 
