@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from aicr_gen import __version__
-from aicr_gen.errors import INVALID, AicrGenError
+from aicr_gen.errors import INVALID, AicrGenError, InvalidInputError
 
 _DIMENSIONS = ("service", "accelerator", "intent", "os", "platform")
 
@@ -20,9 +20,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(INVALID, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
 
 
-def _catalog_option(parser: argparse.ArgumentParser) -> None:
+def _catalog_option(parser: argparse.ArgumentParser, dest: str = "catalog") -> None:
     parser.add_argument(
-        "--catalog", action="append", default=[], metavar="DIR",
+        "--catalog", dest=dest, action="append", default=[], metavar="DIR",
         help="catalog folder laid out like AICR's recipes/ (repeatable, later wins; replaces the embedded one)")
 
 
@@ -38,14 +38,14 @@ def _build() -> argparse.ArgumentParser:
     recipe.add_argument("--gpu", dest="accelerator", help=argparse.SUPPRESS)
     recipe.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
     recipe.add_argument("--profile", metavar="NAME=VALUE", help="select a profile value instead of its default")
-    recipe.add_argument("--slurm-accounting-mode", choices=("disabled", "customer-managed", "aicr-provided"),
-                        help="Slurm accounting for slurm recipes (default: disabled)")
+    recipe.add_argument("--slurm-accounting-mode", help="Slurm accounting for slurm recipes: disabled (default), "
+                        "customer-managed or aicr-provided")
     recipe.add_argument("-o", "--output", metavar="FILE", help="write the recipe to FILE (atomically)")
-    recipe.add_argument("--format", choices=("yaml", "json"), default="yaml")
+    recipe.add_argument("--format", choices=("yaml", "json"), help="output format (default: yaml)")
     recipe_commands = recipe.add_subparsers(dest="recipe_command", metavar="list", parser_class=_Parser)
     listing = recipe_commands.add_parser("list", help="list the leaf overlays of the catalog")
-    _catalog_option(listing)
-    listing.add_argument("--format", choices=("table", "json"), default="table")
+    _catalog_option(listing, dest="list_catalog")
+    listing.add_argument("--format", dest="list_format", choices=("table", "json"), default="table")
 
     schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
     schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria"))
@@ -57,9 +57,15 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands import recipe
 
         if args.recipe_command == "list":
-            return recipe.list_leaves(args.catalog, args.format)
+            resolve_only = [*_DIMENSIONS, "profile", "slurm_accounting_mode", "output", "format"]
+            given = [name for name in resolve_only if getattr(args, name) is not None]
+            given += ["nodes"] if args.nodes else []
+            if given:
+                flag = given[0].replace("_", "-")
+                raise InvalidInputError(f"recipe list takes only --catalog and --format (after 'list'); drop --{flag}")
+            return recipe.list_leaves(args.catalog + args.list_catalog, args.list_format)
         criteria = {dim: getattr(args, dim) for dim in _DIMENSIONS}
-        return recipe.resolve_command(args.catalog, criteria, args.output, args.format,
+        return recipe.resolve_command(args.catalog, criteria, args.output, args.format or "yaml",
                                       nodes=args.nodes, profile=args.profile,
                                       accounting_mode=args.slurm_accounting_mode)
     if args.command == "schema":
@@ -81,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("aicr-gen: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) stopped early: not an error. Silence the flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as err:  # a bug: say so in one line instead of a traceback
         if os.environ.get("AICR_GEN_DEBUG"):
             raise

@@ -1,11 +1,12 @@
-"""Errors that carry the process exit code; the CLI turns them into one clear message."""
+"""Errors that carry the process exit code; the CLI turns them into one clear message.
+
+Exit codes: 0 ok, 1 findings, 2 invalid input or usage, 3 source unreachable.
+"""
 
 from __future__ import annotations
 
 OK = 0
-FINDINGS = 1
 INVALID = 2
-UNREACHABLE = 3
 
 
 class AicrGenError(Exception):
@@ -18,15 +19,3 @@ class InvalidInputError(AicrGenError):
     """Bad input or usage (exit 2). The message names the file, line/path and the fix."""
 
     exit_code = INVALID
-
-
-class FindingsError(AicrGenError):
-    """Checks ran and found problems (exit 1)."""
-
-    exit_code = FINDINGS
-
-
-class UnreachableError(AicrGenError):
-    """A source (cluster, ConfigMap) could not be reached (exit 3)."""
-
-    exit_code = UNREACHABLE

@@ -41,23 +41,22 @@ def _model_at(model: type[BaseModel], loc: Path) -> type[BaseModel] | None:
     return current
 
 
-def _data_path(loc: tuple[int | str, ...], model: type[BaseModel]) -> Path:
-    """Drop pydantic's union-member tags (class names, ``literal[...]``) from a location."""
-    names = {cls.__name__ for cls in _all_models(model)}
-    return tuple(part for part in loc if isinstance(part, int) or (part not in names and "[" not in part))
-
-
-def _all_models(model: type[BaseModel]) -> set[type[BaseModel]]:
-    seen: set[type[BaseModel]] = set()
-    todo = [model]
-    while todo:
-        cls = todo.pop()
-        if cls in seen:
+def _data_path(loc: tuple[int | str, ...], data: Any) -> Path:
+    """The parts of a pydantic location that are in the data, plus a final missing field name;
+    union-member tags (``ExcludedOverlay``, ``literal[...]``) are dropped."""
+    path: list[str | int] = []
+    node = data
+    for part in loc:
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_list or (isinstance(node, dict) and part in node):
+            node = node[part]
+        elif isinstance(part, str) and not part[:1].isupper() and "[" not in part:
+            path.append(part)
+            break
+        else:
             continue
-        seen.add(cls)
-        for info in cls.model_fields.values():
-            todo.extend(_models_in(info.annotation))
-    return seen
+        path.append(part)
+    return tuple(path)
 
 
 def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
@@ -71,10 +70,25 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
         return f"unknown field {field!r}; {hint}"
     if kind == "missing":
         return "required field is missing; add it"
+    got = _short(error.get("input"))
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
-        return f"value {error.get('input')!r} is not allowed; use one of {expected}"
-    return f"{error['msg']} (got {error.get('input')!r})"
+        return f"value {got} is not allowed; use one of {expected}"
+    fixes = {
+        "dict_type": "write a mapping (key: value) here",
+        "list_type": "write a list (- item) here",
+        "string_type": "write a string here (quote it)",
+        "bool_type": "write true or false",
+        "int_type": "write a whole number",
+        "string_pattern_mismatch": "use lower-case letters, digits, '-' and '.'",
+        "string_too_short": "give a non-empty value",
+    }
+    return f"{error['msg']} (got {got}); {fixes.get(kind, 'fix the value')}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check(doc: Document, model: type[M]) -> M:
@@ -84,22 +98,8 @@ def check(doc: Document, model: type[M]) -> M:
     except ValidationError as err:
         errors = err.errors()
         first = errors[0]
-        path = _data_path(tuple(first["loc"]), model)
+        path = _data_path(tuple(first["loc"]), doc.data)
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise InvalidInputError(
             f"{doc.source}:{doc.line_of(path)}: {format_path(path)}: {_explain(first, model, path)}{more}"
         ) from None
-
-
-def check_kind(doc: Document, kinds: dict[str, tuple[str, ...]]) -> str:
-    """Check ``kind``/``apiVersion`` against ``{kind: apiVersions}``; returns the kind."""
-    kind = doc.data.get("kind")
-    if kind not in kinds:
-        raise InvalidInputError(
-            f"{doc.where(('kind',))}: unknown kind {kind!r}; expected {' or '.join(sorted(kinds))}")
-    api = doc.data.get("apiVersion")
-    if api not in kinds[kind]:
-        raise InvalidInputError(
-            f"{doc.where(('apiVersion',))}: unknown apiVersion {api!r} for {kind}; "
-            f"use {' or '.join(kinds[kind])}")
-    return str(kind)

@@ -24,6 +24,7 @@ from aicr_gen.errors import InvalidInputError
 MAX_BYTES = 16 * 1024 * 1024
 MAX_ALIASES = 64
 MAX_NODES = 200_000
+MAX_DEPTH = 100
 
 Path = tuple[str | int, ...]
 
@@ -95,6 +96,9 @@ class _Builder:
         self.seen: set[int] = set()
 
     def build(self, node: Any, path: Path) -> Any:
+        if len(path) > MAX_DEPTH:
+            raise _fail(self.source, node.start_mark.line + 1,
+                        f"nesting deeper than {MAX_DEPTH} levels at {format_path(path[:3])}...; flatten the data")
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise _fail(self.source, node.start_mark.line + 1,
@@ -225,7 +229,8 @@ def load_bytes(raw: bytes, source: str) -> Document:
 _YAML11_WORDS = {
     "y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "=", "<<",
 }
-_NUMBER_LIKE = re.compile(r"^[-+]?(\.?[0-9]|\.(inf|nan)$)", re.IGNORECASE)
+# Anything a YAML 1.1 or 1.2 reader might take for a number (digits, '.', '_' after a sign) is quoted.
+_NUMBER_LIKE = re.compile(r"^[-+]?([._0-9]|\.(inf|nan)$)", re.IGNORECASE)
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
 _UNSAFE_INSIDE = (": ", " #", "\t")
 

@@ -452,7 +452,12 @@ def test_a_negative_node_count(recipe: Run, out: Path) -> None:
 def test_output_pointing_at_a_folder(cli: Run, catalog: Path, out: Path) -> None:
     result = cli("recipe", "--catalog", str(catalog), *CRITERIA, "-o", str(out.parent))
 
-    assert_rejected(result, out, f"{out.parent}: is a folder", "give a file name for -o")
+    assert_rejected(result, out, f"-o '{out.parent}': not a file name", "give a file path")
+
+
+@pytest.mark.parametrize("target", ["", "sub/"])
+def test_output_that_is_not_a_file_name(cli: Run, catalog: Path, out: Path, target: str) -> None:
+    assert_rejected(cli("recipe", "--catalog", str(catalog), *CRITERIA, "-o", target), out, "not a file name")
 
 
 def test_output_into_a_missing_folder(cli: Run, catalog: Path, tmp_path: Path) -> None:

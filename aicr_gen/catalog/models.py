@@ -11,11 +11,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-Service = Literal["any", "eks", "gke", "aks", "oke", "ocp", "kind", "lke", "bcm", "metal3"]
-Accelerator = Literal["any", "h100", "h200", "gb200", "gb300", "b200", "a100", "l40", "l40s", "rtx-pro-6000"]
-Intent = Literal["any", "training", "inference"]
-Os = Literal["any", "ubuntu", "rhel", "cos", "amazonlinux", "ol", "talos"]
-Platform = Literal["any", "dynamo", "kubeflow", "nim", "runai", "slurm"]
+from aicr_gen.catalog.vocabulary import ACCELERATORS, INTENTS, OSES, PLATFORMS, SERVICES
+
+# A criterion value: AICR's vocabulary (see vocabulary.py), "any"/"" for a wildcard, or a value a site
+# catalog introduces (AICR's criteria registry): lower-case letters, digits, '-' and '.'.
+CriterionValue = Annotated[str, Field(pattern=r"^([a-z0-9][a-z0-9.-]*)?$")]
 
 
 def _canonical_type(value: Any) -> Any:
@@ -37,11 +37,11 @@ class Criteria(_Strict):
     An absent field or ``any`` is a wildcard in an overlay; in a query it matches only wildcard overlays.
     """
 
-    service: Service | None = Field(None, description="Kubernetes service: eks, gke, aks, oke, ocp, kind, ...")
-    accelerator: Accelerator | None = Field(None, description="GPU type: h100, h200, gb200, b200, a100, l40s, ...")
-    intent: Intent | None = Field(None, description="Workload intent: training or inference")
-    os: Os | None = Field(None, description="Node operating system: ubuntu, cos, rhel, ...")
-    platform: Platform | None = Field(None, description="Workload platform: dynamo, kubeflow, nim, runai, slurm")
+    service: CriterionValue | None = Field(None, description=f"Kubernetes service: {', '.join(SERVICES)} or any")
+    accelerator: CriterionValue | None = Field(None, description=f"GPU type: {', '.join(ACCELERATORS)} or any")
+    intent: CriterionValue | None = Field(None, description=f"Workload intent: {', '.join(INTENTS)} or any")
+    os: CriterionValue | None = Field(None, description=f"Node operating system: {', '.join(OSES)} or any")
+    platform: CriterionValue | None = Field(None, description=f"Workload platform: {', '.join(PLATFORMS)} or any")
     nodes: int | None = Field(None, ge=0, description="Advisory GPU node count; never used for matching")
 
 

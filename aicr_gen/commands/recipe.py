@@ -27,12 +27,13 @@ def resolve_command(folders: list[str], values: dict[str, str | None], output: s
 
     if nodes < 0:
         raise InvalidInputError(f"--nodes: {nodes} is negative; give a node count of 0 or more")
-    if not any(values.values()) and not nodes:
+    catalog = open_catalog(folders)
+    query = criteria.normalise(values, criteria.catalog_values(catalog.overlays.values()))
+    if all(value == criteria.ANY for value in query.values()) and not nodes:
         raise InvalidInputError(
             "no criteria given; pass at least one of --service, --accelerator, --intent, --os, --platform, --nodes")
-    query = criteria.normalise(values)
     options = recipe.Options(nodes=nodes, profile=parse_selection(profile), accounting_mode=accounting_mode)
-    result = recipe.resolve(open_catalog(folders), query, options)
+    result = recipe.resolve(catalog, query, options)
     write_text(output, dump_json(result) if fmt == "json" else dump(result))
     return OK
 
@@ -40,8 +41,9 @@ def resolve_command(folders: list[str], values: dict[str, str | None], output: s
 def leaf_rows(catalog: load.Catalog) -> list[dict[str, Any]]:
     """The leaf overlays (no other overlay's base) with their criteria, by name."""
     bases = {overlay["spec"].get("base", recipe.BASE) for overlay in catalog.overlays.values()}
-    return [{"name": name, "criteria": catalog.overlays[name]["spec"].get("criteria", {})}
-            for name in sorted(catalog.overlays) if name not in bases and name != recipe.BASE]
+    return [{"name": name, "criteria": catalog.overlays[name]["spec"]["criteria"]}
+            for name in sorted(catalog.overlays)
+            if name not in bases and "criteria" in catalog.overlays[name]["spec"]]
 
 
 def list_leaves(folders: list[str], fmt: str) -> int:

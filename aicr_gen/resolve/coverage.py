@@ -76,23 +76,23 @@ def require_os(catalog: Catalog, query: Query, leaves: list[str]) -> None:
             f"specify an OS (valid: {', '.join(oses)})")
 
 
-def _explain(query: Query, dim: str, options: list[dict[str, str]]) -> str:
+def _explain(query: Query, dim: str, options: list[dict[str, str]], nodes: int) -> str:
     dims = {d for option in options for d in option}
     if not options:
-        return f"no recipe provides {dim} {query[dim]!r} for {describe(query)}"
+        return f"no recipe provides {dim} {query[dim]!r} for {describe(query, nodes)}"
     if len(dims) == 1 and all(len(option) == 1 for option in options):
         missing = next(iter(dims))
         values = ", ".join(sorted(option[missing] for option in options))
-        return f"{dim} {query[dim]!r} for {describe(query)} requires {missing} (valid: {values})"
+        return f"{dim} {query[dim]!r} for {describe(query, nodes)} requires {missing} (valid: {values})"
     combos = ", ".join(f"({_format(option)})" for option in options)
     return f"{dim} {query[dim]!r} requires additional criteria; supported combinations: {combos}"
 
 
-def check(catalog: Catalog, query: Query, applied: list[str]) -> None:
+def check(catalog: Catalog, query: Query, applied: list[str], nodes: int = 0) -> None:
     """Raise ``CoverageError`` when a stated criterion is carried by no applied overlay."""
     uncovered = _uncovered(catalog, query, applied)
     if not uncovered:
         return
     found = {dim: completions(catalog, query, dim) for dim in uncovered}
-    message = "; ".join(_explain(query, dim, found[dim]) for dim in uncovered)
+    message = "; ".join(_explain(query, dim, found[dim], nodes) for dim in uncovered)
     raise CoverageError(message, uncovered, {dim: [_format(c) for c in found[dim]] for dim in uncovered})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aicr_gen.catalog.vocabulary import ALIASES, DIMENSIONS
@@ -12,12 +12,14 @@ ANY = "any"
 Query = dict[str, str]
 
 
-def normalise(values: Mapping[str, str | None]) -> Query:
-    """Lower-case each dimension, map aliases, turn empty into ``any``; unknown values are input errors."""
+def normalise(values: Mapping[str, str | None], extra: Mapping[str, set[str]] | None = None) -> Query:
+    """Lower-case each dimension, map aliases, turn empty into ``any``. Values outside AICR's vocabulary
+    are accepted only when the catalog's overlays use them (``extra``, AICR's criteria registry)."""
     query: Query = {}
-    for dim, allowed in DIMENSIONS.items():
+    for dim, builtin in DIMENSIONS.items():
         raw = (values.get(dim) or "").strip().lower()
         value = ALIASES.get(dim, {}).get(raw, raw)
+        allowed = [*builtin, *sorted((extra or {}).get(dim, set()) - set(builtin))]
         if value in ("", ANY):
             query[dim] = ANY
             continue
@@ -28,10 +30,21 @@ def normalise(values: Mapping[str, str | None]) -> Query:
     return query
 
 
+def catalog_values(overlays: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """The criteria values the overlays use, per dimension."""
+    found: dict[str, set[str]] = {dim: set() for dim in DIMENSIONS}
+    for overlay in overlays:
+        for dim in DIMENSIONS:
+            value = value_of(overlay["spec"].get("criteria"), dim)
+            if value != ANY:
+                found[dim].add(value)
+    return found
+
+
 def value_of(criteria: Mapping[str, Any] | None, dim: str) -> str:
     """An overlay's value for ``dim``; absent or empty means ``any``."""
     value = (criteria or {}).get(dim)
-    return str(value).lower() if value else ANY
+    return str(value) if value else ANY
 
 
 def matches(criteria: Mapping[str, Any] | None, query: Query) -> bool:
@@ -49,7 +62,8 @@ def specificity(criteria: Mapping[str, Any] | None) -> int:
     return sum(value_of(criteria, dim) != ANY for dim in DIMENSIONS)
 
 
-def describe(query: Query) -> str:
-    """``criteria(service=eks, accelerator=h100)``: the stated dimensions, as AICR prints them."""
+def describe(query: Query, nodes: int = 0) -> str:
+    """``criteria(service=eks, accelerator=h100, nodes=4)``: the stated dimensions, as AICR prints them."""
     stated = [f"{dim}={query[dim]}" for dim in DIMENSIONS if query[dim] != ANY]
+    stated += [f"nodes={nodes}"] if nodes else []
     return f"criteria({', '.join(stated) or 'any'})"

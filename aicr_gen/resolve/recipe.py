@@ -183,7 +183,7 @@ def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> d
                 _merge_overlay(spec, catalog, name)
                 applied.append(name)
     _merge_mixins(spec, catalog)
-    coverage.check(catalog, query, applied)
+    coverage.check(catalog, query, applied, options.nodes)
     metadata: dict[str, Any] = {"version": __version__, "appliedOverlays": applied}
     api_version = API_VERSION
     declaration = _profile_declaration(catalog, applied)
