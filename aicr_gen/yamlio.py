@@ -342,4 +342,9 @@ def dump(data: Mapping[str, Any]) -> str:
 
 def dump_json(data: Any) -> str:
     """Deterministic JSON (key order kept, two-space indent, UTF-8)."""
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:
+        raise InvalidInputError(
+            "a value is NaN or infinite (.nan/.inf), which JSON cannot hold; fix the value or use YAML output"
+        ) from None

@@ -3,7 +3,9 @@
 # embedded catalog; the recipe is printed and saved to out/recipe.yaml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv .venv
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
+make_venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check .
 mkdir -p out
 .venv/bin/aicr-gen recipe --service eks --accelerator h100 --intent inference --os ubuntu \

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${AICR_GEN_TEST_VENV:-.venv-test}
-python3 -m venv "$venv"
+# shellcheck source=scripts/venv.sh
+. scripts/venv.sh
+make_venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 "$venv/bin/ruff" check aicr_gen tests bench
 "$venv/bin/mypy"

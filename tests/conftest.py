@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -34,6 +35,12 @@ def _needs_reference() -> pytest.MarkDecorator:
 needs_reference = _needs_reference()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """CI sets AICR_GEN_REQUIRE_REFERENCE=1: there the AICR oracles must run, never skip."""
+    if os.environ.get("AICR_GEN_REQUIRE_REFERENCE") and not AICR_CATALOG.is_dir():
+        raise pytest.UsageError(f"AICR_GEN_REQUIRE_REFERENCE is set but {AICR_CATALOG} does not exist")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test session gets its own parse cache, so tests never read a developer's cache."""
@@ -53,6 +60,15 @@ def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
         return Result(code, captured.out, captured.err)
 
     return run
+
+
+def tool(name: str) -> str:
+    """A test tool installed into this virtualenv (scripts/test.sh installs them), else from PATH."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed; run scripts/test.sh, which installs the test tools")
+    return found
 
 
 def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Result:

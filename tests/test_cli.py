@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +134,34 @@ def test_editing_a_health_check_reaches_the_recipe_through_the_cache(tmp_path: P
     again = run_process("recipe", "--catalog", str(catalog), *QUICKSTART, "--format", "json", env=env)
     nfd = next(ref for ref in json.loads(again.out)["componentRefs"] if ref["name"] == "nfd")
     assert nfd["healthCheckAsserts"].startswith("# edited\n")
+
+
+def test_startup_imports_stay_lazy(tmp_path: Path) -> None:
+    """`--version` loads neither pydantic nor ruamel; a cached `recipe` run does not load pydantic."""
+    probe = """
+import sys
+from aicr_gen.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = sorted({name.split('.')[0] for name in sys.modules} & {'pydantic', 'ruamel', 'jsonschema'})
+sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')
+"""
+
+    def heavy(*args: str) -> str:
+        env = {**os.environ, "AICR_GEN_CACHE_DIR": str(tmp_path / "cache")}
+        proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True,
+                              env=env)
+        return proc.stderr.rsplit("HEAVY=", 1)[1].strip()
+
+    assert heavy("--version") == ""
+    assert "pydantic" in heavy("recipe", *QUICKSTART, "-o", "/dev/null")  # first run validates and caches
+    assert heavy("recipe", *QUICKSTART, "-o", "/dev/null") == ""
+
+
+def test_component_ref_key_order_matches_the_model() -> None:
+    from aicr_gen.catalog.models import ComponentRef
+    from aicr_gen.resolve.refs import KEY_ORDER
+
+    assert tuple(ComponentRef.model_fields) == KEY_ORDER

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
+import os
+import random
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.conftest import AICR_CATALOG, needs_reference, run_process
 
@@ -30,15 +34,23 @@ def test_embedded_recipe_bytes_do_not_depend_on_hash_seed_locale_or_cache(tmp_pa
 
 
 @needs_reference
-def test_aicr_recipe_bytes_do_not_depend_on_file_order(tmp_path: Path) -> None:
-    """A copy whose files were written in reverse order (so directory order differs) gives the same bytes."""
-    copy = tmp_path / "catalog"
-    files = sorted(p for p in AICR_CATALOG.rglob("*") if p.is_file())
-    for path in reversed(files):
-        target = copy / path.relative_to(AICR_CATALOG)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    first = _bytes(tmp_path, "a.yaml", {"PYTHONHASHSEED": "7", "AICR_GEN_CACHE_DIR": "off"},
-                   "--catalog", str(AICR_CATALOG))
-    second = _bytes(tmp_path, "b.yaml", {"PYTHONHASHSEED": "8", "AICR_GEN_CACHE_DIR": "off"}, "--catalog", str(copy))
-    assert first.replace(str(AICR_CATALOG).encode(), b"") == second.replace(str(copy).encode(), b"")
+def test_aicr_recipe_does_not_depend_on_directory_listing_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loader sees the catalog's files in reversed and in shuffled order: same recipe bytes."""
+    from aicr_gen.catalog import load
+    from aicr_gen.resolve import recipe
+    from aicr_gen.resolve.criteria import normalise
+    from aicr_gen.yamlio import dump
+
+    query = normalise({key.lstrip("-"): value for key, value in zip(QUERY[::2], QUERY[1::2], strict=True)})
+    monkeypatch.setenv("AICR_GEN_CACHE_DIR", "off")
+    baseline = dump(recipe.resolve(load.load([AICR_CATALOG]), query))
+    real_walk = os.walk
+    for reorder in (lambda items: items[::-1], lambda items: random.Random(7).sample(items, len(items))):
+
+        def walk(top: Any, reorder: Any = reorder, **kwargs: Any) -> Any:
+            for folder, dirs, names in real_walk(top, **kwargs):
+                dirs[:] = reorder(dirs)
+                yield folder, dirs, reorder(names)
+
+        monkeypatch.setattr(load.os, "walk", walk)
+        assert dump(recipe.resolve(load.load([AICR_CATALOG]), query)) == baseline

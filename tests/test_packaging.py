@@ -7,7 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tests.conftest import ROOT, run_process
+from tests.conftest import ROOT, run_process, tool
 
 
 def test_wheel_contains_the_catalog_and_resolves_from_it(tmp_path: Path) -> None:
@@ -30,3 +30,10 @@ def test_wheel_contains_the_catalog_and_resolves_from_it(tmp_path: Path) -> None
     from_source = run_process("recipe", "--service", "eks", "--accelerator", "h100", "--intent", "inference",
                               "--os", "ubuntu", "--platform", "dynamo")
     assert result.out == from_source.out
+
+
+def test_project_scripts_pass_shellcheck() -> None:
+    scripts = [*sorted((ROOT / "scripts").glob("*.sh")), ROOT / ".ci" / "run"]
+    proc = subprocess.run([tool("shellcheck"), "-x", *map(str, scripts)], capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -109,7 +109,6 @@ class ComponentRef(_Strict):
     source: str | None = Field(None, description="Helm repository URL or oci:// reference; Git URL for Kustomize")
     version: str | None = Field(None, description="Exact chart version; the registry pins it")
     tag: str | None = Field(None, description="Kustomize only: Git tag or ref")
-    path: str | None = Field(None, description="Kustomize only: path inside the source")
     valuesFile: str | None = Field(None, description="Values file relative to the catalog root")
     overrides: dict[str, Any] | None = Field(
         None, description="Inline Helm values, deep-merged; enabled: false disables the component")
@@ -117,11 +116,15 @@ class ComponentRef(_Strict):
     dependencyRefs: list[str] | None = Field(None, description="Components that must be deployed first")
     manifestFiles: list[str] | None = Field(None, description="Manifests applied after the chart (the -post unit)")
     preManifestFiles: list[str] | None = Field(None, description="Manifests applied before the chart (the -pre unit)")
+    path: str | None = Field(None, description="Kustomize only: path inside the source")
     cleanup: bool | None = Field(None, description="Uninstall after validation (ephemeral validators)")
     expectedResources: list[ExpectedResource] | None = Field(
         None, description="Resources the deployment validator checks; an overlay replaces the list")
     healthCheckAsserts: str | None = Field(None, description="Chainsaw health check text, hydrated from the registry")
     healthCheckSkip: bool | None = Field(None, description="Do not hydrate the health check")
+
+
+ProfileToken = Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")]
 
 
 class ProfileComponentRef(_Strict):
@@ -134,7 +137,8 @@ class ProfileComponentRef(_Strict):
 class ProfileValue(_Strict):
     """One selectable value of a configuration profile."""
 
-    advertiser: str | None = Field(None, description="external when another system advertises this value")
+    advertiser: Literal["", "external"] | None = Field(
+        None, description="external when another system (e.g. GKE's device plugin) advertises the GPUs")
     constraints: list[Constraint] | None = Field(None, description="Constraints added by this value")
     componentRefs: list[ProfileComponentRef] | None = Field(None, description="Overrides added by this value")
 
@@ -142,10 +146,10 @@ class ProfileValue(_Strict):
 class Profile(_Strict):
     """A configuration profile (AICR v1alpha3): named alternatives that only set overrides."""
 
-    name: str = Field(min_length=1, description="Profile name, e.g. gpuStack")
+    name: ProfileToken = Field(description="Profile name, e.g. gpuStack")
     description: str | None = Field(None, description="What the choice is about")
-    default: str | None = Field(None, description="The value used when none is selected")
-    values: dict[str, ProfileValue] = Field(description="The selectable values")
+    default: ProfileToken = Field(description="The value used when none is selected")
+    values: dict[ProfileToken, ProfileValue] = Field(min_length=1, description="The selectable values")
 
 
 class OverlaySpec(_Strict):

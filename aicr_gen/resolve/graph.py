@@ -10,19 +10,31 @@ from aicr_gen.errors import InvalidInputError
 Graph = Mapping[str, Sequence[str]]
 
 
-def _find_cycle(graph: Graph, nodes: set[str]) -> list[str]:
-    """One dependency cycle among ``nodes`` (each of which is on or behind a cycle)."""
-    for start in sorted(nodes):
-        path: list[str] = []
-        on_path: dict[str, int] = {}
-        node: str | None = start
-        while node is not None and node not in on_path:
-            on_path[node] = len(path)
-            path.append(node)
-            node = next((dep for dep in sorted(graph[node]) if dep in nodes), None)
-        if node is not None:
-            return [*path[on_path[node]:], node]
-    return sorted(nodes)
+def _find_cycle(graph: Graph) -> list[str]:
+    """The first cycle a depth-first search meets, visiting components by name and dependencies in
+    declared order (as AICR does), with the first component repeated at the end."""
+    done: set[str] = set()
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        stack.append(node)
+        for dep in graph[node]:
+            if dep in stack:
+                return [*stack[stack.index(dep):], dep]
+            if dep not in done:
+                found = visit(dep)
+                if found:
+                    return found
+        stack.pop()
+        done.add(node)
+        return None
+
+    for node in sorted(graph):
+        if node not in done:
+            found = visit(node)
+            if found:
+                return found
+    return []
 
 
 class CycleError(InvalidInputError):
@@ -53,6 +65,6 @@ def deployment_order(graph: Graph) -> list[str]:
             if remaining[dependent] == 0:
                 heapq.heappush(ready, dependent)
     if len(order) != len(graph):
-        raise CycleError(_find_cycle(graph, set(graph) - set(order)))
+        raise CycleError(_find_cycle(graph))
     return order
 

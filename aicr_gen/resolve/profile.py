@@ -41,37 +41,54 @@ def _leaf_paths(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
     return paths
 
 
+def _check_overrides(overrides: Mapping[str, Any], where: str) -> None:
+    for key, value in overrides.items():
+        if not key or "." in key:
+            raise InvalidInputError(f"{where}: override key {key!r} must be non-empty and without '.'; nest it")
+        if isinstance(value, Mapping):
+            if not value:
+                raise InvalidInputError(f"{where}: override {key!r} is an empty map; set a value or drop it")
+            _check_overrides(value, where)
+
+
 def owned_paths(declaration: Mapping[str, Any], where: str) -> dict[str, list[str]]:
-    """Per component, the value paths any profile value sets (plus ``enabled``); checks the contract:
-    the default is a declared value, no value sets ``enabled``, and every value sets the same paths."""
+    """Per component, the value paths any profile value sets (plus ``enabled``), after checking AICR's
+    contract: the default is a declared value, value names differ beyond case, refs are unique, no value
+    sets ``enabled``, override keys are plain, and every value sets the same paths (union totality)."""
     name = declaration["name"]
     values: Mapping[str, Any] = declaration["values"]
-    if declaration.get("default") and declaration["default"] not in values:
+    if declaration["default"] not in values:
         raise InvalidInputError(
-            f"{where}: spec.profile.default: {declaration['default']!r} is not a value of profile {name!r}; "
+            f"{where}: default {declaration['default']!r} is not a value of profile {name!r}; "
             f"use one of {', '.join(sorted(values))}")
+    if len({value.lower() for value in values}) != len(values):
+        raise InvalidInputError(f"{where}: profile {name!r} has values that differ only in case; rename one")
     assigned: dict[str, list[str]] = {}
     for value_name, value in values.items():
+        here = f"{where}: values.{value_name}"
+        refs = [ref["name"] for ref in value.get("componentRefs", [])]
+        if len(set(refs)) != len(refs):
+            raise InvalidInputError(f"{here}: a component is listed twice; merge its overrides into one entry")
         paths: list[str] = []
         for ref in value.get("componentRefs", []):
             overrides = ref.get("overrides", {})
             if "enabled" in overrides:
                 raise InvalidInputError(
-                    f"{where}: spec.profile.values.{value_name}: component {ref['name']!r} may not set "
-                    "overrides.enabled in a profile; enable or disable it in the overlay")
+                    f"{here}: component {ref['name']!r} may not set overrides.enabled in a profile; "
+                    "enable or disable it in the overlay")
+            _check_overrides(overrides, here)
             paths.extend(f"{ref['name']}:{path}" for path in _leaf_paths(overrides))
         assigned[value_name] = sorted(paths)
-    expected = next(iter(assigned.values()), [])
+    expected = next(iter(assigned.values()))
     for value_name, paths in assigned.items():
         if paths != expected:
             raise InvalidInputError(
-                f"{where}: spec.profile.values.{value_name}: every value of profile {name!r} must set the same "
-                f"paths; it sets {paths}, others set {expected}")
+                f"{where}: values.{value_name}: every value of profile {name!r} must set the same paths; "
+                f"it sets {paths}, others set {expected}")
     owned: dict[str, set[str]] = {}
-    for paths in assigned.values():
-        for entry in paths:
-            component, path = entry.split(":", 1)
-            owned.setdefault(component, {"enabled"}).add(path)
+    for entry in expected:
+        component, path = entry.split(":", 1)
+        owned.setdefault(component, {"enabled"}).add(path)
     return {component: sorted(owned[component]) for component in sorted(owned)}
 
 
@@ -81,7 +98,7 @@ def apply(declaration: Mapping[str, Any], where: str, selection: tuple[str, str]
     """Apply the selected (or default) value; returns refs, constraints and ``selectedProfile``."""
     name = declaration["name"]
     owned = owned_paths(declaration, where)
-    chosen = declaration.get("default")
+    chosen = declaration["default"]
     if selection is not None:
         if selection[0] != name:
             raise InvalidInputError(f"--profile: the recipe declares profile {name!r}, not {selection[0]!r}")
