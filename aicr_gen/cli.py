@@ -8,9 +8,8 @@ import sys
 from collections.abc import Sequence
 
 from aicr_gen import __version__
+from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.errors import INVALID, AicrGenError, InvalidInputError
-
-_DIMENSIONS = ("service", "accelerator", "intent", "os", "platform")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,7 +32,7 @@ def _build() -> argparse.ArgumentParser:
 
     recipe = commands.add_parser("recipe", help="resolve a version-locked recipe for a cluster")
     _catalog_option(recipe)
-    for dim in _DIMENSIONS:
+    for dim in DIMENSIONS:
         recipe.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
     recipe.add_argument("--gpu", dest="accelerator", help=argparse.SUPPRESS)
     recipe.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
@@ -57,14 +56,14 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands import recipe
 
         if args.recipe_command == "list":
-            resolve_only = [*_DIMENSIONS, "profile", "slurm_accounting_mode", "output", "format"]
+            resolve_only = [*DIMENSIONS, "profile", "slurm_accounting_mode", "output", "format"]
             given = [name for name in resolve_only if getattr(args, name) is not None]
             given += ["nodes"] if args.nodes else []
             if given:
                 flag = given[0].replace("_", "-")
                 raise InvalidInputError(f"recipe list takes only --catalog and --format (after 'list'); drop --{flag}")
             return recipe.list_leaves(args.catalog + args.list_catalog, args.list_format)
-        criteria = {dim: getattr(args, dim) for dim in _DIMENSIONS}
+        criteria = {dim: getattr(args, dim) for dim in DIMENSIONS}
         return recipe.resolve_command(args.catalog, criteria, args.output, args.format or "yaml",
                                       nodes=args.nodes, profile=args.profile,
                                       accounting_mode=args.slurm_accounting_mode)

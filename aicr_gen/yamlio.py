@@ -286,7 +286,7 @@ def _scalar(value: Any) -> str:
 
 
 def _literal_ok(text: str) -> bool:
-    return "\n" in text.rstrip("\n") and all(ch == "\n" or ch.isprintable() or ch == "\t" for ch in text)
+    return "\n" in text.rstrip("\n") and text.replace("\n", "").replace("\t", "").isprintable()
 
 
 def _literal(text: str, indent: str) -> list[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from aicr_gen.catalog import load
+from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.errors import OK
 from aicr_gen.output import write_text
 from aicr_gen.resolve import criteria, recipe
@@ -54,7 +55,7 @@ def list_leaves(folders: list[str], fmt: str) -> int:
         return OK
     header = ["NAME", "SERVICE", "ACCELERATOR", "INTENT", "OS", "PLATFORM"]
     table = [header] + [[row["name"]] + [criteria.value_of(row["criteria"], dim)
-                                         for dim in ("service", "accelerator", "intent", "os", "platform")]
+                                         for dim in DIMENSIONS]
                         for row in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     for line in table:
