@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, format_path
+from aicr_gen.yamlio import Document, Path, format_path, shorten
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -74,21 +74,22 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         return f"value {got} is not allowed; use one of {expected}"
+    if kind in ("dict_type", "model_type"):
+        return f"expected a mapping (key: value), got {got}; write a mapping here"
+    if kind == "string_pattern_mismatch":
+        return f"value {got} does not match {error.get('ctx', {}).get('pattern')}; use a value that does"
     fixes = {
-        "dict_type": "write a mapping (key: value) here",
         "list_type": "write a list (- item) here",
         "string_type": "write a string here (quote it)",
         "bool_type": "write true or false",
         "int_type": "write a whole number",
-        "string_pattern_mismatch": "use lower-case letters, digits, '-' and '.'",
         "string_too_short": "give a non-empty value",
     }
     return f"{error['msg']} (got {got}); {fixes.get(kind, 'fix the value')}"
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(repr(value))
 
 
 def check(doc: Document, model: type[M]) -> M:

@@ -38,6 +38,11 @@ _SEQ = "tag:yaml.org,2002:seq"
 _KEPT_AS_TEXT = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
 
 
+def shorten(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters for a message."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def format_path(path: Path) -> str:
     """Render a field path the way users write it: ``spec.componentRefs[2].name``."""
     out = ""
@@ -150,7 +155,8 @@ class _Builder:
             return _typed(tag, text)
         except ValueError:
             raise _fail(self.source, node.start_mark.line + 1,
-                        f"{text!r} is not a valid {tag.rsplit(':', 1)[-1]}; quote it or fix the value") from None
+                        f"{shorten(repr(text))} is not a valid {tag.rsplit(':', 1)[-1]} (or is too large); "
+                        "quote it or fix the value") from None
         except KeyError:
             raise self._tag_error(node) from None
 
