@@ -77,3 +77,13 @@ def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None 
     proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", *args], capture_output=True, text=True,
                           env=full_env, cwd=cwd or ROOT, check=False)
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def assert_refused(result: Result, *fragments: str) -> None:
+    """Exit 2 with one clean message (no traceback, no internal error) holding every fragment."""
+    assert result.code == 2, result
+    assert "Traceback" not in result.err
+    assert "internal error" not in result.err, result.err
+    assert result.err.startswith("aicr-gen: error: "), result.err
+    for fragment in fragments:
+        assert fragment in result.err, f"{fragment!r} not in {result.err!r}"

@@ -21,7 +21,7 @@ import yaml
 from aicr_gen import yamlio
 from aicr_gen.catalog import cache
 from aicr_gen.catalog import parse as parse_module
-from tests.conftest import AICR_CATALOG, ROOT, Result, needs_reference
+from tests.conftest import AICR_CATALOG, ROOT, Result, assert_refused, needs_reference
 from tests.test_hostile_inputs import line_of
 
 Run = Callable[..., Result]
@@ -94,14 +94,7 @@ def recipe(cli: Run, catalog: Path, *args: str) -> Result:
     return cli("recipe", "--catalog", str(catalog), *args)
 
 
-def refused(result: Result, *fragments: str) -> None:
-    """Exit 2 with one clean message holding every fragment."""
-    assert result.code == 2, result
-    assert "Traceback" not in result.err
-    assert "internal error" not in result.err, result.err
-    assert result.err.startswith("aicr-gen: error: "), result.err
-    for fragment in fragments:
-        assert fragment in result.err, f"{fragment!r} not in {result.err!r}"
+refused = assert_refused
 
 
 def resolved(result: Result) -> dict[str, Any]:

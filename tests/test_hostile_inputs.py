@@ -16,7 +16,7 @@ import pytest
 
 from aicr_gen import yamlio
 from aicr_gen.catalog.load import REGISTRY
-from tests.conftest import Result
+from tests.conftest import Result, assert_refused
 
 LEAF = "overlays/h100-eks.yaml"
 BASE = "overlays/base.yaml"
@@ -152,12 +152,7 @@ def recipe(cli: Run, catalog: Path, out: Path) -> Run:
 
 def assert_rejected(result: Result, out: Path, *fragments: str) -> None:
     """Exit 2, one clear message containing every fragment, and nothing written next to ``out``."""
-    assert result.code == 2, result
-    assert "Traceback" not in result.err
-    assert "internal error" not in result.err, result.err
-    assert result.err.startswith("aicr-gen: error: "), result.err
-    for fragment in fragments:
-        assert fragment in result.err, f"{fragment!r} not in {result.err!r}"
+    assert_refused(result, *fragments)
     assert result.out == ""
     assert not out.exists()
     if out.parent.is_dir():
