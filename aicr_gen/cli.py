@@ -46,6 +46,22 @@ def _build() -> argparse.ArgumentParser:
     _catalog_option(listing, dest="list_catalog")
     listing.add_argument("--format", dest="list_format", choices=("table", "json"), default="table")
 
+    bundle = commands.add_parser("bundle", help="render a recipe into a deployer bundle folder")
+    bundle.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file (aicr-gen's or AICR's)")
+    bundle.add_argument("--deployer", required=True, help="helm, argocd, argocd-helm, flux or helmfile")
+    bundle.add_argument("--output", "-o", required=True, metavar="DIR", help="bundle folder (written atomically)")
+    bundle.add_argument("--set", action="append", default=[], metavar="COMP:PATH=VALUE",
+                        help="a value (typed like helm --set); COMP:enabled=false drops a component; "
+                             "deployer:KEY=VALUE sets a deployer option")
+    bundle.add_argument("--set-json", action="append", default=[], metavar="COMP:PATH=JSON",
+                        help="a JSON value; maps are deep-merged, lists replaced")
+    bundle.add_argument("--repo", metavar="URL", help="Git repository the bundle will live in (argocd, flux)")
+    bundle.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
+    _catalog_option(bundle)
+
+    verify = commands.add_parser("verify", help="check a bundle folder against its checksums.txt")
+    verify.add_argument("folder", metavar="DIR")
+
     schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
     schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria"))
     return parser
@@ -67,6 +83,15 @@ def _run(args: argparse.Namespace) -> int:
         return recipe.resolve_command(args.catalog, criteria, args.output, args.format or "yaml",
                                       nodes=args.nodes, profile=args.profile,
                                       accounting_mode=args.slurm_accounting_mode)
+    if args.command == "bundle":
+        from aicr_gen.commands.bundle import bundle_command
+
+        return bundle_command(args.recipe, args.deployer, args.output, sets=args.set, set_jsons=args.set_json,
+                              repo=args.repo, folders=args.catalog, force=args.force)
+    if args.command == "verify":
+        from aicr_gen.commands.verify import verify_command
+
+        return verify_command(args.folder)
     if args.command == "schema":
         from aicr_gen.commands import schema
 

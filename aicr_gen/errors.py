@@ -19,3 +19,9 @@ class InvalidInputError(AicrGenError):
     """Bad input or usage (exit 2). The message names the file, line/path and the fix."""
 
     exit_code = INVALID
+
+
+class FindingsError(AicrGenError):
+    """Checks ran and found problems (exit 1); the message lists them."""
+
+    exit_code = 1

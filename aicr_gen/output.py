@@ -1,10 +1,12 @@
-"""The one place that writes a single output file: atomically, or to standard output."""
+"""The one place that writes outputs: a file (atomically, or to standard output) or a bundle folder."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from aicr_gen.errors import InvalidInputError
@@ -41,3 +43,86 @@ def write_text(target: str | None, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _existing(target: Path) -> dict[str, Path]:
+    """Files under an existing output folder; a symlink anywhere inside is refused, never followed."""
+    found: dict[str, Path] = {}
+    for folder, dirs, names in os.walk(target):
+        for name in [*dirs, *names]:
+            full = Path(folder) / name
+            if full.is_symlink():
+                raise InvalidInputError(
+                    f"{full}: a symlink inside the output folder; remove it (aicr-gen never follows links there)")
+        for name in names:
+            full = Path(folder) / name
+            found[full.relative_to(target).as_posix()] = full
+    return found
+
+
+def _managed(files: dict[str, Path], target: Path) -> set[str]:
+    """Paths a previous bundle wrote: those in its checksums.txt, and checksums.txt itself."""
+    from aicr_gen.render.bundle import CHECKSUMS, parse_checksums
+
+    if CHECKSUMS not in files:
+        return set()
+    listed = parse_checksums(files[CHECKSUMS].read_text(encoding="utf-8"), str(target / CHECKSUMS))
+    return {*listed, CHECKSUMS}
+
+
+def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
+    """Write ``bundle`` to folder ``output`` atomically: render into a temp folder beside it, then rename.
+
+    A non-empty folder is refused unless ``force``; with ``force`` only the files the previous bundle
+    wrote (its checksums.txt) are replaced or removed, every other file is kept (hard-linked into the
+    new tree). On any error the target is as it was and nothing is left behind.
+    """
+    if not output:
+        raise InvalidInputError("--output: give a folder path")
+    target = Path(os.path.realpath(output))
+    if target.exists() and not target.is_dir():
+        raise InvalidInputError(f"--output {output}: is an existing file; give a folder")
+    if not target.parent.is_dir():
+        raise InvalidInputError(f"--output {output}: parent folder {target.parent} does not exist; create it first")
+    existing = _existing(target) if target.is_dir() else {}
+    if existing and not force:
+        raise InvalidInputError(f"--output {output}: folder is not empty; pass --force to replace a previous bundle")
+    keep = {rel: full for rel, full in existing.items() if rel not in _managed(existing, target)}
+    clash = sorted(set(keep) & set(bundle))
+    if clash:
+        raise InvalidInputError(
+            f"--output {output}: {clash[0]} is not from a previous bundle (not in its checksums.txt) and the new "
+            "bundle writes it; move it away")
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".new", dir=target.parent))
+    except OSError as err:
+        raise InvalidInputError(f"--output {output}: cannot write in {target.parent}: {err.strerror}") from None
+    backup = target.parent / f"{staging.name[:-4]}.old"
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        for rel, data in bundle.items():
+            path = staging / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            mode = 0o777 if rel.endswith(".sh") else 0o666
+            path.chmod(mode & ~umask)
+        for rel, full in keep.items():
+            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.link(full, staging / rel)
+        staging.chmod(0o777 & ~umask)
+        if target.is_dir():
+            target.rename(backup)
+        staging.rename(target)
+    except OSError as err:
+        if backup.exists() and not target.exists():
+            backup.rename(target)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise InvalidInputError(f"--output {output}: cannot write the bundle: {err.strerror or err}") from None
+    except BaseException:
+        if backup.exists() and not target.exists():
+            backup.rename(target)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(backup, ignore_errors=True)
+    return target

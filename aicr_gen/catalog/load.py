@@ -154,3 +154,19 @@ def _read_checks(catalog: Catalog, files: dict[str, tuple[Path, Path]]) -> dict[
         root, full = files[normal]
         texts[rel] = decode(read_file(full, root, normal), str(full))
     return texts
+
+
+def read_files(catalog: Catalog, wanted: list[str]) -> dict[str, bytes]:
+    """Contents of catalog files by relative path, from the last layer that has each; missing ones are
+    left out (the caller decides whether that is an error), escaping ones are refused."""
+    found: dict[str, bytes] = {}
+    for rel in wanted:
+        normal = paths.normalise(rel, f"catalog file {rel!r}")
+        if normal in catalog.escaping:
+            raise InvalidInputError(f"{rel}: a symlink to {catalog.escaping[normal]}, outside the catalog")
+        for root in reversed(catalog.layers):
+            full = root / normal
+            if full.is_file():
+                found[rel] = read_file(full, root, normal)
+                break
+    return found

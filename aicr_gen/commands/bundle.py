@@ -1,0 +1,84 @@
+"""``aicr-gen bundle``: render a recipe for one deployer and write the bundle folder atomically."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from aicr_gen.errors import OK, InvalidInputError
+
+_DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destinationServer": "destination_server",
+                      "targetRevision": "revision", "path": "path", "appName": "app_name",
+                      "argocdNamespace": "argocd_namespace", "fluxNamespace": "flux_namespace",
+                      "includeRootApp": "include_root_app"}
+
+
+def load_recipe(path: str) -> dict[str, Any]:
+    """A RecipeResult file (ours or AICR's), validated strictly."""
+    from aicr_gen.catalog.load import read_file
+    from aicr_gen.catalog.models import RecipeResult
+    from aicr_gen.modelcheck import check
+    from aicr_gen.yamlio import load_bytes
+
+    file = Path(path)
+    if not file.is_file():
+        raise InvalidInputError(f"--recipe {path}: no such file; write one with 'aicr-gen recipe -o FILE'")
+    doc = load_bytes(read_file(file, file.parent, file.name), path)
+    recipe: dict[str, Any] = check(doc, RecipeResult).model_dump(exclude_none=True)
+    if "deploymentOrder" not in recipe:
+        raise InvalidInputError(f"{path}: deploymentOrder is missing; regenerate the recipe")
+    unknown = sorted(set(recipe["deploymentOrder"]) - {ref["name"] for ref in recipe["componentRefs"]})
+    if unknown:
+        raise InvalidInputError(f"{path}: deploymentOrder names {unknown[0]!r}, which is not in componentRefs")
+    return recipe
+
+
+def _options(settings: list[str], repo: str | None) -> Any:
+    from dataclasses import fields, replace
+
+    from aicr_gen.render.options import Options
+    from aicr_gen.render.values import typed
+
+    options = Options() if repo is None else Options(repo=repo)
+    types = {item.name: item.type for item in fields(Options)}
+    for text in settings:
+        key, sep, value = text.removeprefix("deployer:").partition("=")
+        if not sep or key not in _DEPLOYER_SETTINGS:
+            raise InvalidInputError(f"--set {text}: deployer settings are {', '.join(sorted(_DEPLOYER_SETTINGS))}")
+        field = _DEPLOYER_SETTINGS[key]
+        parsed = typed(value)
+        if types[field] in ("bool", bool) and not isinstance(parsed, bool):
+            raise InvalidInputError(f"--set {text}: {key} takes true or false")
+        new_value: Any = parsed if types[field] in ("bool", bool) else value
+        options = replace(options, **{field: new_value})
+    return options
+
+
+def bundle_command(recipe_path: str, deployer: str, output: str, *, sets: list[str], set_jsons: list[str],
+                   repo: str | None, folders: list[str], force: bool) -> int:
+    """Render and write one bundle."""
+    from aicr_gen.catalog.load import read_files
+    from aicr_gen.commands.recipe import open_catalog
+    from aicr_gen.output import write_bundle
+    from aicr_gen.render import render_bundle
+    from aicr_gen.render.plan import build
+    from aicr_gen.render.values import parse
+
+    recipe = load_recipe(recipe_path)
+    deployer_sets = [text for text in sets if text.startswith("deployer:")]
+    options = _options(deployer_sets, repo)
+    overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
+    overrides += [parse("--set-json", text) for text in set_jsons]
+    catalog = open_catalog(folders)
+    wanted: list[str] = []
+    for ref in recipe["componentRefs"]:
+        wanted.append(f"components/{ref['name']}/values.yaml")
+        wanted += [ref["valuesFile"]] if ref.get("valuesFile") else []
+        wanted += [*ref.get("manifestFiles", []), *ref.get("preManifestFiles", [])]
+    sources = read_files(catalog, wanted)
+    aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
+    plan = build(recipe, sources, overrides, aliases)
+    written = write_bundle(render_bundle(plan, deployer, options), output, force)
+    sys.stderr.write(f"aicr-gen: wrote {deployer} bundle of {len(plan.units)} units to {written}\n")
+    return OK

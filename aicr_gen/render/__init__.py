@@ -1,0 +1,27 @@
+"""Rendering: a recipe's deployment plan into a ``Bundle`` for one deployer. Pure: no IO."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from aicr_gen.render.bundle import Bundle
+from aicr_gen.render.options import DEPLOYERS, Options
+from aicr_gen.render.plan import Plan
+from aicr_gen.yamlio import dump
+
+_MODULES = {"helm": "helm", "argocd": "argocd", "argocd-helm": "argocd_helm", "flux": "flux",
+            "helmfile": "helmfile"}
+
+
+def render_bundle(plan: Plan, deployer: str, options: Options) -> Bundle:
+    """Everything ``deployer`` applies, plus ``recipe.yaml`` and the closed-world ``checksums.txt``."""
+    if deployer not in DEPLOYERS:
+        from aicr_gen.errors import InvalidInputError
+
+        raise InvalidInputError(f"--deployer {deployer!r}: use one of {', '.join(DEPLOYERS)}")
+    module: Any = importlib.import_module(f"aicr_gen.render.{_MODULES[deployer]}")
+    files: Bundle = module.render(plan, options)
+    recipe: Mapping[str, Any] = plan.recipe
+    return files.merge({"recipe.yaml": dump(recipe).encode()}).with_checksums()

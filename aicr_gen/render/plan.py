@@ -1,0 +1,182 @@
+"""The deployment plan every deployer renders: deployable units in install order, with their values.
+
+A component becomes up to three units: ``<c>-pre`` (its preManifestFiles), ``<c>`` (the upstream chart,
+a Kustomize source, or a local chart of its manifests when it has no chart) and ``<c>-post`` (its
+manifestFiles, when it also has a chart). Each unit gets a folder ``NNN-<unit>`` in install order and
+the dependency depth of its component. Pure: files come in as bytes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.render import values as values_mod
+from aicr_gen.resolve import graph
+from aicr_gen.resolve.refs import is_enabled
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+PRE, MAIN, POST = "pre", "main", "post"
+UPSTREAM, LOCAL, KUSTOMIZE = "upstream", "local", "kustomize"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One deployable unit (a Helm release, Argo CD Application or Flux HelmRelease)."""
+
+    name: str
+    component: str
+    role: str
+    kind: str
+    namespace: str
+    folder: str
+    level: int
+    depends_on: tuple[str, ...]
+    values: Mapping[str, Any] = field(default_factory=dict)
+    chart: str = ""
+    repository: str = ""
+    version: str = ""
+    path: str = ""
+    tag: str = ""
+    manifests: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The units in install order, plus the recipe they came from."""
+
+    recipe: Mapping[str, Any]
+    units: tuple[Unit, ...]
+
+    def levels(self) -> list[list[Unit]]:
+        """Units grouped by their component's dependency depth."""
+        depth = max((unit.level for unit in self.units), default=-1)
+        return [[unit for unit in self.units if unit.level == level] for level in range(depth + 1)]
+
+
+def _load_values(name: str, rel: str, sources: Mapping[str, bytes]) -> dict[str, Any]:
+    from aicr_gen.yamlio import load_text
+
+    if rel not in sources:
+        raise InvalidInputError(f"component {name!r}: values file {rel!r} is not in the catalog; pass --catalog")
+    text = sources[rel].decode("utf-8")
+    if not text.strip() or all(not line.strip() or line.lstrip().startswith(("#", "---")) for line in
+                                text.splitlines()):
+        return {}
+    data = load_text(text, rel).data
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{rel}:1: values must be a mapping, not a {type(data).__name__}")
+    return data
+
+
+def component_values(ref: Mapping[str, Any], sources: Mapping[str, bytes]) -> dict[str, Any]:
+    """The component's base ``values.yaml`` (when its valuesFile is an overlay), the valuesFile, then the
+    recipe's overrides (without ``enabled``/``install``, which only switch the component)."""
+    name = ref["name"]
+    files: list[dict[str, Any]] = []
+    base = f"components/{name}/values.yaml"
+    rel = ref.get("valuesFile")
+    if rel and rel != base and base in sources:
+        files.append(_load_values(name, base, sources))
+    if rel:
+        files.append(_load_values(name, rel, sources))
+    overrides = {key: value for key, value in (ref.get("overrides") or {}).items() if key not in ("enabled", "install")}
+    return values_mod.layered(files, overrides)
+
+
+def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes]) -> tuple[tuple[str, bytes], ...]:
+    out: list[tuple[str, bytes]] = []
+    for rel in ref.get(key) or []:
+        if rel not in sources:
+            raise InvalidInputError(f"component {ref['name']!r}: {key} {rel!r} is not in the catalog; pass --catalog")
+        out.append((posixpath.basename(rel), sources[rel]))
+    names = [name for name, _ in out]
+    if len(set(names)) != len(names):
+        raise InvalidInputError(f"component {ref['name']!r}: two {key} share a file name; rename one")
+    return tuple(out)
+
+
+def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) -> bool:
+    """Whether ``--set COMP:enabled=...`` keeps the component; re-enabling a disabled one is refused."""
+    keep = is_enabled(ref)
+    for item in overrides:
+        if item.path in (("enabled",), ("install",)):
+            if item.value is True and not is_enabled(ref):
+                raise InvalidInputError(
+                    f"{item.flag}: component {ref['name']!r} is disabled by the recipe; re-enabling it here would "
+                    "skip the checks resolution does; enable it in the catalog overlay instead")
+            if item.value is not False and item.value is not True:
+                raise InvalidInputError(f"{item.flag}: enabled takes true or false")
+            keep = keep and item.value is not False
+    return keep
+
+
+def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[values_mod.Override],
+          aliases: Mapping[str, str]) -> Plan:
+    """The plan for ``recipe``: kept components in deploymentOrder, each split into its units."""
+    refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
+    for name in refs:
+        if not _NAME.match(name) or len(name) > 48:
+            raise InvalidInputError(
+                f"component name {name!r} is not a DNS label (lower-case letters, digits and '-', at most 48 "
+                "characters); rename it in the catalog")
+    resolved = values_mod.resolve_names(overrides, list(refs.values()), aliases)
+    per_component: dict[str, list[values_mod.Override]] = {name: [] for name in refs}
+    for item in resolved:
+        per_component[item.component].append(item)
+    kept = [name for name in recipe.get("deploymentOrder", []) if name in refs
+            and _switches(per_component[name], refs[name])]
+    dependencies = {name: [dep for dep in refs[name].get("dependencyRefs", []) if dep in kept] for name in kept}
+    depth: dict[str, int] = {}
+    for name in graph.deployment_order(dependencies):
+        depth[name] = 1 + max((depth[dep] for dep in dependencies[name]), default=-1)
+    units: list[Unit] = []
+    last: dict[str, str] = {}
+    for name in kept:
+        ref = refs[name]
+        settings = [item for item in per_component[name] if item.path not in (("enabled",), ("install",))]
+        component = values_mod.apply(component_values(ref, sources), settings)
+        for unit in _units(ref, component, sources, depth[name], [last[dep] for dep in dependencies[name]]):
+            units.append(unit)
+            last[name] = unit.name
+    numbered = tuple(_number(unit, index) for index, unit in enumerate(units, start=1))
+    return Plan(recipe=recipe, units=numbered)
+
+
+def _number(unit: Unit, index: int) -> Unit:
+    return replace(unit, folder=f"{index:03d}-{unit.name}")
+
+
+def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], level: int,
+           after: list[str]) -> list[Unit]:
+    name, namespace = ref["name"], ref.get("namespace") or ref["name"]
+    common: dict[str, Any] = {"component": name, "namespace": namespace, "folder": "", "level": level}
+    units: list[Unit] = []
+    previous = tuple(after)
+    pre = _manifests(ref, "preManifestFiles", sources)
+    if pre:
+        units.append(Unit(name=f"{name}-pre", role=PRE, kind=LOCAL, depends_on=previous,
+                          values={name: component}, manifests=pre, **common))
+        previous = (f"{name}-pre",)
+    post = _manifests(ref, "manifestFiles", sources)
+    if ref.get("type") == "Kustomize":
+        units.append(Unit(name=name, role=MAIN, kind=KUSTOMIZE, depends_on=previous, repository=ref.get("source", ""),
+                          path=ref.get("path", ""), tag=ref.get("tag", ""), **common))
+    elif ref.get("source"):
+        units.append(Unit(name=name, role=MAIN, kind=UPSTREAM, depends_on=previous, values=component,
+                          chart=ref.get("chart") or name, repository=ref["source"], version=ref.get("version", ""),
+                          **common))
+    else:
+        units.append(Unit(name=name, role=MAIN, kind=LOCAL, depends_on=previous, values={name: component},
+                          manifests=post, **common))
+        return units
+    if post:
+        units.append(Unit(name=f"{name}-post", role=POST, kind=LOCAL, depends_on=(name,),
+                          values={name: component}, manifests=post, **common))
+    return units
