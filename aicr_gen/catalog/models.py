@@ -16,6 +16,8 @@ from aicr_gen.catalog.vocabulary import ACCELERATORS, INTENTS, OSES, PLATFORMS, 
 # A criterion value: AICR's vocabulary (see vocabulary.py), "any"/"" for a wildcard, or a value a site
 # catalog introduces (AICR's criteria registry): lower-case letters, digits, '-' and '.'.
 CriterionValue = Annotated[str, Field(pattern=r"^([a-z0-9][a-z0-9.-]*)?$")]
+# Component names become release, folder and Application names: DNS labels, short enough for prefixes.
+ComponentName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=48)]
 
 
 def _canonical_type(value: Any) -> Any:
@@ -102,7 +104,7 @@ class ExpectedResource(_Strict):
 class ComponentRef(_Strict):
     """One component of a recipe: a Helm chart or a Kustomize source, with values and dependencies."""
 
-    name: str = Field(min_length=1, description="Component name, the registry key")
+    name: ComponentName = Field(description="Component name, the registry key (a DNS label)")
     namespace: str | None = Field(None, description="Target namespace; registry helm.defaultNamespace when absent")
     chart: str | None = Field(None, description="Chart name; last segment of registry helm.defaultChart when absent")
     type: ComponentType | None = Field(None, description="Helm or Kustomize (case-insensitive)")
@@ -259,7 +261,7 @@ class RegistryValidation(_Strict):
 class RegistryComponent(_Strict):
     """One component of the registry."""
 
-    name: str = Field(min_length=1, description="Component name, referenced by componentRefs")
+    name: ComponentName = Field(description="Component name, referenced by componentRefs (a DNS label)")
     displayName: str | None = Field(None, description="Human name")
     valueOverrideKeys: list[str] | None = Field(None, description="Aliases accepted by --set")
     helm: HelmDefaults | None = Field(None, description="Helm defaults")

@@ -76,9 +76,9 @@ def _assign(values: Any, path: Sequence[str | int], value: Any, merge: bool, fla
     head, rest = path[0], path[1:]
     if isinstance(head, int):
         items = list(values) if isinstance(values, list) else []
-        if head > len(items):
-            raise InvalidInputError(f"{flag}: index [{head}] is past the end of a list of {len(items)}")
-        items.extend([None] * (head + 1 - len(items)))
+        if head > 10_000:
+            raise InvalidInputError(f"{flag}: list index [{head}] is too large")
+        items.extend([None] * (head + 1 - len(items)))  # padded like helm --set
         items[head] = _assign(items[head], rest, value, merge, flag)
         return items
     mapping = dict(values) if isinstance(values, Mapping) else {}
