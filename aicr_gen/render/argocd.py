@@ -1,0 +1,233 @@
+"""The ``argocd`` deployer: one Argo CD Application per unit plus an app-of-apps that syncs them all.
+
+Argo CD has no dependencies between Applications, only sync waves inside the app-of-apps, so install
+order is encoded as ``wave = level * 4 + {pre 0, main 1, post 2}`` (AICR's bands; 3 is left for
+readiness checks). A unit only waits for units of components at a lower level or for earlier units of
+its own component, so every dependency syncs in an earlier wave.
+
+Upstream charts are multi-source Applications: the chart from its repository, and ``values.yaml`` read
+from this bundle's Git repository through a ``ref: values`` source. Local charts and Kustomize sources are
+single-source Applications.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.render import charts, readme
+from aicr_gen.render.bundle import Bundle, check_path
+from aicr_gen.render.options import Options
+from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, Plan, Unit
+from aicr_gen.yamlio import dump
+
+API_VERSION = "argoproj.io/v1alpha1"
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+IN_CLUSTER = "https://kubernetes.default.svc"
+SYNC_OPTIONS = ("CreateNamespace=true", "ServerSideApply=true")
+# Argo CD names the Helm release after the Application; Helm caps release names at 53 characters.
+MAX_NAME = 53
+APPLICATIONS = "*/application.yaml"
+_WAVE_OFFSET = {PRE: 0, MAIN: 1, POST: 2}
+_BAND = 4
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_PREFIX = re.compile(r"^([a-z0-9][-a-z0-9]*)?$")
+_SEMVER_V = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]*)?$")
+
+
+def sync_wave(unit: Unit) -> int:
+    """The unit's sync wave: its component's dependency level in bands of four, then its role."""
+    return unit.level * _BAND + _WAVE_OFFSET[unit.role]
+
+
+def check_prefix(prefix: str) -> str:
+    """A ``namePrefix`` that keeps Application names DNS labels."""
+    if not _PREFIX.match(prefix):
+        raise InvalidInputError(
+            f"--set deployer:namePrefix={prefix}: use lower-case letters, digits and '-', starting with a letter "
+            "or digit")
+    return prefix
+
+
+def application_name(options: Options, unit: Unit) -> str:
+    """``namePrefix`` + unit name, refused when Helm could not use it as a release name."""
+    name = check_prefix(options.name_prefix) + unit.name
+    if len(name) > MAX_NAME or not _NAME.match(name):
+        raise InvalidInputError(
+            f"Application name {name!r} ({len(name)} characters) is longer than {MAX_NAME}, the limit Argo CD "
+            "inherits from Helm release names; shorten --set deployer:namePrefix")
+    if name == options.app_name:
+        raise InvalidInputError(
+            f"Application name {name!r} is also the app-of-apps name; change --set deployer:namePrefix or appName")
+    return name
+
+
+def repo_path(options: Options, *parts: str) -> str:
+    """A path inside the bundle's Git repository (``options.path`` is the bundle's folder there)."""
+    base = check_path(options.path.strip("/")) if options.path.strip("/") else ""
+    joined = posixpath.join(base, *parts) if parts else base
+    return joined or "."
+
+
+def is_oci(unit: Unit) -> bool:
+    """Whether the chart comes from an OCI registry."""
+    return unit.repository.startswith("oci://")
+
+
+def target_revision(unit: Unit) -> str:
+    """The chart version as Argo CD should ask for it.
+
+    Classic Helm repositories are looked up through ``index.yaml`` with semver matching, and their
+    versions are conventionally written without the ``v`` (AICR strips it too); ``v1.2.3`` and ``1.2.3``
+    select the same entry, so the plain form is used. An OCI registry is asked for the exact tag first
+    (Argo CD's native OCI client only falls back to listing tags for constraints), and tags like
+    ``v1.3.1`` exist only as written, so OCI versions are kept verbatim.
+    """
+    if not unit.version:
+        raise InvalidInputError(
+            f"component {unit.component!r} has no chart version; Argo CD needs a pinned targetRevision, so set "
+            "version in the recipe")
+    if is_oci(unit) or not _SEMVER_V.match(unit.version):
+        return unit.version
+    return unit.version[1:]
+
+
+def chart_source(unit: Unit) -> dict[str, Any]:
+    """The Argo CD source of an upstream chart, without values.
+
+    OCI charts use Argo CD's native OCI source (v3.1+): ``repoURL: oci://registry/path/chart`` with
+    ``path: .``. The older Helm-type form (``repoURL`` without the scheme plus ``chart``) only works when
+    a Helm repository Secret with ``enableOCI: true`` exists, which a bundle cannot ship.
+    """
+    if is_oci(unit):
+        return {"repoURL": f"{unit.repository.rstrip('/')}/{unit.chart}", "targetRevision": target_revision(unit),
+                "path": "."}
+    return {"repoURL": unit.repository, "chart": unit.chart, "targetRevision": target_revision(unit)}
+
+
+def kustomize_source(unit: Unit) -> dict[str, Any]:
+    """A Kustomize component, read straight from its Git repository."""
+    if not unit.repository or not unit.path:
+        raise InvalidInputError(f"Kustomize component {unit.component!r} needs both source and path in the recipe")
+    return {"repoURL": unit.repository, "targetRevision": unit.tag or "HEAD", "path": unit.path}
+
+
+def sync_policy() -> dict[str, Any]:
+    """Automated sync; ServerSideApply because large CRDs exceed the client-side apply annotation limit."""
+    return {"automated": {"prune": True, "selfHeal": True}, "syncOptions": list(SYNC_OPTIONS)}
+
+
+def application(name: str, options: Options, unit: Unit, sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """A child Application of one unit."""
+    spec: dict[str, Any] = {"project": options.project}
+    if len(sources) == 1:
+        spec["source"] = sources[0]
+    else:
+        spec["sources"] = sources
+    spec["destination"] = {"server": options.destination_server, "namespace": unit.namespace}
+    spec["syncPolicy"] = sync_policy()
+    return {"apiVersion": API_VERSION, "kind": "Application",
+            "metadata": {"name": name, "namespace": options.argocd_namespace,
+                         "annotations": {SYNC_WAVE: str(sync_wave(unit))}},
+            "spec": spec}
+
+
+def unit_sources(options: Options, unit: Unit) -> list[dict[str, Any]]:
+    """Where Argo CD finds the unit: chart plus values ref, a bundle folder, or a Kustomize source."""
+    if unit.kind == KUSTOMIZE:
+        return [kustomize_source(unit)]
+    if unit.kind == LOCAL:
+        return [{"repoURL": options.repo, "targetRevision": options.revision, "path": repo_path(options, unit.folder)}]
+    chart = chart_source(unit)
+    chart["helm"] = {"valueFiles": [f"$values/{repo_path(options, unit.folder, 'values.yaml')}"]}
+    return [chart, {"repoURL": options.repo, "targetRevision": options.revision, "ref": "values"}]
+
+
+def app_of_apps(options: Options) -> dict[str, Any]:
+    """The parent Application: every ``*/application.yaml`` of the bundle folder in the repository.
+
+    The Applications it creates live in Argo CD's own cluster, so its destination is always in-cluster;
+    ``destinationServer`` only applies to the children.
+    """
+    return {"apiVersion": API_VERSION, "kind": "Application",
+            "metadata": {"name": options.app_name, "namespace": options.argocd_namespace},
+            "spec": {"project": options.project,
+                     "source": {"repoURL": options.repo, "targetRevision": options.revision,
+                                "path": repo_path(options), "directory": {"recurse": True, "include": APPLICATIONS}},
+                     "destination": {"server": IN_CLUSTER, "namespace": options.argocd_namespace},
+                     "syncPolicy": {"automated": {"prune": True, "selfHeal": True}}}}
+
+
+def yaml_file(document: Mapping[str, Any]) -> bytes:
+    """A generated YAML manifest."""
+    return (charts.GENERATED + dump(document)).encode()
+
+
+def check_options(options: Options) -> None:
+    """Settings every Argo CD bundle needs."""
+    for label, value in (("--repo", options.repo), ("targetRevision", options.revision),
+                         ("appName", options.app_name), ("project", options.project),
+                         ("destinationServer", options.destination_server),
+                         ("argocdNamespace", options.argocd_namespace)):
+        if not value:
+            raise InvalidInputError(f"{label} is empty; Argo CD Applications need it")
+
+
+def uninstall_steps(plan: Plan, options: Options, parent: str) -> list[str]:
+    """Delete the parent first (so it stops re-creating children), then each child with its resources."""
+    q = shlex.quote
+    ns = q(options.argocd_namespace)
+    names = " ".join(q(application_name(options, unit)) for unit in readme.reverse(plan.units))
+    finalizer = '{"metadata":{"finalizers":["resources-finalizer.argocd.argoproj.io"]}}'
+    return [
+        "Delete the parent first so that it stops re-creating its children, then delete each child with the "
+        "resources it deployed, in reverse install order. Namespaces created by `CreateNamespace` stay.", "",
+        "```bash",
+        f"kubectl delete application {q(parent)} --namespace {ns}",
+        f"for app in {names}; do",
+        f"    kubectl patch application \"$app\" --namespace {ns} --type merge -p {q(finalizer)}",
+        f"    kubectl delete application \"$app\" --namespace {ns} --wait",
+        "done",
+        "```",
+    ]
+
+
+def _check_includes(bundle: Bundle, plan: Plan) -> None:
+    # Argo CD's include glob lets '*' cross '/', so a manifest named application.yaml inside a local
+    # chart would be applied as a raw Application.
+    wanted = {f"{unit.folder}/application.yaml" for unit in plan.units}
+    stray = sorted(path for path in bundle if path.endswith("/application.yaml") and path not in wanted)
+    if stray:
+        raise InvalidInputError(
+            f"bundle file {stray[0]!r} would be picked up by the app-of-apps include {APPLICATIONS!r}; "
+            "rename the manifest in the catalog")
+
+
+def render(plan: Plan, options: Options) -> Bundle:
+    """The argocd bundle (without the shared recipe.yaml and checksums)."""
+    check_options(options)
+    bundle = Bundle({"app-of-apps.yaml": yaml_file(app_of_apps(options))})
+    for unit in plan.units:
+        name = application_name(options, unit)
+        files: dict[str, bytes] = {"application.yaml": yaml_file(application(name, options, unit,
+                                                                             unit_sources(options, unit)))}
+        if unit.kind == LOCAL:
+            files.update(charts.local_chart(unit))
+        elif unit.kind != KUSTOMIZE:
+            files["values.yaml"] = charts.values_file(unit)
+        bundle = bundle.merge(Bundle(files).under(unit.folder))
+    _check_includes(bundle, plan)
+    where = f"`{repo_path(options)}` of" if options.path.strip("/") else "the root of"
+    install = [
+        f"1. Commit this folder to {where} `{options.repo}` on `{options.revision}` and push it.",
+        "2. Create the app-of-apps; Argo CD then syncs the children wave by wave:", "",
+        "```bash",
+        f"kubectl apply --namespace {shlex.quote(options.argocd_namespace)} -f app-of-apps.yaml",
+        "```",
+    ]
+    uninstall = uninstall_steps(plan, options, options.app_name)
+    return bundle.merge({"README.md": readme.render(plan, "argocd", install, uninstall)})

@@ -1,0 +1,597 @@
+"""The argocd and argocd-helm deployers as users run them: ``aicr-gen recipe``, ``aicr-gen bundle``, then
+what Argo CD and helm do with the folder. Three recipes: AICR's CUJ2 (eks/h100/ubuntu/inference/dynamo,
+from AICR's own catalog, with OCI charts and -post units), the embedded catalog's
+eks/h100/ubuntu/training/kubeflow, and a small catalog with -pre/-post units, a manifest-only component,
+an OCI chart, an HTTPS chart and a Kustomize source.
+
+The consumers are real: the Argo CD v3.5.1 Application CRD (with its CEL rules) for every Application,
+helm 3 and helm 4 linting, templating and packaging the argocd-helm chart and every local chart. What each
+Application must say (waves, sources, versions) is computed from recipe.yaml here, not taken from the
+renderer.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from tests.conftest import AICR_CATALOG, Result, assert_refused, needs_reference
+from tests.consumers import helm_lint, helm_template, read_tree, tool_path, validate_manifests, validate_objects
+
+Cli = Callable[..., Result]
+
+REPO = "https://git.example.com/platform/gitops.git"
+CRITERIA = {
+    "cuj2": ("--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu",
+             "--platform", "dynamo"),
+    "training": ("--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu",
+                 "--platform", "kubeflow"),
+    "small": ("--service", "eks", "--accelerator", "h100"),
+}
+RECIPES = [pytest.param("cuj2", marks=needs_reference), "training", "small"]
+HELMS = ("helm3", "helm4")
+DEPLOYERS = ("argocd", "argocd-helm")
+APP = ("argoproj.io/v1alpha1", "Application")
+WAVE = "argocd.argoproj.io/sync-wave"
+TEMPLATE_TEXT = "{{ .Values.x }}"
+
+FOREIGN_KINDS = {("agentgateway.dev/v1alpha1", "AgentgatewayParameters"), ("gateway.networking.k8s.io/v1", "Gateway"),
+                 ("skyhook.nvidia.com/v1alpha1", "Skyhook")}
+"""CRs in CUJ2's local charts whose CRDs come with upstream charts, so no reference schema exists."""
+
+_CONFIG_MAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  namespace: {{{{ .Release.Namespace }}}}
+data:
+  {key}: {{{{ index .Values "{component}" "{key}" | quote }}}}
+"""
+
+SMALL_CATALOG: dict[str, str] = {
+    "registry.yaml": """\
+apiVersion: aicr.run/v1alpha2
+kind: ComponentRegistry
+components:
+  - name: platform-config
+    healthCheck:
+      assertFile: checks/platform-config/health-check.yaml
+    helm:
+      defaultRepository: ""
+      defaultNamespace: platform
+  - name: web
+    healthCheck:
+      assertFile: checks/web/health-check.yaml
+    helm:
+      defaultRepository: oci://registry.example.com/charts
+      defaultChart: web
+      defaultVersion: v1.2.3
+      defaultNamespace: web
+  - name: api
+    healthCheck:
+      assertFile: checks/api/health-check.yaml
+    helm:
+      defaultRepository: https://charts.example.com
+      defaultChart: api
+      defaultVersion: v0.9.0
+      defaultNamespace: api
+  - name: addon
+    healthCheck:
+      assertFile: checks/addon/health-check.yaml
+    kustomize:
+      defaultSource: https://github.com/example/addon.git
+      defaultPath: deploy/overlays/prod
+      defaultTag: v0.3.0
+""",
+    "overlays/base.yaml": """\
+kind: RecipeMetadata
+apiVersion: aicr.run/v1alpha2
+metadata:
+  name: base
+spec:
+  componentRefs:
+    - name: platform-config
+      type: Helm
+      valuesFile: components/platform-config/values.yaml
+      manifestFiles:
+        - components/platform-config/manifests/settings.yaml
+    - name: web
+      type: Helm
+      valuesFile: components/web/values.yaml
+      preManifestFiles:
+        - components/web/manifests/pre-settings.yaml
+      manifestFiles:
+        - components/web/manifests/greeting.yaml
+      dependencyRefs:
+        - platform-config
+    - name: api
+      type: Helm
+      valuesFile: components/api/values.yaml
+      dependencyRefs:
+        - web
+    - name: addon
+      type: Kustomize
+      dependencyRefs:
+        - platform-config
+""",
+    "overlays/small.yaml": """\
+kind: RecipeMetadata
+apiVersion: aicr.run/v1alpha2
+metadata:
+  name: small
+spec:
+  base: base
+  criteria:
+    service: eks
+    accelerator: h100
+""",
+    "components/platform-config/values.yaml": "tier: gold\n",
+    "components/web/values.yaml": "replicas: 2\ngreeting: hello\n",
+    "components/api/values.yaml": "replicas: 1\nmode: 'on'\nlimits:\n  memory: 1Gi\n",
+    "components/platform-config/manifests/settings.yaml":
+        _CONFIG_MAP.format(name="platform-settings", component="platform-config", key="tier"),
+    "components/web/manifests/pre-settings.yaml": _CONFIG_MAP.format(name="web-settings", component="web",
+                                                                      key="replicas"),
+    "components/web/manifests/greeting.yaml": _CONFIG_MAP.format(name="web-greeting", component="web",
+                                                                  key="greeting"),
+    **{f"checks/{name}/health-check.yaml": f"apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\n"
+                                           f"metadata:\n  name: {name}-health\n"
+       for name in ("platform-config", "web", "api", "addon")},
+}
+"""platform-config is manifest-only; web (OCI, version with a v) becomes web-pre, web, web-post; api is an
+HTTPS chart with a v-version; addon is a Kustomize source."""
+
+
+class YAMLSnapshot(SingleFileSnapshotExtension):
+    """Snapshots stored as the literal YAML we emit, reviewable in pull requests."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "yaml"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What a unit must be, derived from recipe.yaml alone."""
+
+    folder: str
+    name: str
+    role: str
+    ref: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        if self.ref.get("type") == "Kustomize" and self.role == "main":
+            return "kustomize"
+        return "local" if self.role != "main" or not self.ref.get("source") else "upstream"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A bundle written by the CLI, and the recipe it came from."""
+
+    name: str
+    recipe: dict[str, Any]
+    root: Path
+
+    def units(self) -> list[Unit]:
+        """deploymentOrder, each component split into [-pre] main [-post], numbered from 001."""
+        refs = {ref["name"]: ref for ref in self.recipe["componentRefs"]}
+        split: list[tuple[str, str, dict[str, Any]]] = []
+        for name in self.recipe["deploymentOrder"]:
+            ref = refs[name]
+            if ref.get("preManifestFiles"):
+                split.append((f"{name}-pre", "pre", ref))
+            split.append((name, "main", ref))
+            if ref.get("manifestFiles") and ref.get("source"):
+                split.append((f"{name}-post", "post", ref))
+        return [Unit(f"{index:03d}-{name}", name, role, ref) for index, (name, role, ref) in enumerate(split, start=1)]
+
+    def applications(self) -> dict[str, dict[str, Any]]:
+        """argocd bundles: unit folder -> its application.yaml."""
+        return {unit.folder: yaml.safe_load((self.root / unit.folder / "application.yaml").read_text())
+                for unit in self.units()}
+
+
+def write_catalog(root: Path) -> Path:
+    for rel, text in SMALL_CATALOG.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def write_recipe(cli: Cli, name: str, folder: Path) -> tuple[Path, tuple[str, ...]]:
+    """``aicr-gen recipe`` for one of CRITERIA into ``folder``; returns the file and the --catalog args."""
+    folder.mkdir(parents=True, exist_ok=True)
+    catalog: tuple[str, ...] = ()
+    if name == "cuj2":
+        catalog = ("--catalog", str(AICR_CATALOG))
+    elif name == "small":
+        catalog = ("--catalog", str(write_catalog(folder / "catalog")))
+    recipe = folder / "recipe.yaml"
+    result = cli("recipe", *catalog, *CRITERIA[name], "-o", str(recipe))
+    assert result.code == 0, result.err
+    return recipe, catalog
+
+
+def render(cli: Cli, name: str, deployer: str, folder: Path, *extra: str) -> Rendered:
+    """Recipe ``name`` rendered for ``deployer`` into ``folder/<deployer>`` through the CLI."""
+    recipe, catalog = write_recipe(cli, name, folder)
+    out = folder / deployer
+    result = cli("bundle", "--recipe", str(recipe), "--deployer", deployer, "-o", str(out), "--repo", REPO,
+                 *catalog, *extra)
+    assert result.code == 0, result.err
+    return Rendered(name, yaml.safe_load(recipe.read_text(encoding="utf-8")), out)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Cli, str, str], Rendered]:
+    """Each recipe's bundle per deployer, rendered once per module."""
+    cache: dict[tuple[str, str], Rendered] = {}
+
+    def get(cli: Cli, name: str, deployer: str) -> Rendered:
+        if (name, deployer) not in cache:
+            cache[name, deployer] = render(cli, name, deployer, tmp_path_factory.mktemp(f"{name}-{deployer}"))
+        return cache[name, deployer]
+
+    return get
+
+
+@pytest.fixture(params=RECIPES)
+def argocd(request: pytest.FixtureRequest, cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> Rendered:
+    return rendered(cli, request.param, "argocd")
+
+
+@pytest.fixture(params=RECIPES)
+def argocd_helm(request: pytest.FixtureRequest, cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> Rendered:
+    return rendered(cli, request.param, "argocd-helm")
+
+
+def expected_revision(ref: dict[str, Any]) -> str:
+    """OCI tags are exact strings; classic repositories match semver, written without the v."""
+    version = str(ref["version"])
+    if ref["source"].startswith("oci://") or not version.startswith("v"):
+        return version
+    return version[1:]
+
+
+def expected_source(unit: Unit) -> dict[str, Any]:
+    """The chart source Argo CD needs for an upstream unit (without values)."""
+    ref = unit.ref
+    if ref["source"].startswith("oci://"):  # Argo CD >= 3.1 native OCI source; path '.' for Helm charts
+        return {"repoURL": f"{ref['source'].rstrip('/')}/{ref.get('chart') or ref['name']}", "path": ".",
+                "targetRevision": expected_revision(ref)}
+    return {"repoURL": ref["source"], "chart": ref.get("chart") or ref["name"],
+            "targetRevision": expected_revision(ref)}
+
+
+def expected_waves(bundle: Rendered) -> dict[str, int]:
+    """Unit name -> dependency depth of its component * 4 + {pre 0, main 1, post 2}."""
+    refs = {ref["name"]: ref for ref in bundle.recipe["componentRefs"]}
+    depth: dict[str, int] = {}
+    for name in bundle.recipe["deploymentOrder"]:
+        depth[name] = 1 + max((depth[dep] for dep in refs[name].get("dependencyRefs", []) if dep in depth),
+                              default=-1)
+    return {unit.name: depth[unit.ref["name"]] * 4 + {"pre": 0, "main": 1, "post": 2}[unit.role]
+            for unit in bundle.units()}
+
+
+# ------------------------------------------------------------------ argocd: layout and the Argo CD CRD
+
+
+def test_units_follow_the_deployment_order(argocd: Rendered) -> None:
+    units = argocd.units()
+    assert sorted(path.name for path in argocd.root.iterdir() if path.is_dir()) == [unit.folder for unit in units]
+    for unit in units:
+        files = {path.relative_to(argocd.root / unit.folder).as_posix()
+                 for path in (argocd.root / unit.folder).rglob("*") if path.is_file()}
+        assert "application.yaml" in files, unit.folder
+        assert ("Chart.yaml" in files) == (unit.kind == "local"), unit.folder
+        assert ("values.yaml" in files) == (unit.kind != "kustomize"), unit.folder
+    assert {"app-of-apps.yaml", "README.md", "recipe.yaml", "checksums.txt"} <= {p.name for p in argocd.root.iterdir()}
+    if argocd.name == "small":
+        assert [(unit.name, unit.kind) for unit in units] == [
+            ("platform-config", "local"), ("addon", "kustomize"), ("web-pre", "local"), ("web", "upstream"),
+            ("web-post", "local"), ("api", "upstream")]
+
+
+def test_every_application_validates_against_the_argo_cd_crd(argocd: Rendered) -> None:
+    """app-of-apps.yaml and each application.yaml against Argo CD v3.5.1's CRD (+ CEL, + ObjectMeta);
+    local Chart.yaml files against SchemaStore; values files must parse."""
+    local = sum(unit.kind == "local" for unit in argocd.units())
+    assert validate_manifests(read_tree(argocd.root)) == 1 + len(argocd.units()) + local
+
+
+def test_app_of_apps_picks_up_exactly_the_applications(argocd: Rendered) -> None:
+    parent = yaml.safe_load((argocd.root / "app-of-apps.yaml").read_text())
+    assert parent["metadata"] == {"name": "aicr-stack", "namespace": "argocd"}
+    source = parent["spec"]["source"]
+    assert (source["repoURL"], source["targetRevision"], source["path"]) == (REPO, "main", ".")
+    assert source["directory"]["recurse"] is True
+    # Argo CD's include glob lets '*' cross '/', like fnmatch.
+    picked = sorted(path for path in read_tree(argocd.root) if fnmatch.fnmatch(path, source["directory"]["include"]))
+    assert picked == [f"{unit.folder}/application.yaml" for unit in argocd.units()]
+    assert parent["spec"]["destination"] == {"server": "https://kubernetes.default.svc", "namespace": "argocd"}
+    assert parent["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
+
+
+def test_sync_waves_put_every_dependency_first(argocd: Rendered) -> None:
+    apps = argocd.applications()
+    waves: dict[str, int] = {}
+    for unit in argocd.units():
+        annotation = apps[unit.folder]["metadata"]["annotations"][WAVE]
+        assert isinstance(annotation, str), f"{unit.folder}: sync-wave must be a string"
+        waves[unit.name] = int(annotation)
+    assert waves == expected_waves(argocd)
+    by_component: dict[str, list[Unit]] = {}
+    for unit in argocd.units():
+        by_component.setdefault(unit.ref["name"], []).append(unit)
+    for unit in argocd.units():
+        for dep in unit.ref.get("dependencyRefs", []):
+            for other in by_component.get(dep, []):
+                assert waves[unit.name] > waves[other.name], f"{unit.name} must sync after {other.name}"
+        own = [waves[u.name] for u in by_component[unit.ref["name"]]]
+        assert own == sorted(set(own)), f"{unit.ref['name']}: pre, main, post must be in rising waves"
+
+
+def test_applications_point_at_their_sources(argocd: Rendered) -> None:
+    files = read_tree(argocd.root)
+    apps = argocd.applications()
+    for unit in argocd.units():
+        app = apps[unit.folder]
+        spec = app["spec"]
+        assert app["metadata"]["name"] == unit.name
+        assert spec["destination"] == {"server": "https://kubernetes.default.svc",
+                                       "namespace": unit.ref.get("namespace") or unit.ref["name"]}
+        assert spec["project"] == "default"
+        assert spec["syncPolicy"]["syncOptions"] == ["CreateNamespace=true", "ServerSideApply=true"]
+        if unit.kind == "upstream":
+            chart, values = spec["sources"]
+            value_file = chart.pop("helm")["valueFiles"]
+            assert chart == expected_source(unit), unit.folder
+            assert value_file == [f"$values/{unit.folder}/values.yaml"]
+            assert f"{unit.folder}/values.yaml" in files
+            assert values == {"repoURL": REPO, "targetRevision": "main", "ref": "values"}
+        elif unit.kind == "local":
+            assert spec["source"] == {"repoURL": REPO, "targetRevision": "main", "path": unit.folder}
+            assert f"{unit.folder}/Chart.yaml" in files
+        else:
+            ref = unit.ref
+            assert spec["source"] == {"repoURL": ref["source"], "path": ref["path"], "targetRevision": ref["tag"]}
+
+
+def test_small_versions_keep_the_oci_tag_and_drop_the_v_for_classic_repositories(
+        cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> None:
+    apps = rendered(cli, "small", "argocd").applications()
+    assert apps["004-web"]["spec"]["sources"][0]["targetRevision"] == "v1.2.3"
+    assert apps["004-web"]["spec"]["sources"][0]["repoURL"] == "oci://registry.example.com/charts/web"
+    assert apps["006-api"]["spec"]["sources"][0]["targetRevision"] == "0.9.0"
+
+
+@pytest.mark.parametrize("helm", HELMS)
+@pytest.mark.parametrize("name", [pytest.param("cuj2", marks=needs_reference), "small"])
+def test_local_charts_lint_and_template(cli: Cli, rendered: Callable[[Cli, str, str], Rendered], name: str,
+                                        helm: str) -> None:
+    """What Argo CD does with a local folder: helm template it with the Application's release name."""
+    bundle = rendered(cli, name, "argocd")
+    local = [unit for unit in bundle.units() if unit.kind == "local"]
+    assert local
+    for unit in local:
+        chart = bundle.root / unit.folder
+        helm_lint(chart, helm)
+        objects = helm_template(chart, helm, release=unit.name, namespace=unit.ref.get("namespace") or unit.name)
+        manifests = unit.ref["preManifestFiles" if unit.role == "pre" else "manifestFiles"]
+        assert len(objects) >= len(manifests), unit.folder
+        validate_objects(objects, unit.folder, unchecked_kinds=FOREIGN_KINDS)
+
+
+def test_readme_says_how_to_install_and_remove(cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> None:
+    bundle = rendered(cli, "small", "argocd")
+    text = (bundle.root / "README.md").read_text()
+    assert "kubectl apply --namespace argocd -f app-of-apps.yaml" in text
+    assert REPO in text
+    assert "kubectl delete application aicr-stack --namespace argocd" in text
+    assert "for app in api web-post web web-pre addon platform-config; do" in text
+
+
+def test_repo_path_and_prefix_settings_reach_every_application(cli: Cli, tmp_path: Path) -> None:
+    bundle = render(cli, "small", "argocd", tmp_path, "--set", "deployer:path=clusters/prod",
+                    "--set", "deployer:namePrefix=team-a-", "--set", "deployer:project=gpu")
+    parent = yaml.safe_load((bundle.root / "app-of-apps.yaml").read_text())
+    assert parent["spec"]["source"]["path"] == "clusters/prod"
+    apps = bundle.applications()
+    assert apps["004-web"]["spec"]["sources"][0]["helm"]["valueFiles"] == ["$values/clusters/prod/004-web/values.yaml"]
+    assert apps["001-platform-config"]["spec"]["source"]["path"] == "clusters/prod/001-platform-config"
+    assert {app["metadata"]["name"] for app in apps.values()} == {f"team-a-{unit.name}" for unit in bundle.units()}
+    assert {app["spec"]["project"] for app in apps.values()} == {"gpu"}
+    validate_manifests(read_tree(bundle.root))
+
+
+@pytest.mark.parametrize("deployer", DEPLOYERS)
+def test_names_over_53_characters_are_refused(cli: Cli, tmp_path: Path, deployer: str) -> None:
+    recipe, catalog = write_recipe(cli, "small", tmp_path)
+    prefix = "p" * (53 - len("platform-config") + 1)
+    result = cli("bundle", "--recipe", str(recipe), "--deployer", deployer, "-o", str(tmp_path / "out"), *catalog,
+                 "--set", f"deployer:namePrefix={prefix}")
+    assert_refused(result, "platform-config", "53")
+    assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ argocd-helm: the bundle is a chart
+
+
+@pytest.mark.parametrize("helm", HELMS)
+def test_bundle_chart_lints_and_renders_the_same_applications(argocd_helm: Rendered, helm: str, cli: Cli,
+                                                               rendered: Callable[[Cli, str, str], Rendered]) -> None:
+    helm_lint(argocd_helm.root, helm)
+    objects = helm_template(argocd_helm.root, helm, namespace="argocd")
+    assert validate_objects(objects, "argocd-helm", unchecked_kinds=()) == len(argocd_helm.units()) + 1
+    by_name = {obj["metadata"]["name"]: obj for obj in objects}
+    assert by_name.pop("aicr-stack")["spec"]["source"]["repoURL"] == REPO
+    plain = rendered(cli, argocd_helm.name, "argocd")
+    for unit in argocd_helm.units():
+        child, twin = by_name[unit.name], plain.applications()[unit.folder]
+        assert child["metadata"] == twin["metadata"], unit.name
+        assert (child["spec"]["destination"], child["spec"]["project"], child["spec"]["syncPolicy"]) == (
+            twin["spec"]["destination"], twin["spec"]["project"], twin["spec"]["syncPolicy"])
+        source = dict(child["spec"]["source"])
+        helm_values = yaml.safe_load(source.pop("helm", {}).get("values", "{}"))
+        if unit.kind == "upstream":
+            assert source == expected_source(unit)
+            assert helm_values == (yaml.safe_load((plain.root / unit.folder / "values.yaml").read_text()) or {})
+        elif unit.kind == "local":
+            assert source == {"repoURL": REPO, "targetRevision": "main", "path": unit.folder}
+            assert helm_values == {unit.ref["name"]: {}}
+            # the same wrapper chart as the argocd bundle's, which test_local_charts_lint_and_template checks
+            chart = read_tree(argocd_helm.root / unit.folder)
+            assert chart == {path: data for path, data in read_tree(plain.root / unit.folder).items()
+                             if path != "application.yaml"}, unit.folder
+        else:
+            assert source == twin["spec"]["source"]
+
+
+def test_bundle_chart_files(argocd_helm: Rendered) -> None:
+    """Chart.yaml files against SchemaStore; static/ and values files parse; templates are helm's."""
+    files = read_tree(argocd_helm.root)
+    local = [unit for unit in argocd_helm.units() if unit.kind == "local"]
+    assert validate_manifests(files) == 1 + len(local)
+    chart = yaml.safe_load(files["Chart.yaml"])
+    assert (chart["apiVersion"], chart["name"], chart["version"]) == ("v2", "aicr-bundle", "1.0.0")
+    assert {path for path in files if path.startswith("static/")} == {
+        f"static/{unit.name}.yaml" for unit in argocd_helm.units() if unit.kind == "upstream"}
+    assert {path for path in files if path.startswith("templates/")} == {
+        "templates/aicr-stack.yaml", *(f"templates/{unit.name}.yaml" for unit in argocd_helm.units())}
+    assert {path.split("/")[0] for path in files if "/" in path} - {"static", "templates"} == {
+        unit.folder for unit in local}
+
+
+def test_install_time_values_reach_the_children(cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> None:
+    bundle = rendered(cli, "small", "argocd-helm")
+    settings = {"repoURL": "https://mirror.example.com/gitops.git", "targetRevision": "v2",
+                "deployer": {"namePrefix": "team-a-", "destinationServer": "https://gpu.example.com:6443",
+                             "project": "gpu", "includeRootApp": False},
+                "api": {"replicas": 3, "limits": {"cpu": "2"}}, "web": {"greeting": "hi"}}
+    for helm in HELMS:
+        objects = {obj["metadata"]["name"]: obj for obj in helm_template(bundle.root, helm, settings)}
+        assert sorted(objects) == sorted(f"team-a-{unit.name}" for unit in bundle.units())
+        validate_objects(objects.values())
+        for obj in objects.values():
+            assert obj["spec"]["project"] == "gpu"
+            assert obj["spec"]["destination"]["server"] == "https://gpu.example.com:6443"
+        api = yaml.safe_load(objects["team-a-api"]["spec"]["source"]["helm"]["values"])
+        assert api == {"replicas": 3, "mode": "on", "limits": {"memory": "1Gi", "cpu": "2"}}
+        post = objects["team-a-web-post"]["spec"]["source"]
+        assert (post["repoURL"], post["targetRevision"]) == ("https://mirror.example.com/gitops.git", "v2")
+        assert yaml.safe_load(post["helm"]["values"]) == {"web": {"greeting": "hi"}}
+
+
+@pytest.mark.parametrize("helm", HELMS)
+def test_local_charts_render_with_the_values_argo_cd_passes(cli: Cli, rendered: Callable[[Cli, str, str], Rendered],
+                                                            helm: str) -> None:
+    bundle = rendered(cli, "small", "argocd-helm")
+    objects = {obj["metadata"]["name"]: obj
+               for obj in helm_template(bundle.root, helm, {"web": {"greeting": "hi"}})}
+    for unit in (u for u in bundle.units() if u.kind == "local"):
+        chart = bundle.root / unit.folder
+        helm_lint(chart, helm)
+        child_values = yaml.safe_load(objects[unit.name]["spec"]["source"]["helm"]["values"])
+        rendered_objects = helm_template(chart, helm, child_values, release=unit.name, namespace="web")
+        validate_objects(rendered_objects, unit.folder)
+        if unit.name == "web-post":
+            assert rendered_objects[0]["data"] == {"greeting": "hi"}
+
+
+@pytest.mark.parametrize(("values", "says"), [
+    ({"nope": 1}, "nope"),
+    ({"repoURL": ""}, "repoURL"),
+    ({"deployer": {"namePrefix": "Team_A"}}, "namePrefix"),
+    ({"deployer": {"namePrefix": "a-very-long-prefix-for-a-multi-tenant-cluster-"}}, "53"),
+    ({"web": "not a mapping"}, "web"),
+])
+def test_bad_install_time_values_fail_the_render(cli: Cli, rendered: Callable[[Cli, str, str], Rendered],
+                                                  values: dict[str, Any], says: str) -> None:
+    bundle = rendered(cli, "small", "argocd-helm")
+    for helm in HELMS:
+        with pytest.raises(AssertionError, match=says):
+            helm_template(bundle.root, helm, values)
+
+
+def test_parent_application_passes_the_install_values_on(cli: Cli,
+                                                         rendered: Callable[[Cli, str, str], Rendered]) -> None:
+    bundle = rendered(cli, "small", "argocd-helm")
+    objects = helm_template(bundle.root, "helm4", {"api": {"replicas": 5}}, namespace="argocd")
+    (parent,) = [obj for obj in objects if obj["metadata"]["name"] == "aicr-stack"]
+    assert parent["metadata"]["namespace"] == "argocd"
+    assert "annotations" not in parent["metadata"]
+    source = parent["spec"]["source"]
+    assert (source["repoURL"], source["targetRevision"], source["path"]) == (REPO, "main", ".")
+    given = source["helm"]["valuesObject"]
+    assert given["api"] == {"replicas": 5}
+    # Argo CD renders this chart from Git with the values the parent carries: the same children again.
+    again = helm_template(bundle.root, "helm4", given, namespace="argocd")
+    assert again == objects
+
+
+def test_helmignore_keeps_unit_folders_out_of_the_chart_package(cli: Cli, tmp_path: Path,
+                                                                 rendered: Callable[[Cli, str, str], Rendered]) -> None:
+    bundle = rendered(cli, "small", "argocd-helm")
+    env = {**os.environ, "HELM_CACHE_HOME": str(tmp_path / "c"), "HELM_CONFIG_HOME": str(tmp_path / "g"),
+           "HELM_DATA_HOME": str(tmp_path / "d")}
+    for helm in HELMS:
+        subprocess.run([str(tool_path(helm)), "package", str(bundle.root), "-d", str(tmp_path / helm)], check=True,
+                       capture_output=True, env=env, timeout=60)
+        listing = subprocess.run(["tar", "tzf", str(tmp_path / helm / "aicr-bundle-1.0.0.tgz")], check=True,
+                                 capture_output=True, text=True).stdout.split()
+        inside = sorted(path.removeprefix("aicr-bundle/") for path in listing)
+        assert not [path for path in inside if path[:3].isdigit()], inside
+        assert {"Chart.yaml", "values.yaml", "values.schema.json", "static/web.yaml",
+                "templates/web-post.yaml"} <= set(inside)
+
+
+# ------------------------------------------------------------------ values survive as data
+
+
+def test_template_syntax_in_values_arrives_literally(cli: Cli, tmp_path: Path) -> None:
+    sets = ("--set", f"api:note={TEMPLATE_TEXT}", "--set", f"platform-config:tier={TEMPLATE_TEXT}")
+    plain = render(cli, "small", "argocd", tmp_path / "a", *sets)
+    assert yaml.safe_load((plain.root / "006-api" / "values.yaml").read_text())["note"] == TEMPLATE_TEXT
+    chart = render(cli, "small", "argocd-helm", tmp_path / "b", *sets)
+    for helm in HELMS:
+        objects = {obj["metadata"]["name"]: obj for obj in helm_template(chart.root, helm)}
+        assert yaml.safe_load(objects["api"]["spec"]["source"]["helm"]["values"])["note"] == TEMPLATE_TEXT
+        for root in (plain.root, chart.root):
+            (config,) = helm_template(root / "001-platform-config", helm, namespace="platform")
+            assert config["data"] == {"tier": TEMPLATE_TEXT}
+
+
+# ------------------------------------------------------------------ pinned output and determinism
+
+
+@needs_reference
+@pytest.mark.parametrize(("deployer", "path"), [
+    pytest.param("argocd", "app-of-apps.yaml", id="app-of-apps"),
+    pytest.param("argocd", "006-agentgateway/application.yaml", id="oci-application"),
+    pytest.param("argocd", "014-gpu-operator/application.yaml", id="https-application"),
+    pytest.param("argocd-helm", "values.yaml", id="chart-values"),
+    pytest.param("argocd-helm", "templates/cert-manager.yaml", id="chart-child-template"),
+])
+def test_cuj2_output_is_pinned(cli: Cli, rendered: Callable[[Cli, str, str], Rendered], deployer: str, path: str,
+                               snapshot: Any) -> None:
+    assert (rendered(cli, "cuj2", deployer).root / path).read_text() == snapshot(extension_class=YAMLSnapshot)
+
+
+@pytest.mark.parametrize("deployer", DEPLOYERS)
+def test_rendering_twice_gives_identical_bytes(cli: Cli, tmp_path: Path, deployer: str) -> None:
+    first = render(cli, "small", deployer, tmp_path / "one", "--set", "api:x=1")
+    second = render(cli, "small", deployer, tmp_path / "two", "--set", "api:x=1")
+    assert read_tree(first.root) == read_tree(second.root)
