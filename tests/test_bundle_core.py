@@ -253,3 +253,22 @@ def test_a_recipe_written_by_aicr_is_valid_input(cli: Any, tmp_path: Path) -> No
     gpu = yaml.safe_load(next(out.glob("*-gpu-operator/values.yaml")).read_text())
     assert gpu["cdi"]["enabled"] is True  # the overlay values file, merged over the base values.yaml
     assert "driver" in gpu
+
+
+def _ref(name: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "type": "Helm", "source": "https://charts.example.com", "chart": name, "version": "1.0.0",
+            **fields}
+
+
+@pytest.mark.parametrize(("refs", "order", "message"), [
+    ([_ref("web", dependencyRefs=["db"]), _ref("db")], ["web", "db"], "puts 'web' before its dependency 'db'"),
+    ([_ref("web", namespace="Bad/NS")], ["web"], "namespace 'Bad/NS' is not a DNS label"),
+    ([_ref("web", version="")], ["web"], "has no version; pin one"),
+    ([_ref("web", manifestFiles=["m.yaml"]), _ref("web-post")], ["web", "web-post"], "two units are named 'web-post'"),
+])
+def test_plans_refuse_inconsistent_recipes(refs: list[dict[str, Any]], order: list[str], message: str) -> None:
+    from aicr_gen.render.plan import build
+
+    recipe = {"componentRefs": refs, "deploymentOrder": order}
+    with pytest.raises(InvalidInputError, match=message.replace("(", r"\(")):
+        build(recipe, {"m.yaml": b"kind: ConfigMap\n"}, [], {})

@@ -37,7 +37,7 @@ def install_script(unit: Unit) -> bytes:
         'here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\n'
         'read -r -a wait_args <<< "${HELM_WAIT_ARGS---wait --timeout 10m}"\n'
         f"helm upgrade --install {q(unit.name)} {chart} {args} \\\n"
-        '    --values "$here/values.yaml" "${wait_args[@]}"\n'
+        '    --values "$here/values.yaml" ${wait_args[@]+"${wait_args[@]}"}\n'
     )
     return (_HEADER + body).encode()
 

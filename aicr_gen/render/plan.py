@@ -121,11 +121,16 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
           aliases: Mapping[str, str]) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
-    for name in refs:
+    for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
             raise InvalidInputError(
                 f"component name {name!r} is not a DNS label (lower-case letters, digits and '-', at most 48 "
                 "characters); rename it in the catalog")
+        namespace = ref.get("namespace") or name
+        if not _NAME.match(namespace) or len(namespace) > 63:
+            raise InvalidInputError(f"component {name!r}: namespace {namespace!r} is not a DNS label; fix it")
+        if ref.get("source") and ref.get("type") != "Kustomize" and not ref.get("version"):
+            raise InvalidInputError(f"component {name!r}: chart from {ref['source']} has no version; pin one")
     resolved = values_mod.resolve_names(overrides, list(refs.values()), aliases)
     per_component: dict[str, list[values_mod.Override]] = {name: [] for name in refs}
     for item in resolved:
@@ -133,6 +138,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     kept = [name for name in recipe.get("deploymentOrder", []) if name in refs
             and _switches(per_component[name], refs[name])]
     dependencies = {name: [dep for dep in refs[name].get("dependencyRefs", []) if dep in kept] for name in kept}
+    _check_order(kept, dependencies)
     depth: dict[str, int] = {}
     for name in graph.deployment_order(dependencies):
         depth[name] = 1 + max((depth[dep] for dep in dependencies[name]), default=-1)
@@ -145,8 +151,24 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
         for unit in _units(ref, component, sources, depth[name], [last[dep] for dep in dependencies[name]]):
             units.append(unit)
             last[name] = unit.name
+    seen: set[str] = set()
+    for unit in units:
+        if unit.name in seen:
+            raise InvalidInputError(
+                f"two units are named {unit.name!r} (a component named like another's -pre/-post unit); rename one")
+        seen.add(unit.name)
     numbered = tuple(_number(unit, index) for index, unit in enumerate(units, start=1))
     return Plan(recipe=recipe, units=numbered)
+
+
+def _check_order(order: list[str], dependencies: Mapping[str, list[str]]) -> None:
+    """The recipe's deploymentOrder must put every component after its dependencies."""
+    position = {name: index for index, name in enumerate(order)}
+    for name in order:
+        for dep in dependencies[name]:
+            if position[dep] > position[name]:
+                raise InvalidInputError(
+                    f"recipe deploymentOrder puts {name!r} before its dependency {dep!r}; regenerate the recipe")
 
 
 def _number(unit: Unit, index: int) -> Unit:

@@ -5,4 +5,4 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 read -r -a wait_args <<< "${HELM_WAIT_ARGS---wait --timeout 10m}"
 helm upgrade --install nvsentinel oci://ghcr.io/nvidia/nvsentinel --version v1.9.0 --namespace nvsentinel --create-namespace \
-    --values "$here/values.yaml" "${wait_args[@]}"
+    --values "$here/values.yaml" ${wait_args[@]+"${wait_args[@]}"}

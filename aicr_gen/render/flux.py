@@ -1,0 +1,326 @@
+"""The ``flux`` deployer: Flux sources, one HelmRelease (or Flux Kustomization) per unit, and a root
+``kustomization.yaml`` that lists them all, so one Flux Kustomization pointed at the bundle folder
+installs the stack.
+
+- Sources live in ``sources/``, one object per distinct URL (and ref): a ``HelmRepository`` for each
+  https chart repository; an ``OCIRepository`` per ``oci://`` chart (the source-controller docs point OCI
+  Helm charts to ``OCIRepository`` + ``HelmRelease.spec.chartRef`` rather than ``HelmRepository``
+  ``type: oci``); a ``GitRepository`` for the bundle repository itself (local charts are built from it)
+  and one per Kustomize source.
+- Chart versions are written as the recipe pins them: source-controller first looks for a chart whose
+  version string is exactly the requested one, then falls back to a semver match, so ``v26.3.3`` selects
+  the ``v26.3.3`` entry itself. OCI tags are the version with ``+`` replaced by ``_``, as ``helm push``
+  writes them.
+- Local units (manifests wrapped in a chart) keep their chart in ``NNN-<unit>/chart/``, next to (not around)
+  their ``helmrelease.yaml``, which builds it from the bundle's GitRepository with ``reconcileStrategy:
+  Revision``: the wrapper chart's version never changes, so every bundle commit must rebuild it.
+- ``dependsOn`` mirrors the plan: a component's first unit waits for the last unit of each dependency,
+  and ``<c>-pre`` -> ``<c>`` -> ``<c>-post``. A HelmRelease can only wait for HelmReleases and a Flux
+  Kustomization only for Kustomizations, so a HelmRelease on either side of an edge to a Kustomize unit
+  is applied through a Flux Kustomization of the same name (``wait: true``) that carries the edge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.render import charts, readme
+from aicr_gen.render.bundle import Bundle
+from aicr_gen.render.options import Options
+from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit
+from aicr_gen.yamlio import dump
+
+HELM_API = "helm.toolkit.fluxcd.io/v2"
+SOURCE_API = "source.toolkit.fluxcd.io/v1"
+KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
+KUSTOMIZE_CONFIG_API = "kustomize.config.k8s.io/v1beta1"
+HELM_REPOSITORY, OCI_REPOSITORY, GIT_REPOSITORY = "HelmRepository", "OCIRepository", "GitRepository"
+HELM_RELEASE, FLUX_KUSTOMIZATION = "HelmRelease", "Kustomization"
+INTERVAL = "10m"
+TIMEOUT = "10m"
+RETRIES = 3
+HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+_OCI = "oci://"
+_PREFIX = {HELM_REPOSITORY: "helmrepo", OCI_REPOSITORY: "ocirepo", GIT_REPOSITORY: "gitrepo"}
+_MAX_NAME = 63
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_SCP_URL = re.compile(r"^(?P<user>[^@/:]+)@(?P<host>[^:/]+):(?P<path>.+)$")
+_GIT_SCHEMES = ("https://", "http://", "ssh://")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One Flux source object; ``ref`` is the GitRepository/OCIRepository reference."""
+
+    kind: str
+    url: str
+    ref: tuple[tuple[str, str], ...] = ()
+    helm_chart: bool = False
+
+
+@dataclass(frozen=True)
+class Named:
+    """A source with its object name and bundle file."""
+
+    source: Source
+    name: str
+
+    @property
+    def file(self) -> str:
+        return f"sources/{_PREFIX[self.source.kind]}-{self.name}.yaml"
+
+
+def object_name(text: str) -> str:
+    """``https://helm.ngc.nvidia.com/nvidia`` -> ``helm-ngc-nvidia-com-nvidia``; long names are cut and get a
+    short hash, so every name is a DNS label."""
+    rest = text.split("://", 1)[-1]
+    if "@" in rest.split("/", 1)[0]:
+        rest = rest.split("@", 1)[1]  # user names (ssh://git@host/...) say nothing about the source
+    name = re.sub(r"[^a-z0-9]+", "-", rest.lower().removesuffix(".git")).strip("-") or "source"
+    if len(name) > _MAX_NAME:
+        name = f"{name[:_MAX_NAME - 9].rstrip('-')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return name
+
+
+def git_url(url: str, what: str) -> str:
+    """A URL Flux clones: http(s) or ssh; scp-style ``git@host:org/repo`` becomes ``ssh://git@host/org/repo``."""
+    scp = _SCP_URL.match(url)
+    if scp and "://" not in url:
+        return f"ssh://{scp['user']}@{scp['host']}/{scp['path']}"
+    if not url.startswith(_GIT_SCHEMES):
+        raise InvalidInputError(f"{what} {url!r}: Flux clones Git over https://, http:// or ssh://; use one of those")
+    return url
+
+
+def git_ref(revision: str, default: str) -> tuple[tuple[str, str], ...]:
+    """GitRepository ``ref``: a full SHA is a commit, ``refs/...`` a reference name, anything else ``default``."""
+    if _COMMIT.match(revision):
+        return (("commit", revision),)
+    if revision.startswith("refs/"):
+        return (("name", revision),)
+    return ((default, revision),)
+
+
+def source_path(parts: Sequence[str], what: str) -> str:
+    """``./a/b``: ``parts`` joined into a path inside a source, which Flux never lets a path leave."""
+    pieces = [piece for piece in (part.strip("/").removeprefix("./") for part in parts) if piece and piece != "."]
+    if any(segment in ("", ".", "..") or "\\" in segment for piece in pieces for segment in piece.split("/")):
+        raise InvalidInputError(f"{what} must be a plain folder path inside the repository (no '..', '.', '//' or "
+                                "'\\')")
+    return "./" + "/".join(pieces)
+
+
+def repo_path(options: Options, *parts: str) -> str:
+    """``./<bundle path>/<parts>``, the path Flux reads inside the bundle repository."""
+    return source_path([options.path, *parts], f"--set deployer:path={options.path}")
+
+
+def bundle_source(options: Options) -> Source:
+    """The GitRepository of the repository this bundle is committed to."""
+    return Source(GIT_REPOSITORY, git_url(options.repo, "--repo"), git_ref(options.revision, "branch"))
+
+
+def unit_source(unit: Unit, options: Options) -> Source:
+    """Where a unit's chart or Kustomize tree comes from."""
+    if unit.kind == LOCAL:
+        return bundle_source(options)
+    if unit.kind == KUSTOMIZE:
+        if not unit.repository or not unit.tag:
+            missing = "source" if not unit.repository else "tag"
+            raise InvalidInputError(
+                f"component {unit.component!r} is a Kustomize component without a {missing}; Flux builds it from a "
+                "pinned Git or OCI source, so set kustomize.defaultSource and defaultTag in the registry (or source "
+                "and tag in the overlay)")
+        if unit.repository.startswith(_OCI):
+            return Source(OCI_REPOSITORY, unit.repository, (("tag", unit.tag),))
+        return Source(GIT_REPOSITORY, git_url(unit.repository, f"component {unit.component!r}: source"),
+                      git_ref(unit.tag, "tag"))
+    if unit.repository.startswith(_OCI):
+        tag = (("tag", unit.version.replace("+", "_")),) if unit.version else ()
+        return Source(OCI_REPOSITORY, f"{unit.repository.rstrip('/')}/{unit.chart}", tag, helm_chart=True)
+    return Source(HELM_REPOSITORY, unit.repository)
+
+
+def name_sources(sources: Sequence[Source]) -> dict[Source, Named]:
+    """Each distinct source with a name unique among its kind; a second source whose URL names alike gets a
+    short hash of its URL and ref appended."""
+    named: dict[Source, Named] = {}
+    taken: set[tuple[str, str]] = set()
+    for source in dict.fromkeys(sources):
+        name = object_name(source.url)
+        if (source.kind, name) in taken:
+            digest = hashlib.sha256(repr((source.url, source.ref)).encode()).hexdigest()[:8]
+            name = f"{name[:_MAX_NAME - 9].rstrip('-')}-{digest}"
+        taken.add((source.kind, name))
+        named[source] = Named(source, name)
+    return named
+
+
+def _document(api: str, kind: str, name: str, namespace: str, spec: Mapping[str, Any]) -> bytes:
+    body = {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": namespace}, "spec": dict(spec)}
+    return (charts.GENERATED + dump(body)).encode()
+
+
+def source_document(named: Named, options: Options, interval: str) -> bytes:
+    """The source object's YAML."""
+    source = named.source
+    spec: dict[str, Any] = {"interval": interval, "url": source.url}
+    if source.ref:
+        spec["ref"] = dict(source.ref)
+    if source.helm_chart:
+        spec["layerSelector"] = {"mediaType": HELM_CHART_LAYER, "operation": "copy"}
+    return _document(SOURCE_API, source.kind, named.name, options.flux_namespace, spec)
+
+
+def _reference(named: Named, options: Options) -> dict[str, str]:
+    return {"kind": named.source.kind, "name": named.name, "namespace": options.flux_namespace}
+
+
+def helm_release(unit: Unit, named: Named, depends_on: Sequence[str], options: Options) -> bytes:
+    """The unit's HelmRelease. The release keeps the unit's name and its Helm storage lives in the target
+    namespace, as with the helm deployer; installs and upgrades are retried like deploy.sh retries."""
+    spec: dict[str, Any] = {"interval": INTERVAL, "releaseName": unit.name, "targetNamespace": unit.namespace,
+                            "storageNamespace": unit.namespace, "timeout": TIMEOUT}
+    if named.source.kind == OCI_REPOSITORY:
+        spec["chartRef"] = _reference(named, options)
+    else:
+        chart: dict[str, Any]
+        if unit.kind == LOCAL:
+            chart = {"chart": repo_path(options, unit.folder, "chart"), "reconcileStrategy": "Revision"}
+        else:
+            chart = {"chart": unit.chart, **({"version": unit.version} if unit.version else {})}
+        chart["sourceRef"] = _reference(named, options)
+        spec["chart"] = {"spec": chart}
+    spec["install"] = {"createNamespace": True, "remediation": {"retries": RETRIES}}
+    spec["upgrade"] = {"remediation": {"retries": RETRIES}}
+    if depends_on:
+        spec["dependsOn"] = [{"name": name} for name in depends_on]
+    if unit.kind != LOCAL and unit.values:
+        spec["values"] = dict(unit.values)  # local charts carry theirs in chart/values.yaml
+    return _document(HELM_API, HELM_RELEASE, unit.name, options.flux_namespace, spec)
+
+
+def flux_kustomization(name: str, named: Named, path: str, depends_on: Sequence[str], options: Options, *,
+                       target_namespace: str = "") -> bytes:
+    """A Flux Kustomization that applies ``path`` of the source, prunes what it applied, and is Ready only
+    once everything it applied is healthy (so that units waiting for it wait for the workload)."""
+    spec: dict[str, Any] = {"interval": INTERVAL, "retryInterval": "2m", "timeout": TIMEOUT,
+                            "sourceRef": _reference(named, options), "path": path, "prune": True, "wait": True}
+    if target_namespace:
+        spec["targetNamespace"] = target_namespace
+    if depends_on:
+        spec["dependsOn"] = [{"name": dep} for dep in depends_on]
+    return _document(KUSTOMIZE_API, FLUX_KUSTOMIZATION, name, options.flux_namespace, spec)
+
+
+def kustomization(resources: Sequence[str]) -> bytes:
+    """A plain ``kustomization.yaml`` listing ``resources`` in sorted order."""
+    body = {"apiVersion": KUSTOMIZE_CONFIG_API, "kind": "Kustomization", "resources": sorted(resources)}
+    return (charts.GENERATED + dump(body)).encode()
+
+
+def namespace_document(namespace: str) -> bytes:
+    """The target namespace of a Kustomize unit (Flux Kustomizations do not create one). Pruning it would
+    delete whatever else lives there, so Flux is told to leave it when the bundle is removed."""
+    body = {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": namespace, "annotations": {"kustomize.toolkit.fluxcd.io/prune": "disabled"}}}
+    return (charts.GENERATED + dump(body)).encode()
+
+
+def wrapped_releases(plan: Plan) -> set[str]:
+    """HelmRelease units on either end of a dependency edge with a Kustomize unit."""
+    kinds = {unit.name: unit.kind for unit in plan.units}
+    wrapped: set[str] = set()
+    for unit in plan.units:
+        for dep in unit.depends_on:
+            if (kinds[dep] == KUSTOMIZE) != (unit.kind == KUSTOMIZE):
+                wrapped.add(dep if unit.kind == KUSTOMIZE else unit.name)
+    return wrapped
+
+
+def _install(plan: Plan, options: Options, repo: Named) -> list[str]:
+    q = shlex.quote
+    flag = {"branch": "--branch", "tag": "--tag", "commit": "--commit", "name": "--ref-name"}
+    ref = " ".join(f"{flag[key]}={q(value)}" for key, value in repo.source.ref)
+    ns = q(options.flux_namespace)
+    where = f"folder `{repo_path(options)}`" if repo_path(options) != "./" else "the repository root"
+    return [
+        f"1. Commit this folder to {options.repo} as {where}, on `{options.revision}`.",
+        "2. Point Flux at it (once per cluster; add `--secret-ref` to the source for a private repository):", "",
+        "```bash",
+        f"flux create source git {q(repo.name)} --url={q(repo.source.url)} {ref} --interval=1m --namespace={ns}",
+        f"flux create kustomization {q(options.app_name)} --source=GitRepository/{q(repo.name)} "
+        f"--path={q(repo_path(options))} --prune=true --interval={INTERVAL} --namespace={ns}",
+        f"flux get helmreleases --namespace={ns} --watch",
+        "```", "",
+        f"Flux installs the {len(plan.units)} units in dependency order (`dependsOn`); the bundle manages the "
+        "GitRepository created above from then on.",
+    ]
+
+
+def _uninstall(plan: Plan, options: Options, kustomizations: set[str]) -> list[str]:
+    q = shlex.quote
+    ns = q(options.flux_namespace)
+    lines = ["Suspend the stack, remove the units in reverse install order (each deletion waits until Flux has "
+             "uninstalled the unit), then the stack itself:", "", "```bash",
+             f"flux suspend kustomization {q(options.app_name)} --namespace={ns}"]
+    for unit in readme.reverse(plan.units):
+        kind, resource = (("kustomization", "kustomizations.kustomize.toolkit.fluxcd.io")
+                          if unit.name in kustomizations else ("helmrelease", "helmreleases.helm.toolkit.fluxcd.io"))
+        lines.append(f"flux delete {kind} {q(unit.name)} --namespace={ns} --silent && "
+                     f"kubectl wait --for=delete {resource}/{q(unit.name)} --namespace={ns} --timeout={TIMEOUT}")
+    lines += [f"flux delete kustomization {q(options.app_name)} --namespace={ns} --silent", "```"]
+    if any(unit.kind == KUSTOMIZE for unit in plan.units):
+        lines += ["", "Namespaces created for Kustomize components are kept "
+                      "(`kustomize.toolkit.fluxcd.io/prune: disabled`); delete them by hand if nothing else uses them."]
+    return lines
+
+
+def render(plan: Plan, options: Options) -> Bundle:
+    """The flux bundle (without the shared recipe.yaml and checksums)."""
+    repo = bundle_source(options)
+    by_unit = {unit.name: unit_source(unit, options) for unit in plan.units}
+    named = name_sources([repo, *by_unit.values()])
+    kinds = {unit.name: unit.kind for unit in plan.units}
+    wrapped = wrapped_releases(plan)
+    # The bundle repository is polled often so commits roll out; every other source is pinned.
+    files = {item.file: source_document(item, options, "1m" if item.source == repo else "1h")
+             for item in named.values()}
+    resources = [item.file for item in named.values()]
+    namespaces: set[str] = {options.flux_namespace}
+    for unit in plan.units:
+        folder = unit.folder
+        source = named[by_unit[unit.name]]
+        if unit.kind == KUSTOMIZE:
+            path = source_path([unit.path], f"component {unit.component!r}: path {unit.path!r}")
+            files[f"{folder}/flux-kustomization.yaml"] = flux_kustomization(
+                unit.name, source, path, unit.depends_on, options, target_namespace=unit.namespace)
+            resources.append(f"{folder}/flux-kustomization.yaml")
+            if unit.namespace not in namespaces:
+                namespaces.add(unit.namespace)
+                files[f"{folder}/namespace.yaml"] = namespace_document(unit.namespace)
+                resources.append(f"{folder}/namespace.yaml")
+            continue
+        releases = [dep for dep in unit.depends_on if kinds[dep] != KUSTOMIZE]
+        files[f"{folder}/helmrelease.yaml"] = helm_release(unit, source, releases, options)
+        if unit.kind == LOCAL:
+            files.update(charts.local_chart(unit).under(f"{folder}/chart"))
+        if unit.name in wrapped:
+            after = [dep for dep in unit.depends_on if kinds[dep] == KUSTOMIZE]
+            files[f"{folder}/kustomization.yaml"] = kustomization(["helmrelease.yaml"])
+            files[f"{folder}/flux-kustomization.yaml"] = flux_kustomization(
+                unit.name, named[repo], repo_path(options, folder), after, options)
+            resources.append(f"{folder}/flux-kustomization.yaml")
+        else:
+            resources.append(f"{folder}/helmrelease.yaml")
+    files["kustomization.yaml"] = kustomization(resources)
+    kustomizations = wrapped | {name for name, kind in kinds.items() if kind == KUSTOMIZE}
+    files["README.md"] = readme.render(plan, "flux", _install(plan, options, named[repo]),
+                                       _uninstall(plan, options, kustomizations))
+    return Bundle(files)

@@ -1,0 +1,407 @@
+"""The flux deployer as users run it: ``aicr-gen recipe``, ``aicr-gen bundle --deployer flux``, then Flux.
+
+Three recipes: AICR's CUJ2 (eks/h100/ubuntu/inference/dynamo, from AICR's own catalog: OCI and HTTPS charts,
+``-post`` units, manifest-only components), the embedded catalog's eks/h100/ubuntu/training/kubeflow, and a
+small catalog where a Kustomize component sits between Helm components and one component has ``-pre`` and
+``-post`` units.
+
+The consumers are real: ``kubectl kustomize`` builds the bundle (and every folder a Flux Kustomization of
+the bundle points at), every object is checked against the Flux CRDs and Kubernetes schemas, helm renders
+each local chart the way helm-controller would, and the Flux semantics are checked on the built objects:
+every ``dependsOn`` names an object of its own kind (Flux cannot wait across kinds), every source
+reference resolves, and the dependency graph is the recipe's, computed here from recipe.yaml.
+"""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from tests.conftest import AICR_CATALOG, Result, assert_refused, needs_reference
+from tests.consumers import helm_template, kustomize_build, read_tree, validate_manifests, validate_objects
+
+Cli = Callable[..., Result]
+
+REPO = "https://github.com/acme/gpu-gitops.git"
+SSH_REPO = "git@github.com:acme/gpu-gitops.git"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+FLUX_NS = "flux-system"
+HELM_RELEASE, KUSTOMIZATION = "HelmRelease", "Kustomization"
+SOURCE_KINDS = ("HelmRepository", "OCIRepository", "GitRepository")
+TEMPLATED = "{{ .Release.Name }}-{{ .Values.x }}"
+
+CRITERIA = {
+    "cuj2": ("--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu",
+             "--platform", "dynamo"),
+    "training": ("--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu",
+                 "--platform", "kubeflow"),
+    "mixed": ("--service", "eks"),
+}
+RECIPES = [pytest.param("cuj2", marks=needs_reference), "training", "mixed"]
+
+FOREIGN_KINDS = {("agentgateway.dev/v1alpha1", "AgentgatewayParameters"), ("gateway.networking.k8s.io/v1", "Gateway"),
+                 ("skyhook.nvidia.com/v1alpha1", "Skyhook")}
+"""CRs in CUJ2's local charts whose CRDs come with upstream charts, so no reference schema exists."""
+
+
+def _registry_entry(name: str, body: str) -> str:
+    return f"  - name: {name}\n    healthCheck:\n      assertFile: checks/{name}.yaml\n{body}"
+
+
+MIXED_CATALOG: dict[str, str] = {
+    "registry.yaml": "apiVersion: aicr.run/v1alpha2\nkind: ComponentRegistry\ncomponents:\n" + "".join([
+        _registry_entry("base-chart", "    helm:\n      defaultRepository: https://charts.example.com/stable\n"
+                        "      defaultChart: example/base-chart\n      defaultVersion: v1.2.3\n"
+                        "      defaultNamespace: base\n"),
+        _registry_entry("oci-chart", "    helm:\n      defaultRepository: oci://registry.example.com/charts\n"
+                        "      defaultChart: oci-chart\n      defaultVersion: 0.4.0+build.7\n"
+                        "      defaultNamespace: oci\n"),
+        _registry_entry("gated", "    helm:\n      defaultRepository: https://charts.example.com/stable\n"
+                        "      defaultChart: example/gated\n      defaultVersion: 2.0.0\n"
+                        "      defaultNamespace: gated\n"),
+        _registry_entry("kust", "    kustomize:\n      defaultSource: https://github.com/example/kust.git\n"
+                        "      defaultPath: config/default\n      defaultTag: v0.3.0\n"),
+    ]),
+    "overlays/base.yaml": f"""\
+kind: RecipeMetadata
+apiVersion: aicr.run/v1alpha2
+metadata:
+  name: base
+spec:
+  componentRefs:
+    - name: base-chart
+      overrides:
+        greeting: "{TEMPLATED}"
+    - name: oci-chart
+      dependencyRefs: [base-chart]
+    - name: kust
+      namespace: kust-system
+      dependencyRefs: [base-chart]
+    - name: gated
+      preManifestFiles: [components/gated/manifests/pre.yaml]
+      manifestFiles: [components/gated/manifests/post.yaml]
+      dependencyRefs: [kust, oci-chart]
+""",
+    "overlays/eks.yaml": """\
+kind: RecipeMetadata
+apiVersion: aicr.run/v1alpha2
+metadata:
+  name: eks
+spec:
+  criteria:
+    service: eks
+  componentRefs: []
+""",
+    "components/gated/manifests/pre.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gated-pre
+  namespace: {{ .Release.Namespace }}
+data:
+  greeting: {{ index .Values "gated" "greeting" | default "hello" | quote }}
+""",
+    "components/gated/manifests/post.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: gated-post
+  namespace: {{ .Release.Namespace }}
+data:
+  release: {{ .Release.Name | quote }}
+""",
+    **{f"checks/{name}.yaml": f"{name}: ok\n" for name in ("base-chart", "oci-chart", "gated", "kust")},
+}
+
+
+class YAMLSnapshot(SingleFileSnapshotExtension):
+    """Snapshots stored as the literal YAML the bundle holds, reviewable in pull requests."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "yaml"
+
+
+def _write_catalog(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A bundle folder, the recipe it came from, and the --repo/path it was rendered for."""
+
+    out: Path
+    recipe: dict[str, Any]
+    path: str
+    url: str
+
+
+def _catalog_args(name: str, tmp_path: Path) -> list[str]:
+    if name == "cuj2":
+        return ["--catalog", str(AICR_CATALOG)]
+    if name == "mixed":
+        return ["--catalog", str(_write_catalog(tmp_path / "catalog", MIXED_CATALOG))]
+    return []
+
+
+def _render(cli: Cli, tmp_path: Path, name: str, *bundle_args: str, repo: str = REPO, path: str = "",
+            out: str = "bundle") -> Rendered:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    catalog = _catalog_args(name, tmp_path)
+    recipe_file = tmp_path / f"{name}-recipe.yaml"
+    if not recipe_file.exists():
+        made = cli("recipe", *catalog, *CRITERIA[name], "-o", str(recipe_file))
+        assert made.code == 0, made.err
+    settings = ["--set", f"deployer:path={path}"] if path else []
+    result = cli("bundle", "--recipe", str(recipe_file), *catalog, "--deployer", "flux", "-o", str(tmp_path / out),
+                 "--repo", repo, *settings, *bundle_args)
+    assert result.code == 0, result.err
+    url = "ssh://git@github.com/acme/gpu-gitops.git" if repo == SSH_REPO else repo
+    return Rendered(tmp_path / out, yaml.safe_load(recipe_file.read_text(encoding="utf-8")), path, url)
+
+
+def _applied(rendered: Rendered) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every object Flux applies: the root ``kubectl kustomize`` build, plus the build of each folder a
+    Flux Kustomization of this bundle points at (inside the bundle repository)."""
+    objects: dict[tuple[str, str], dict[str, Any]] = {}
+    pending = [rendered.out]
+    while pending:
+        built = kustomize_build(pending.pop())
+        for obj in built:
+            key = (obj["kind"], obj["metadata"]["name"])
+            assert key not in objects, f"{key} is applied twice"
+            objects[key] = obj
+        for obj in built:
+            ref = obj["spec"]["sourceRef"] if obj["kind"] == KUSTOMIZATION else {}
+            source = objects.get((ref.get("kind", ""), ref.get("name", "")))
+            if source and source["kind"] == "GitRepository" and source["spec"]["url"] == rendered.url:
+                pending.append(_bundle_folder(rendered, obj["spec"]["path"]))
+    return objects
+
+
+def _bundle_folder(rendered: Rendered, repo_path: str) -> Path:
+    """The bundle folder behind ``./<path>/<rest>`` of the bundle repository."""
+    relative = posixpath.normpath(repo_path)
+    prefix = posixpath.normpath(rendered.path) if rendered.path else "."
+    inside = posixpath.relpath(relative, prefix)
+    assert not inside.startswith(".."), f"{repo_path} is outside the bundle folder {prefix}"
+    return rendered.out / inside
+
+
+def _enabled(ref: dict[str, Any]) -> bool:
+    overrides = ref.get("overrides") or {}
+    return overrides.get("enabled") is not False and overrides.get("install") is not False
+
+
+def _expected_graph(recipe: dict[str, Any]) -> dict[str, set[str]]:
+    """Unit -> the units it waits for, from recipe.yaml alone: ``<c>-pre`` (preManifestFiles), ``<c>``, and
+    ``<c>-post`` (manifestFiles next to a chart); a component's first unit waits for the last unit of each
+    enabled dependency."""
+    refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
+    kept = [name for name in recipe["deploymentOrder"] if _enabled(refs[name])]
+    units: dict[str, list[str]] = {}
+    for name in kept:
+        ref = refs[name]
+        post = bool(ref.get("manifestFiles")) and bool(ref.get("source")) and ref.get("type") != "Kustomize"
+        units[name] = [*([f"{name}-pre"] if ref.get("preManifestFiles") else []), name,
+                       *([f"{name}-post"] if post else [])]
+    graph: dict[str, set[str]] = {}
+    for name in kept:
+        chain = units[name]
+        graph[chain[0]] = {units[dep][-1] for dep in refs[name].get("dependencyRefs", []) if dep in units}
+        graph.update({later: {earlier} for earlier, later in itertools.pairwise(chain)})
+    return graph
+
+
+def _of_kind(objects: dict[tuple[str, str], dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {name: obj for (k, name), obj in objects.items() if k == kind}
+
+
+# ------------------------------------------------------------------ the bundle builds and validates
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_kubectl_kustomize_builds_the_bundle_and_every_object_validates(cli: Cli, tmp_path: Path, name: str) -> None:
+    rendered = _render(cli, tmp_path, name, path="clusters/gpu" if name == "mixed" else "")
+    files = read_tree(rendered.out)
+    assert validate_manifests(files) > len(_expected_graph(rendered.recipe))
+    objects = _applied(rendered)
+    assert validate_objects(objects.values(), "flux bundle") == len(objects)
+    # Nothing is left out: every manifest of the bundle is applied, directly or through a Flux Kustomization.
+    manifests = {(doc["kind"], doc["metadata"]["name"]) for rel, data in files.items()
+                 if rel.endswith(".yaml") and "/chart/" not in rel and posixpath.basename(rel) not in (
+                     "kustomization.yaml", "recipe.yaml")
+                 for doc in yaml.safe_load_all(data) if doc}
+    assert set(objects) == manifests
+    assert {obj["metadata"].get("namespace") for obj in objects.values() if obj["kind"] != "Namespace"} == {FLUX_NS}
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_depends_on_mirrors_the_recipe_dependencies(cli: Cli, tmp_path: Path, name: str) -> None:
+    rendered = _render(cli, tmp_path, name)
+    objects = _applied(rendered)
+    releases, kustomizations = _of_kind(objects, HELM_RELEASE), _of_kind(objects, KUSTOMIZATION)
+    graph: dict[str, set[str]] = {}
+    for kind, targets in ((HELM_RELEASE, releases), (KUSTOMIZATION, kustomizations)):
+        for unit, obj in _of_kind(objects, kind).items():
+            waits = [dep["name"] for dep in obj["spec"].get("dependsOn", [])]
+            # Flux only waits for objects of its own kind (HelmRelease -> HelmRelease, Kustomization ->
+            # Kustomization) in its own namespace; anything else would wait forever.
+            assert set(waits) <= set(targets), f"{kind} {unit} waits for {set(waits) - set(targets)}"
+            assert all(set(dep) == {"name"} for dep in obj["spec"].get("dependsOn", []))
+            graph.setdefault(unit, set()).update(waits)
+    assert graph == _expected_graph(rendered.recipe)
+
+
+@needs_reference
+def test_cuj2_depends_on_keeps_the_recipe_order(cli: Cli, tmp_path: Path) -> None:
+    rendered = _render(cli, tmp_path, "cuj2")
+    refs = {ref["name"]: ref for ref in rendered.recipe["componentRefs"]}
+    release = yaml.safe_load((rendered.out / "017-dynamo-platform/helmrelease.yaml").read_text(encoding="utf-8"))
+    assert [dep["name"] for dep in release["spec"]["dependsOn"]] == refs["dynamo-platform"]["dependencyRefs"]
+
+
+# ------------------------------------------------------------------ sources
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_sources_are_deduplicated_and_every_reference_resolves(cli: Cli, tmp_path: Path, name: str) -> None:
+    rendered = _render(cli, tmp_path, name)
+    objects = _applied(rendered)
+    refs = {ref["name"]: ref for ref in rendered.recipe["componentRefs"] if _enabled(ref)}
+    helm_refs = [ref for ref in refs.values() if ref.get("type") != "Kustomize" and ref.get("source")]
+    sources = {kind: _of_kind(objects, kind) for kind in SOURCE_KINDS}
+    assert sorted(obj["spec"]["url"] for obj in sources["HelmRepository"].values()) == sorted(
+        {ref["source"] for ref in helm_refs if not ref["source"].startswith("oci://")})
+    assert sorted((obj["spec"]["url"], obj["spec"]["ref"]["tag"]) for obj in sources["OCIRepository"].values()
+                  if "layerSelector" in obj["spec"]) == sorted(
+        {(f"{ref['source'].rstrip('/')}/{ref['chart']}", ref["version"].replace("+", "_"))
+         for ref in helm_refs if ref["source"].startswith("oci://")})
+    for kind in SOURCE_KINDS:
+        keys = [(obj["spec"]["url"], str(obj["spec"].get("ref"))) for obj in sources[kind].values()]
+        assert len(keys) == len(set(keys)), f"duplicate {kind}"
+    assert any(obj["spec"]["url"] == REPO for obj in sources["GitRepository"].values())
+
+    for unit, release in _of_kind(objects, HELM_RELEASE).items():
+        spec = release["spec"]
+        assert (spec["releaseName"], spec["install"]["createNamespace"]) == (unit, True)
+        component = refs[unit.removesuffix("-pre").removesuffix("-post") if unit not in refs else unit]
+        assert spec["targetNamespace"] == component["namespace"]
+        if "chartRef" in spec:
+            oci = sources["OCIRepository"][spec["chartRef"]["name"]]
+            assert (oci["spec"]["url"], oci["spec"]["ref"]["tag"]) == (
+                f"{component['source'].rstrip('/')}/{component['chart']}", component["version"].replace("+", "_"))
+            continue
+        chart = spec["chart"]["spec"]
+        source = sources[chart["sourceRef"]["kind"]][chart["sourceRef"]["name"]]
+        if chart["sourceRef"]["kind"] == "HelmRepository":
+            # Versions are passed as pinned: source-controller matches the exact string before semver.
+            assert (source["spec"]["url"], chart["chart"], chart["version"]) == (
+                component["source"], component["chart"], component["version"])
+        else:
+            assert source["spec"]["url"] == REPO
+            assert (_bundle_folder(rendered, chart["chart"]) / "Chart.yaml").is_file()
+    for unit, flux in _of_kind(objects, KUSTOMIZATION).items():
+        source = sources[flux["spec"]["sourceRef"]["kind"]][flux["spec"]["sourceRef"]["name"]]
+        if unit in refs and refs[unit].get("type") == "Kustomize":
+            assert (source["spec"]["url"], source["spec"]["ref"], flux["spec"]["path"]) == (
+                refs[unit]["source"], {"tag": refs[unit]["tag"]}, f"./{refs[unit]['path']}")
+            assert flux["spec"]["targetNamespace"] == refs[unit]["namespace"]
+
+
+@pytest.mark.parametrize("name", [pytest.param("cuj2", marks=needs_reference), "mixed"])
+def test_local_charts_render_with_helm_as_helm_controller_would(cli: Cli, tmp_path: Path, name: str) -> None:
+    rendered = _render(cli, tmp_path, name)
+    local = [obj["spec"] for obj in _of_kind(_applied(rendered), HELM_RELEASE).values()
+             if "chart" in obj["spec"] and obj["spec"]["chart"]["spec"]["sourceRef"]["kind"] == "GitRepository"]
+    assert local
+    for spec in local:
+        assert "values" not in spec  # the chart's own values.yaml carries them
+        assert spec["chart"]["spec"]["reconcileStrategy"] == "Revision"
+        objects = helm_template(_bundle_folder(rendered, spec["chart"]["spec"]["chart"]), "helm3",
+                                release=spec["releaseName"], namespace=spec["targetNamespace"])
+        validate_objects(objects, spec["releaseName"], unchecked_kinds=FOREIGN_KINDS)
+
+
+# ------------------------------------------------------------------ values, mixed kinds, options
+
+
+@needs_reference
+def test_values_with_template_braces_arrive_literally(cli: Cli, tmp_path: Path) -> None:
+    rendered = _render(cli, tmp_path, "cuj2", "--set", f"gpu-operator:note={TEMPLATED}")
+    releases = _of_kind(_applied(rendered), HELM_RELEASE)
+    assert releases["gpu-operator"]["spec"]["values"]["note"] == TEMPLATED
+    mixed = _of_kind(_applied(_render(cli, tmp_path / "mixed", "mixed")), HELM_RELEASE)
+    assert mixed["base-chart"]["spec"]["values"]["greeting"] == TEMPLATED
+
+
+def test_helm_releases_next_to_a_kustomize_unit_are_applied_through_a_waiting_kustomization(
+        cli: Cli, tmp_path: Path) -> None:
+    rendered = _render(cli, tmp_path, "mixed", path="clusters/gpu")
+    objects = _applied(rendered)
+    kustomizations = _of_kind(objects, KUSTOMIZATION)
+    # kust waits for base-chart (a HelmRelease) and gated-pre (a HelmRelease) waits for kust: both releases
+    # are applied by a Flux Kustomization of their own name, which is Ready only when the release is.
+    assert sorted(kustomizations) == ["base-chart", "gated-pre", "kust"]
+    for unit in ("base-chart", "gated-pre"):
+        spec = kustomizations[unit]["spec"]
+        assert (spec["wait"], spec["prune"]) == (True, True)
+        folder = _bundle_folder(rendered, spec["path"])
+        assert [(obj["kind"], obj["metadata"]["name"]) for obj in kustomize_build(folder)] == [(HELM_RELEASE, unit)]
+    assert [dep["name"] for dep in kustomizations["kust"]["spec"]["dependsOn"]] == ["base-chart"]
+    assert [dep["name"] for dep in kustomizations["gated-pre"]["spec"]["dependsOn"]] == ["kust"]
+    assert objects[("Namespace", "kust-system")]["metadata"]["annotations"] == {
+        "kustomize.toolkit.fluxcd.io/prune": "disabled"}
+    readme = (rendered.out / "README.md").read_text(encoding="utf-8")
+    assert "--path=./clusters/gpu" in readme
+    assert readme.index("flux delete helmrelease gated-post") < readme.index("flux delete kustomization base-chart")
+
+
+def test_ssh_repositories_and_pinned_commits_become_flux_git_sources(cli: Cli, tmp_path: Path) -> None:
+    rendered = _render(cli, tmp_path, "mixed", "--set", f"deployer:targetRevision={COMMIT}", repo=SSH_REPO)
+    repos = _of_kind(_applied(rendered), "GitRepository")
+    bundle_repo = next(obj for obj in repos.values() if "acme" in obj["spec"]["url"])
+    assert bundle_repo["spec"]["url"] == "ssh://git@github.com/acme/gpu-gitops.git"
+    assert bundle_repo["spec"]["ref"] == {"commit": COMMIT}
+    refused = cli("bundle", "--recipe", str(tmp_path / "mixed-recipe.yaml"), *_catalog_args("mixed", tmp_path),
+                  "--deployer", "flux", "-o", str(tmp_path / "ftp"), "--repo", "ftp://example.com/repo.git")
+    assert_refused(refused, "--repo", "ftp://example.com/repo.git", "ssh://")
+
+
+def test_a_kustomize_component_without_a_pinned_tag_is_refused(cli: Cli, tmp_path: Path) -> None:
+    files = {**MIXED_CATALOG, "registry.yaml": MIXED_CATALOG["registry.yaml"].replace("      defaultTag: v0.3.0\n", "")}
+    catalog = _write_catalog(tmp_path / "untagged", files)
+    recipe = tmp_path / "r.yaml"
+    assert cli("recipe", "--catalog", str(catalog), *CRITERIA["mixed"], "-o", str(recipe)).code == 0
+    result = cli("bundle", "--recipe", str(recipe), "--catalog", str(catalog), "--deployer", "flux",
+                 "-o", str(tmp_path / "out"), "--repo", REPO)
+    assert_refused(result, "component 'kust'", "without a tag")
+
+
+# ------------------------------------------------------------------ snapshot and determinism
+
+
+@needs_reference
+@pytest.mark.parametrize("file", ["kustomization.yaml", "006-agentgateway/helmrelease.yaml",
+                                  "017-dynamo-platform/helmrelease.yaml"], ids=["root", "oci", "https"])
+def test_cuj2_files_are_pinned(cli: Cli, tmp_path: Path, snapshot: Any, file: str) -> None:
+    rendered = _render(cli, tmp_path, "cuj2")
+    assert (rendered.out / file).read_text(encoding="utf-8") == snapshot(extension_class=YAMLSnapshot)
+
+
+@needs_reference
+def test_rendering_is_deterministic(cli: Cli, tmp_path: Path) -> None:
+    first = read_tree(_render(cli, tmp_path / "a", "cuj2").out)
+    second = read_tree(_render(cli, tmp_path / "b", "cuj2", out="elsewhere").out)
+    assert first == second
