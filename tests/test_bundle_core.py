@@ -272,3 +272,12 @@ def test_plans_refuse_inconsistent_recipes(refs: list[dict[str, Any]], order: li
     recipe = {"componentRefs": refs, "deploymentOrder": order}
     with pytest.raises(InvalidInputError, match=message.replace("(", r"\(")):
         build(recipe, {"m.yaml": b"kind: ConfigMap\n"}, [], {})
+
+
+@pytest.mark.parametrize("deployer", ["argocd", "flux"])
+def test_gitops_deployers_need_the_repo_they_will_live_in(cli: Any, recipe_file: Path, tmp_path: Path,
+                                                          deployer: str) -> None:
+    out = tmp_path / "bundle"
+    assert_refused(cli("bundle", "--recipe", str(recipe_file), "--deployer", deployer, "-o", str(out)),
+                   "needs --repo URL")
+    assert not out.exists()

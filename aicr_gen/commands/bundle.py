@@ -65,6 +65,10 @@ def bundle_command(recipe_path: str, deployer: str, output: str, *, sets: list[s
     from aicr_gen.render.plan import build
     from aicr_gen.render.values import parse
 
+    if repo is None and deployer in ("argocd", "flux"):
+        raise InvalidInputError(
+            f"--deployer {deployer} needs --repo URL: the Git repository this bundle will be committed to, which "
+            "Argo CD or Flux reads it from")
     recipe = load_recipe(recipe_path)
     deployer_sets = [text for text in sets if text.startswith("deployer:")]
     options = _options(deployer_sets, repo)
