@@ -7,12 +7,26 @@ validated plain data. It lives in ``$AICR_GEN_CACHE_DIR`` (``off`` disables it),
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 from pathlib import Path
 from typing import Any
 
 KEEP = 16
+# Files whose contents change what validation accepts; a change to them invalidates every entry.
+_VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/vocabulary.py", "modelcheck.py", "yamlio.py")
+
+
+def new_key(kind: str) -> hashlib._Hash:
+    """A sha256 seeded with ``kind``, the aicr-gen version and the validating code; feed it the inputs."""
+    from aicr_gen import __version__
+
+    digest = hashlib.sha256(f"{kind}-{__version__}".encode())
+    package = Path(__file__).resolve().parent.parent
+    for name in _VALIDATING_CODE:
+        digest.update(hashlib.sha256((package / name).read_bytes()).digest())
+    return digest
 
 
 def folder() -> Path | None:

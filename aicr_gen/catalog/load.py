@@ -15,14 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from aicr_gen import __version__
 from aicr_gen.catalog import cache, paths
 from aicr_gen.errors import InvalidInputError
 
 REGISTRY = "registry.yaml"
 _FOLDERS = ("overlays", "mixins")
-# Files whose contents change what validation accepts; a change to them invalidates the cache.
-_VALIDATING_CODE = ("models.py", "parse.py", "vocabulary.py")
 
 
 @dataclass(frozen=True)
@@ -109,10 +106,7 @@ def read_file(path: Path, root: Path, rel: str) -> bytes:
 
 
 def _cache_key(layers: list[Layer], raw: list[dict[str, bytes]]) -> str:
-    digest = hashlib.sha256(f"catalog-v2-{__version__}".encode())
-    code = Path(__file__).parent
-    for name in _VALIDATING_CODE:
-        digest.update(hashlib.sha256((code / name).read_bytes()).digest())
+    digest = cache.new_key("catalog-v2")
     for layer, contents in zip(layers, raw, strict=True):
         for rel, data in contents.items():
             digest.update(b"\0" + os.fsencode(layer.root) + b"\0" + os.fsencode(rel) + b"\0")

@@ -15,23 +15,50 @@ _DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destin
 
 
 def load_recipe(path: str) -> dict[str, Any]:
-    """A RecipeResult file (ours or AICR's), validated strictly."""
+    """A RecipeResult file (ours or AICR's), validated strictly (cached by content, like catalogs)."""
+    from aicr_gen.catalog import cache
     from aicr_gen.catalog.load import read_file
-    from aicr_gen.catalog.models import RecipeResult
-    from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import load_bytes
 
     file = Path(path)
     if not file.is_file():
         raise InvalidInputError(f"--recipe {path}: no such file; write one with 'aicr-gen recipe -o FILE'")
-    doc = load_bytes(read_file(file, file.parent, file.name), path)
-    recipe: dict[str, Any] = check(doc, RecipeResult).model_dump(exclude_none=True)
+    raw = read_file(file, file.parent, file.name)
+    key = cache.new_key("recipe-v1")
+    key.update(raw)
+    recipe = cache.get(key.hexdigest())
+    if recipe is None:
+        recipe = _validate_recipe(raw, path)
+        cache.put(key.hexdigest(), recipe)
+    return recipe
+
+
+def _validate_recipe(raw: bytes, path: str) -> dict[str, Any]:
+    from aicr_gen.catalog.models import RecipeResult
+    from aicr_gen.modelcheck import check
+    from aicr_gen.yamlio import load_bytes
+
+    recipe: dict[str, Any] = check(load_bytes(raw, path), RecipeResult).model_dump(exclude_none=True)
     if "deploymentOrder" not in recipe:
         raise InvalidInputError(f"{path}: deploymentOrder is missing; regenerate the recipe")
     unknown = sorted(set(recipe["deploymentOrder"]) - {ref["name"] for ref in recipe["componentRefs"]})
     if unknown:
         raise InvalidInputError(f"{path}: deploymentOrder names {unknown[0]!r}, which is not in componentRefs")
     return recipe
+
+
+def _parsed_values(sources: dict[str, bytes], names: list[str]) -> dict[str, Any]:
+    """The values files parsed, cached by their contents (parsing YAML is most of a bundle's time)."""
+    from aicr_gen.catalog import cache
+    from aicr_gen.render.plan import parse_values
+
+    key = cache.new_key("values-v1")
+    for rel in names:
+        key.update(rel.encode() + b"\0" + sources[rel] + b"\0")
+    parsed = cache.get(key.hexdigest())
+    if parsed is None:
+        parsed = {rel: parse_values(rel, sources[rel]) for rel in names}
+        cache.put(key.hexdigest(), parsed)
+    return parsed
 
 
 def _options(settings: list[str], repo: str | None) -> Any:
@@ -82,7 +109,10 @@ def bundle_command(recipe_path: str, deployer: str, output: str, *, sets: list[s
         wanted += [*ref.get("manifestFiles", []), *ref.get("preManifestFiles", [])]
     sources = read_files(catalog, wanted)
     aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
-    plan = build(recipe, sources, overrides, aliases)
+    values_files = {rel for ref in recipe["componentRefs"]
+                    for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
+                    if rel in sources}
+    plan = build(recipe, sources, overrides, aliases, _parsed_values(sources, sorted(values_files)))
     written = write_bundle(render_bundle(plan, deployer, options), output, force)
     sys.stderr.write(f"aicr-gen: wrote {deployer} bundle of {len(plan.units)} units to {written}\n")
     return OK

@@ -58,34 +58,43 @@ class Plan:
         return [[unit for unit in self.units if unit.level == level] for level in range(depth + 1)]
 
 
-def _load_values(name: str, rel: str, sources: Mapping[str, bytes]) -> dict[str, Any]:
+def parse_values(rel: str, data: bytes) -> dict[str, Any]:
+    """A values file as a mapping (empty or comment-only files are ``{}``)."""
     from aicr_gen.yamlio import load_text
 
+    text = data.decode("utf-8")
+    if all(not line.strip() or line.lstrip().startswith(("#", "---")) for line in text.splitlines()):
+        return {}
+    parsed = load_text(text, rel).data
+    if parsed is None:
+        return {}
+    if not isinstance(parsed, dict):
+        raise InvalidInputError(f"{rel}:1: values must be a mapping, not a {type(parsed).__name__}")
+    return parsed
+
+
+def _load_values(name: str, rel: str, sources: Mapping[str, bytes], parsed: Mapping[str, Any]) -> dict[str, Any]:
+    if rel in parsed:
+        values: dict[str, Any] = parsed[rel]
+        return values
     if rel not in sources:
         raise InvalidInputError(f"component {name!r}: values file {rel!r} is not in the catalog; pass --catalog")
-    text = sources[rel].decode("utf-8")
-    if not text.strip() or all(not line.strip() or line.lstrip().startswith(("#", "---")) for line in
-                                text.splitlines()):
-        return {}
-    data = load_text(text, rel).data
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise InvalidInputError(f"{rel}:1: values must be a mapping, not a {type(data).__name__}")
-    return data
+    return parse_values(rel, sources[rel])
 
 
-def component_values(ref: Mapping[str, Any], sources: Mapping[str, bytes]) -> dict[str, Any]:
+def component_values(ref: Mapping[str, Any], sources: Mapping[str, bytes],
+                     parsed: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The component's base ``values.yaml`` (when its valuesFile is an overlay), the valuesFile, then the
     recipe's overrides (without ``enabled``/``install``, which only switch the component)."""
     name = ref["name"]
     files: list[dict[str, Any]] = []
     base = f"components/{name}/values.yaml"
     rel = ref.get("valuesFile")
-    if rel and rel != base and base in sources:
-        files.append(_load_values(name, base, sources))
+    parsed = parsed or {}
+    if rel and rel != base and (base in sources or base in parsed):
+        files.append(_load_values(name, base, sources, parsed))
     if rel:
-        files.append(_load_values(name, rel, sources))
+        files.append(_load_values(name, rel, sources, parsed))
     overrides = {key: value for key, value in (ref.get("overrides") or {}).items() if key not in ("enabled", "install")}
     return values_mod.layered(files, overrides)
 
@@ -118,8 +127,9 @@ def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) 
 
 
 def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[values_mod.Override],
-          aliases: Mapping[str, str]) -> Plan:
-    """The plan for ``recipe``: kept components in deploymentOrder, each split into its units."""
+          aliases: Mapping[str, str], parsed: Mapping[str, Any] | None = None) -> Plan:
+    """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
+    come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
@@ -147,7 +157,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     for name in kept:
         ref = refs[name]
         settings = [item for item in per_component[name] if item.path not in (("enabled",), ("install",))]
-        component = values_mod.apply(component_values(ref, sources), settings)
+        component = values_mod.apply(component_values(ref, sources, parsed), settings)
         for unit in _units(ref, component, sources, depth[name], [last[dep] for dep in dependencies[name]]):
             units.append(unit)
             last[name] = unit.name
