@@ -15,246 +15,56 @@ from __future__ import annotations
 import fnmatch
 import os
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from tests.conftest import AICR_CATALOG, Result, assert_refused, needs_reference
+from tests.bundles import (
+    CHART_RECIPES,
+    HELMS,
+    KUSTOMIZE_ADDON,
+    RECIPES,
+    Cli,
+    Rendered,
+    Renderings,
+    Unit,
+    YAMLSnapshot,
+    bundle_fixtures,
+    check_local_charts,
+    depths,
+    render,
+    write_recipe,
+)
+from tests.conftest import assert_refused, needs_reference
 from tests.consumers import helm_lint, helm_template, read_tree, tool_path, validate_manifests, validate_objects
 
-Cli = Callable[..., Result]
-
 REPO = "https://git.example.com/platform/gitops.git"
-CRITERIA = {
-    "cuj2": ("--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu",
-             "--platform", "dynamo"),
-    "training": ("--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu",
-                 "--platform", "kubeflow"),
-    "small": ("--service", "eks", "--accelerator", "h100"),
-}
-RECIPES = [pytest.param("cuj2", marks=needs_reference), "training", "small"]
-HELMS = ("helm3", "helm4")
 DEPLOYERS = ("argocd", "argocd-helm")
 APP = ("argoproj.io/v1alpha1", "Application")
 WAVE = "argocd.argoproj.io/sync-wave"
 TEMPLATE_TEXT = "{{ .Values.x }}"
 
-FOREIGN_KINDS = {("agentgateway.dev/v1alpha1", "AgentgatewayParameters"), ("gateway.networking.k8s.io/v1", "Gateway"),
-                 ("skyhook.nvidia.com/v1alpha1", "Skyhook")}
-"""CRs in CUJ2's local charts whose CRDs come with upstream charts, so no reference schema exists."""
-
-_CONFIG_MAP = """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {name}
-  namespace: {{{{ .Release.Namespace }}}}
-data:
-  {key}: {{{{ index .Values "{component}" "{key}" | quote }}}}
-"""
-
-SMALL_CATALOG: dict[str, str] = {
-    "registry.yaml": """\
-apiVersion: aicr.run/v1alpha2
-kind: ComponentRegistry
-components:
-  - name: platform-config
-    healthCheck:
-      assertFile: checks/platform-config/health-check.yaml
-    helm:
-      defaultRepository: ""
-      defaultNamespace: platform
-  - name: web
-    healthCheck:
-      assertFile: checks/web/health-check.yaml
-    helm:
-      defaultRepository: oci://registry.example.com/charts
-      defaultChart: web
-      defaultVersion: v1.2.3
-      defaultNamespace: web
-  - name: api
-    healthCheck:
-      assertFile: checks/api/health-check.yaml
-    helm:
-      defaultRepository: https://charts.example.com
-      defaultChart: api
-      defaultVersion: v0.9.0
-      defaultNamespace: api
-  - name: addon
-    healthCheck:
-      assertFile: checks/addon/health-check.yaml
-    kustomize:
-      defaultSource: https://github.com/example/addon.git
-      defaultPath: deploy/overlays/prod
-      defaultTag: v0.3.0
-""",
-    "overlays/base.yaml": """\
-kind: RecipeMetadata
-apiVersion: aicr.run/v1alpha2
-metadata:
-  name: base
-spec:
-  componentRefs:
-    - name: platform-config
-      type: Helm
-      valuesFile: components/platform-config/values.yaml
-      manifestFiles:
-        - components/platform-config/manifests/settings.yaml
-    - name: web
-      type: Helm
-      valuesFile: components/web/values.yaml
-      preManifestFiles:
-        - components/web/manifests/pre-settings.yaml
-      manifestFiles:
-        - components/web/manifests/greeting.yaml
-      dependencyRefs:
-        - platform-config
-    - name: api
-      type: Helm
-      valuesFile: components/api/values.yaml
-      dependencyRefs:
-        - web
-    - name: addon
-      type: Kustomize
-      dependencyRefs:
-        - platform-config
-""",
-    "overlays/small.yaml": """\
-kind: RecipeMetadata
-apiVersion: aicr.run/v1alpha2
-metadata:
-  name: small
-spec:
-  base: base
-  criteria:
-    service: eks
-    accelerator: h100
-""",
-    "components/platform-config/values.yaml": "tier: gold\n",
-    "components/web/values.yaml": "replicas: 2\ngreeting: hello\n",
-    "components/api/values.yaml": "replicas: 1\nmode: 'on'\nlimits:\n  memory: 1Gi\n",
-    "components/platform-config/manifests/settings.yaml":
-        _CONFIG_MAP.format(name="platform-settings", component="platform-config", key="tier"),
-    "components/web/manifests/pre-settings.yaml": _CONFIG_MAP.format(name="web-settings", component="web",
-                                                                      key="replicas"),
-    "components/web/manifests/greeting.yaml": _CONFIG_MAP.format(name="web-greeting", component="web",
-                                                                  key="greeting"),
-    **{f"checks/{name}/health-check.yaml": f"apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\n"
-                                           f"metadata:\n  name: {name}-health\n"
-       for name in ("platform-config", "web", "api", "addon")},
-}
-"""platform-config is manifest-only; web (OCI, version with a v) becomes web-pre, web, web-post; api is an
-HTTPS chart with a v-version; addon is a Kustomize source."""
-
-
-class YAMLSnapshot(SingleFileSnapshotExtension):
-    """Snapshots stored as the literal YAML we emit, reviewable in pull requests."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
-
-
-@dataclass(frozen=True)
-class Unit:
-    """What a unit must be, derived from recipe.yaml alone."""
-
-    folder: str
-    name: str
-    role: str
-    ref: dict[str, Any]
-
-    @property
-    def kind(self) -> str:
-        if self.ref.get("type") == "Kustomize" and self.role == "main":
-            return "kustomize"
-        return "local" if self.role != "main" or not self.ref.get("source") else "upstream"
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """A bundle written by the CLI, and the recipe it came from."""
-
-    name: str
-    recipe: dict[str, Any]
-    root: Path
-
-    def units(self) -> list[Unit]:
-        """deploymentOrder, each component split into [-pre] main [-post], numbered from 001."""
-        refs = {ref["name"]: ref for ref in self.recipe["componentRefs"]}
-        split: list[tuple[str, str, dict[str, Any]]] = []
-        for name in self.recipe["deploymentOrder"]:
-            ref = refs[name]
-            if ref.get("preManifestFiles"):
-                split.append((f"{name}-pre", "pre", ref))
-            split.append((name, "main", ref))
-            if ref.get("manifestFiles") and ref.get("source"):
-                split.append((f"{name}-post", "post", ref))
-        return [Unit(f"{index:03d}-{name}", name, role, ref) for index, (name, role, ref) in enumerate(split, start=1)]
-
-    def applications(self) -> dict[str, dict[str, Any]]:
-        """argocd bundles: unit folder -> its application.yaml."""
-        return {unit.folder: yaml.safe_load((self.root / unit.folder / "application.yaml").read_text())
-                for unit in self.units()}
-
-
-def write_catalog(root: Path) -> Path:
-    for rel, text in SMALL_CATALOG.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
-def write_recipe(cli: Cli, name: str, folder: Path) -> tuple[Path, tuple[str, ...]]:
-    """``aicr-gen recipe`` for one of CRITERIA into ``folder``; returns the file and the --catalog args."""
-    folder.mkdir(parents=True, exist_ok=True)
-    catalog: tuple[str, ...] = ()
-    if name == "cuj2":
-        catalog = ("--catalog", str(AICR_CATALOG))
-    elif name == "small":
-        catalog = ("--catalog", str(write_catalog(folder / "catalog")))
-    recipe = folder / "recipe.yaml"
-    result = cli("recipe", *catalog, *CRITERIA[name], "-o", str(recipe))
-    assert result.code == 0, result.err
-    return recipe, catalog
-
-
-def render(cli: Cli, name: str, deployer: str, folder: Path, *extra: str) -> Rendered:
-    """Recipe ``name`` rendered for ``deployer`` into ``folder/<deployer>`` through the CLI."""
-    recipe, catalog = write_recipe(cli, name, folder)
-    out = folder / deployer
-    result = cli("bundle", "--recipe", str(recipe), "--deployer", deployer, "-o", str(out), "--repo", REPO,
-                 *catalog, *extra)
-    assert result.code == 0, result.err
-    return Rendered(name, yaml.safe_load(recipe.read_text(encoding="utf-8")), out)
-
-
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Cli, str, str], Rendered]:
-    """Each recipe's bundle per deployer, rendered once per module."""
-    cache: dict[tuple[str, str], Rendered] = {}
-
-    def get(cli: Cli, name: str, deployer: str) -> Rendered:
-        if (name, deployer) not in cache:
-            cache[name, deployer] = render(cli, name, deployer, tmp_path_factory.mktemp(f"{name}-{deployer}"))
-        return cache[name, deployer]
-
-    return get
+rendered, argocd = bundle_fixtures("argocd", "--repo", REPO, additions=[KUSTOMIZE_ADDON], bundle="argocd")
+"""Each recipe's bundle per deployer (argocd unless named), rendered once per module; the small recipe with
+``addon``, a Kustomize source."""
 
 
 @pytest.fixture(params=RECIPES)
-def argocd(request: pytest.FixtureRequest, cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> Rendered:
-    return rendered(cli, request.param, "argocd")
-
-
-@pytest.fixture(params=RECIPES)
-def argocd_helm(request: pytest.FixtureRequest, cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> Rendered:
+def argocd_helm(request: pytest.FixtureRequest, cli: Cli, rendered: Renderings) -> Rendered:
     return rendered(cli, request.param, "argocd-helm")
+
+
+def applications(bundle: Rendered) -> dict[str, dict[str, Any]]:
+    """argocd bundles: unit folder -> its application.yaml."""
+    return {unit.folder: yaml.safe_load((bundle.root / unit.folder / "application.yaml").read_text())
+            for unit in bundle.units()}
+
+
+def render_small(cli: Cli, deployer: str, folder: Path, *extra: str) -> Rendered:
+    """The small recipe (with ``addon``) rendered for ``deployer`` into ``folder/<deployer>``."""
+    return render(cli, "small", deployer, folder, "--repo", REPO, *extra, additions=[KUSTOMIZE_ADDON])
 
 
 def expected_revision(ref: dict[str, Any]) -> str:
@@ -277,11 +87,7 @@ def expected_source(unit: Unit) -> dict[str, Any]:
 
 def expected_waves(bundle: Rendered) -> dict[str, int]:
     """Unit name -> dependency depth of its component * 4 + {pre 0, main 1, post 2}."""
-    refs = {ref["name"]: ref for ref in bundle.recipe["componentRefs"]}
-    depth: dict[str, int] = {}
-    for name in bundle.recipe["deploymentOrder"]:
-        depth[name] = 1 + max((depth[dep] for dep in refs[name].get("dependencyRefs", []) if dep in depth),
-                              default=-1)
+    depth = depths(bundle.recipe)
     return {unit.name: depth[unit.ref["name"]] * 4 + {"pre": 0, "main": 1, "post": 2}[unit.role]
             for unit in bundle.units()}
 
@@ -326,7 +132,7 @@ def test_app_of_apps_picks_up_exactly_the_applications(argocd: Rendered) -> None
 
 
 def test_sync_waves_put_every_dependency_first(argocd: Rendered) -> None:
-    apps = argocd.applications()
+    apps = applications(argocd)
     waves: dict[str, int] = {}
     for unit in argocd.units():
         annotation = apps[unit.folder]["metadata"]["annotations"][WAVE]
@@ -346,7 +152,7 @@ def test_sync_waves_put_every_dependency_first(argocd: Rendered) -> None:
 
 def test_applications_point_at_their_sources(argocd: Rendered) -> None:
     files = read_tree(argocd.root)
-    apps = argocd.applications()
+    apps = applications(argocd)
     for unit in argocd.units():
         app = apps[unit.folder]
         spec = app["spec"]
@@ -371,31 +177,21 @@ def test_applications_point_at_their_sources(argocd: Rendered) -> None:
 
 
 def test_small_versions_keep_the_oci_tag_and_drop_the_v_for_classic_repositories(
-        cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> None:
-    apps = rendered(cli, "small", "argocd").applications()
+        cli: Cli, rendered: Renderings) -> None:
+    apps = applications(rendered(cli, "small", "argocd"))
     assert apps["004-web"]["spec"]["sources"][0]["targetRevision"] == "v1.2.3"
     assert apps["004-web"]["spec"]["sources"][0]["repoURL"] == "oci://registry.example.com/charts/web"
     assert apps["006-api"]["spec"]["sources"][0]["targetRevision"] == "0.9.0"
 
 
 @pytest.mark.parametrize("helm", HELMS)
-@pytest.mark.parametrize("name", [pytest.param("cuj2", marks=needs_reference), "small"])
-def test_local_charts_lint_and_template(cli: Cli, rendered: Callable[[Cli, str, str], Rendered], name: str,
-                                        helm: str) -> None:
+@pytest.mark.parametrize("name", CHART_RECIPES)
+def test_local_charts_lint_and_template(cli: Cli, rendered: Renderings, name: str, helm: str) -> None:
     """What Argo CD does with a local folder: helm template it with the Application's release name."""
-    bundle = rendered(cli, name, "argocd")
-    local = [unit for unit in bundle.units() if unit.kind == "local"]
-    assert local
-    for unit in local:
-        chart = bundle.root / unit.folder
-        helm_lint(chart, helm)
-        objects = helm_template(chart, helm, release=unit.name, namespace=unit.ref.get("namespace") or unit.name)
-        manifests = unit.ref["preManifestFiles" if unit.role == "pre" else "manifestFiles"]
-        assert len(objects) >= len(manifests), unit.folder
-        validate_objects(objects, unit.folder, unchecked_kinds=FOREIGN_KINDS)
+    check_local_charts(rendered(cli, name, "argocd"), helm)
 
 
-def test_readme_says_how_to_install_and_remove(cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> None:
+def test_readme_says_how_to_install_and_remove(cli: Cli, rendered: Renderings) -> None:
     bundle = rendered(cli, "small", "argocd")
     text = (bundle.root / "README.md").read_text()
     assert "kubectl apply --namespace argocd -f app-of-apps.yaml" in text
@@ -405,11 +201,11 @@ def test_readme_says_how_to_install_and_remove(cli: Cli, rendered: Callable[[Cli
 
 
 def test_repo_path_and_prefix_settings_reach_every_application(cli: Cli, tmp_path: Path) -> None:
-    bundle = render(cli, "small", "argocd", tmp_path, "--set", "deployer:path=clusters/prod",
-                    "--set", "deployer:namePrefix=team-a-", "--set", "deployer:project=gpu")
+    bundle = render_small(cli, "argocd", tmp_path, "--set", "deployer:path=clusters/prod",
+                          "--set", "deployer:namePrefix=team-a-", "--set", "deployer:project=gpu")
     parent = yaml.safe_load((bundle.root / "app-of-apps.yaml").read_text())
     assert parent["spec"]["source"]["path"] == "clusters/prod"
-    apps = bundle.applications()
+    apps = applications(bundle)
     assert apps["004-web"]["spec"]["sources"][0]["helm"]["valueFiles"] == ["$values/clusters/prod/004-web/values.yaml"]
     assert apps["001-platform-config"]["spec"]["source"]["path"] == "clusters/prod/001-platform-config"
     assert {app["metadata"]["name"] for app in apps.values()} == {f"team-a-{unit.name}" for unit in bundle.units()}
@@ -419,10 +215,10 @@ def test_repo_path_and_prefix_settings_reach_every_application(cli: Cli, tmp_pat
 
 @pytest.mark.parametrize("deployer", DEPLOYERS)
 def test_names_over_53_characters_are_refused(cli: Cli, tmp_path: Path, deployer: str) -> None:
-    recipe, catalog = write_recipe(cli, "small", tmp_path)
+    recipe = write_recipe(cli, "small", tmp_path, KUSTOMIZE_ADDON)
     prefix = "p" * (53 - len("platform-config") + 1)
-    result = cli("bundle", "--recipe", str(recipe), "--deployer", deployer, "-o", str(tmp_path / "out"), *catalog,
-                 "--set", f"deployer:namePrefix={prefix}")
+    result = recipe.run_bundle(cli, deployer, tmp_path / "out", "--repo", REPO,
+                               "--set", f"deployer:namePrefix={prefix}")
     assert_refused(result, "platform-config", "53")
     assert not (tmp_path / "out").exists()
 
@@ -432,7 +228,7 @@ def test_names_over_53_characters_are_refused(cli: Cli, tmp_path: Path, deployer
 
 @pytest.mark.parametrize("helm", HELMS)
 def test_bundle_chart_lints_and_renders_the_same_applications(argocd_helm: Rendered, helm: str, cli: Cli,
-                                                               rendered: Callable[[Cli, str, str], Rendered]) -> None:
+                                                               rendered: Renderings) -> None:
     helm_lint(argocd_helm.root, helm)
     objects = helm_template(argocd_helm.root, helm, namespace="argocd")
     assert validate_objects(objects, "argocd-helm", unchecked_kinds=()) == len(argocd_helm.units()) + 1
@@ -440,7 +236,7 @@ def test_bundle_chart_lints_and_renders_the_same_applications(argocd_helm: Rende
     assert by_name.pop("aicr-stack")["spec"]["source"]["repoURL"] == REPO
     plain = rendered(cli, argocd_helm.name, "argocd")
     for unit in argocd_helm.units():
-        child, twin = by_name[unit.name], plain.applications()[unit.folder]
+        child, twin = by_name[unit.name], applications(plain)[unit.folder]
         assert child["metadata"] == twin["metadata"], unit.name
         assert (child["spec"]["destination"], child["spec"]["project"], child["spec"]["syncPolicy"]) == (
             twin["spec"]["destination"], twin["spec"]["project"], twin["spec"]["syncPolicy"])
@@ -475,7 +271,7 @@ def test_bundle_chart_files(argocd_helm: Rendered) -> None:
         unit.folder for unit in local}
 
 
-def test_install_time_values_reach_the_children(cli: Cli, rendered: Callable[[Cli, str, str], Rendered]) -> None:
+def test_install_time_values_reach_the_children(cli: Cli, rendered: Renderings) -> None:
     bundle = rendered(cli, "small", "argocd-helm")
     settings = {"repoURL": "https://mirror.example.com/gitops.git", "targetRevision": "v2",
                 "deployer": {"namePrefix": "team-a-", "destinationServer": "https://gpu.example.com:6443",
@@ -496,7 +292,7 @@ def test_install_time_values_reach_the_children(cli: Cli, rendered: Callable[[Cl
 
 
 @pytest.mark.parametrize("helm", HELMS)
-def test_local_charts_render_with_the_values_argo_cd_passes(cli: Cli, rendered: Callable[[Cli, str, str], Rendered],
+def test_local_charts_render_with_the_values_argo_cd_passes(cli: Cli, rendered: Renderings,
                                                             helm: str) -> None:
     bundle = rendered(cli, "small", "argocd-helm")
     objects = {obj["metadata"]["name"]: obj
@@ -518,7 +314,7 @@ def test_local_charts_render_with_the_values_argo_cd_passes(cli: Cli, rendered: 
     ({"deployer": {"namePrefix": "a-very-long-prefix-for-a-multi-tenant-cluster-"}}, "53"),
     ({"web": "not a mapping"}, "web"),
 ])
-def test_bad_install_time_values_fail_the_render(cli: Cli, rendered: Callable[[Cli, str, str], Rendered],
+def test_bad_install_time_values_fail_the_render(cli: Cli, rendered: Renderings,
                                                   values: dict[str, Any], says: str) -> None:
     bundle = rendered(cli, "small", "argocd-helm")
     for helm in HELMS:
@@ -527,7 +323,7 @@ def test_bad_install_time_values_fail_the_render(cli: Cli, rendered: Callable[[C
 
 
 def test_parent_application_passes_the_install_values_on(cli: Cli,
-                                                         rendered: Callable[[Cli, str, str], Rendered]) -> None:
+                                                         rendered: Renderings) -> None:
     bundle = rendered(cli, "small", "argocd-helm")
     objects = helm_template(bundle.root, "helm4", {"api": {"replicas": 5}}, namespace="argocd")
     (parent,) = [obj for obj in objects if obj["metadata"]["name"] == "aicr-stack"]
@@ -543,7 +339,7 @@ def test_parent_application_passes_the_install_values_on(cli: Cli,
 
 
 def test_helmignore_keeps_unit_folders_out_of_the_chart_package(cli: Cli, tmp_path: Path,
-                                                                 rendered: Callable[[Cli, str, str], Rendered]) -> None:
+                                                                 rendered: Renderings) -> None:
     bundle = rendered(cli, "small", "argocd-helm")
     env = {**os.environ, "HELM_CACHE_HOME": str(tmp_path / "c"), "HELM_CONFIG_HOME": str(tmp_path / "g"),
            "HELM_DATA_HOME": str(tmp_path / "d")}
@@ -563,9 +359,9 @@ def test_helmignore_keeps_unit_folders_out_of_the_chart_package(cli: Cli, tmp_pa
 
 def test_template_syntax_in_values_arrives_literally(cli: Cli, tmp_path: Path) -> None:
     sets = ("--set", f"api:note={TEMPLATE_TEXT}", "--set", f"platform-config:tier={TEMPLATE_TEXT}")
-    plain = render(cli, "small", "argocd", tmp_path / "a", *sets)
+    plain = render_small(cli, "argocd", tmp_path / "a", *sets)
     assert yaml.safe_load((plain.root / "006-api" / "values.yaml").read_text())["note"] == TEMPLATE_TEXT
-    chart = render(cli, "small", "argocd-helm", tmp_path / "b", *sets)
+    chart = render_small(cli, "argocd-helm", tmp_path / "b", *sets)
     for helm in HELMS:
         objects = {obj["metadata"]["name"]: obj for obj in helm_template(chart.root, helm)}
         assert yaml.safe_load(objects["api"]["spec"]["source"]["helm"]["values"])["note"] == TEMPLATE_TEXT
@@ -585,13 +381,13 @@ def test_template_syntax_in_values_arrives_literally(cli: Cli, tmp_path: Path) -
     pytest.param("argocd-helm", "values.yaml", id="chart-values"),
     pytest.param("argocd-helm", "templates/cert-manager.yaml", id="chart-child-template"),
 ])
-def test_cuj2_output_is_pinned(cli: Cli, rendered: Callable[[Cli, str, str], Rendered], deployer: str, path: str,
+def test_cuj2_output_is_pinned(cli: Cli, rendered: Renderings, deployer: str, path: str,
                                snapshot: Any) -> None:
     assert (rendered(cli, "cuj2", deployer).root / path).read_text() == snapshot(extension_class=YAMLSnapshot)
 
 
 @pytest.mark.parametrize("deployer", DEPLOYERS)
 def test_rendering_twice_gives_identical_bytes(cli: Cli, tmp_path: Path, deployer: str) -> None:
-    first = render(cli, "small", deployer, tmp_path / "one", "--set", "api:x=1")
-    second = render(cli, "small", deployer, tmp_path / "two", "--set", "api:x=1")
+    first = render_small(cli, deployer, tmp_path / "one", "--set", "api:x=1")
+    second = render_small(cli, deployer, tmp_path / "two", "--set", "api:x=1")
     assert read_tree(first.root) == read_tree(second.root)

@@ -1,9 +1,10 @@
 """The flux deployer as users run it: ``aicr-gen recipe``, ``aicr-gen bundle --deployer flux``, then Flux.
 
 Three recipes: AICR's CUJ2 (eks/h100/ubuntu/inference/dynamo, from AICR's own catalog: OCI and HTTPS charts,
-``-post`` units, manifest-only components), the embedded catalog's eks/h100/ubuntu/training/kubeflow, and a
-small catalog where a Kustomize component sits between Helm components and one component has ``-pre`` and
-``-post`` units.
+``-post`` units, manifest-only components), the embedded catalog's eks/h100/ubuntu/training/kubeflow, and the
+small catalog with ``FLUX_ADDITIONS``: a Kustomize component sits between Helm components, one component has
+``-pre`` and ``-post`` units, two charts share an HTTPS repository and an OCI chart's version has build
+metadata.
 
 The consumers are real: ``kubectl kustomize`` builds the bundle (and every folder a Flux Kustomization of
 the bundle points at), every object is checked against the Flux CRDs and Kubernetes schemas, helm renders
@@ -16,19 +17,27 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from tests.conftest import AICR_CATALOG, Result, assert_refused, needs_reference
+from tests.bundles import (
+    FOREIGN_KINDS,
+    KUSTOMIZE_ADDON,
+    RECIPES,
+    SMALL_CATALOG,
+    Cli,
+    Rendered,
+    YAMLSnapshot,
+    render,
+    small_leaf,
+    write_recipe,
+)
+from tests.conftest import assert_refused, needs_reference
 from tests.consumers import helm_template, kustomize_build, read_tree, validate_manifests, validate_objects
-
-Cli = Callable[..., Result]
 
 REPO = "https://github.com/acme/gpu-gitops.git"
 SSH_REPO = "git@github.com:acme/gpu-gitops.git"
@@ -38,144 +47,52 @@ HELM_RELEASE, KUSTOMIZATION = "HelmRelease", "Kustomization"
 SOURCE_KINDS = ("HelmRepository", "OCIRepository", "GitRepository")
 TEMPLATED = "{{ .Release.Name }}-{{ .Values.x }}"
 
-CRITERIA = {
-    "cuj2": ("--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu",
-             "--platform", "dynamo"),
-    "training": ("--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu",
-                 "--platform", "kubeflow"),
-    "mixed": ("--service", "eks"),
-}
-RECIPES = [pytest.param("cuj2", marks=needs_reference), "training", "mixed"]
-
-FOREIGN_KINDS = {("agentgateway.dev/v1alpha1", "AgentgatewayParameters"), ("gateway.networking.k8s.io/v1", "Gateway"),
-                 ("skyhook.nvidia.com/v1alpha1", "Skyhook")}
-"""CRs in CUJ2's local charts whose CRDs come with upstream charts, so no reference schema exists."""
-
-
-def _registry_entry(name: str, body: str) -> str:
-    return f"  - name: {name}\n    healthCheck:\n      assertFile: checks/{name}.yaml\n{body}"
-
-
-MIXED_CATALOG: dict[str, str] = {
-    "registry.yaml": "apiVersion: aicr.run/v1alpha2\nkind: ComponentRegistry\ncomponents:\n" + "".join([
-        _registry_entry("base-chart", "    helm:\n      defaultRepository: https://charts.example.com/stable\n"
-                        "      defaultChart: example/base-chart\n      defaultVersion: v1.2.3\n"
-                        "      defaultNamespace: base\n"),
-        _registry_entry("oci-chart", "    helm:\n      defaultRepository: oci://registry.example.com/charts\n"
-                        "      defaultChart: oci-chart\n      defaultVersion: 0.4.0+build.7\n"
-                        "      defaultNamespace: oci\n"),
-        _registry_entry("gated", "    helm:\n      defaultRepository: https://charts.example.com/stable\n"
-                        "      defaultChart: example/gated\n      defaultVersion: 2.0.0\n"
-                        "      defaultNamespace: gated\n"),
-        _registry_entry("kust", "    kustomize:\n      defaultSource: https://github.com/example/kust.git\n"
-                        "      defaultPath: config/default\n      defaultTag: v0.3.0\n"),
-    ]),
-    "overlays/base.yaml": f"""\
-kind: RecipeMetadata
-apiVersion: aicr.run/v1alpha2
-metadata:
-  name: base
-spec:
-  componentRefs:
-    - name: base-chart
+FLUX_ADDITIONS = (KUSTOMIZE_ADDON, small_leaf("small-flux", "small-kustomize", f"""\
+    - name: addon
+      namespace: addon-system
+    - name: web
+      version: v1.2.3+build.7
+      dependencyRefs:
+        - addon
+    - name: api
       overrides:
         greeting: "{TEMPLATED}"
-    - name: oci-chart
-      dependencyRefs: [base-chart]
-    - name: kust
-      namespace: kust-system
-      dependencyRefs: [base-chart]
-    - name: gated
-      preManifestFiles: [components/gated/manifests/pre.yaml]
-      manifestFiles: [components/gated/manifests/post.yaml]
-      dependencyRefs: [kust, oci-chart]
-""",
-    "overlays/eks.yaml": """\
-kind: RecipeMetadata
-apiVersion: aicr.run/v1alpha2
-metadata:
-  name: eks
-spec:
-  criteria:
-    service: eks
-  componentRefs: []
-""",
-    "components/gated/manifests/pre.yaml": """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: gated-pre
-  namespace: {{ .Release.Namespace }}
-data:
-  greeting: {{ index .Values "gated" "greeting" | default "hello" | quote }}
-""",
-    "components/gated/manifests/post.yaml": """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: gated-post
-  namespace: {{ .Release.Namespace }}
-data:
-  release: {{ .Release.Name | quote }}
-""",
-    **{f"checks/{name}.yaml": f"{name}: ok\n" for name in ("base-chart", "oci-chart", "gated", "kust")},
-}
-
-
-class YAMLSnapshot(SingleFileSnapshotExtension):
-    """Snapshots stored as the literal YAML the bundle holds, reviewable in pull requests."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
-
-
-def _write_catalog(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
+    - name: worker
+      type: Helm
+      source: https://registry.example.com/charts
+      chart: worker
+      version: 2.0.0
+      namespace: worker
+      dependencyRefs:
+        - api
+    """))
+"""The small recipe with ``addon``, a Kustomize source in its own namespace that waits for platform-config and
+that web waits for; web's OCI tag with build metadata; a templated value in api's catalog overrides; and
+``worker``, a chart (unknown to the registry) from api's repository."""
 
 
 @dataclass(frozen=True)
-class Rendered:
-    """A bundle folder, the recipe it came from, and the --repo/path it was rendered for."""
+class FluxBundle(Rendered):
+    """A flux bundle, with the --repo URL as Flux clones it and the deployer path it was rendered for."""
 
-    out: Path
-    recipe: dict[str, Any]
-    path: str
-    url: str
-
-
-def _catalog_args(name: str, tmp_path: Path) -> list[str]:
-    if name == "cuj2":
-        return ["--catalog", str(AICR_CATALOG)]
-    if name == "mixed":
-        return ["--catalog", str(_write_catalog(tmp_path / "catalog", MIXED_CATALOG))]
-    return []
+    url: str = REPO
+    path: str = ""
 
 
 def _render(cli: Cli, tmp_path: Path, name: str, *bundle_args: str, repo: str = REPO, path: str = "",
-            out: str = "bundle") -> Rendered:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    catalog = _catalog_args(name, tmp_path)
-    recipe_file = tmp_path / f"{name}-recipe.yaml"
-    if not recipe_file.exists():
-        made = cli("recipe", *catalog, *CRITERIA[name], "-o", str(recipe_file))
-        assert made.code == 0, made.err
-    settings = ["--set", f"deployer:path={path}"] if path else []
-    result = cli("bundle", "--recipe", str(recipe_file), *catalog, "--deployer", "flux", "-o", str(tmp_path / out),
-                 "--repo", repo, *settings, *bundle_args)
-    assert result.code == 0, result.err
+            out: Path | None = None) -> FluxBundle:
+    settings = ("--set", f"deployer:path={path}") if path else ()
+    plain = render(cli, name, "flux", tmp_path, "--repo", repo, *settings, *bundle_args, additions=FLUX_ADDITIONS,
+                   out=out)
     url = "ssh://git@github.com/acme/gpu-gitops.git" if repo == SSH_REPO else repo
-    return Rendered(tmp_path / out, yaml.safe_load(recipe_file.read_text(encoding="utf-8")), path, url)
+    return FluxBundle(plain.source, plain.recipe, plain.root, url, path)
 
 
-def _applied(rendered: Rendered) -> dict[tuple[str, str], dict[str, Any]]:
+def _applied(rendered: FluxBundle) -> dict[tuple[str, str], dict[str, Any]]:
     """Every object Flux applies: the root ``kubectl kustomize`` build, plus the build of each folder a
     Flux Kustomization of this bundle points at (inside the bundle repository)."""
     objects: dict[tuple[str, str], dict[str, Any]] = {}
-    pending = [rendered.out]
+    pending = [rendered.root]
     while pending:
         built = kustomize_build(pending.pop())
         for obj in built:
@@ -190,13 +107,13 @@ def _applied(rendered: Rendered) -> dict[tuple[str, str], dict[str, Any]]:
     return objects
 
 
-def _bundle_folder(rendered: Rendered, repo_path: str) -> Path:
+def _bundle_folder(rendered: FluxBundle, repo_path: str) -> Path:
     """The bundle folder behind ``./<path>/<rest>`` of the bundle repository."""
     relative = posixpath.normpath(repo_path)
     prefix = posixpath.normpath(rendered.path) if rendered.path else "."
     inside = posixpath.relpath(relative, prefix)
     assert not inside.startswith(".."), f"{repo_path} is outside the bundle folder {prefix}"
-    return rendered.out / inside
+    return rendered.root / inside
 
 
 def _enabled(ref: dict[str, Any]) -> bool:
@@ -233,8 +150,8 @@ def _of_kind(objects: dict[tuple[str, str], dict[str, Any]], kind: str) -> dict[
 
 @pytest.mark.parametrize("name", RECIPES)
 def test_kubectl_kustomize_builds_the_bundle_and_every_object_validates(cli: Cli, tmp_path: Path, name: str) -> None:
-    rendered = _render(cli, tmp_path, name, path="clusters/gpu" if name == "mixed" else "")
-    files = read_tree(rendered.out)
+    rendered = _render(cli, tmp_path, name, path="clusters/gpu" if name == "small" else "")
+    files = read_tree(rendered.root)
     assert validate_manifests(files) > len(_expected_graph(rendered.recipe))
     objects = _applied(rendered)
     assert validate_objects(objects.values(), "flux bundle") == len(objects)
@@ -268,7 +185,7 @@ def test_depends_on_mirrors_the_recipe_dependencies(cli: Cli, tmp_path: Path, na
 def test_cuj2_depends_on_keeps_the_recipe_order(cli: Cli, tmp_path: Path) -> None:
     rendered = _render(cli, tmp_path, "cuj2")
     refs = {ref["name"]: ref for ref in rendered.recipe["componentRefs"]}
-    release = yaml.safe_load((rendered.out / "017-dynamo-platform/helmrelease.yaml").read_text(encoding="utf-8"))
+    release = yaml.safe_load((rendered.root / "017-dynamo-platform/helmrelease.yaml").read_text(encoding="utf-8"))
     assert [dep["name"] for dep in release["spec"]["dependsOn"]] == refs["dynamo-platform"]["dependencyRefs"]
 
 
@@ -320,7 +237,7 @@ def test_sources_are_deduplicated_and_every_reference_resolves(cli: Cli, tmp_pat
             assert flux["spec"]["targetNamespace"] == refs[unit]["namespace"]
 
 
-@pytest.mark.parametrize("name", [pytest.param("cuj2", marks=needs_reference), "mixed"])
+@pytest.mark.parametrize("name", [pytest.param("cuj2", marks=needs_reference), "small"])
 def test_local_charts_render_with_helm_as_helm_controller_would(cli: Cli, tmp_path: Path, name: str) -> None:
     rendered = _render(cli, tmp_path, name)
     local = [obj["spec"] for obj in _of_kind(_applied(rendered), HELM_RELEASE).values()
@@ -342,51 +259,48 @@ def test_values_with_template_braces_arrive_literally(cli: Cli, tmp_path: Path) 
     rendered = _render(cli, tmp_path, "cuj2", "--set", f"gpu-operator:note={TEMPLATED}")
     releases = _of_kind(_applied(rendered), HELM_RELEASE)
     assert releases["gpu-operator"]["spec"]["values"]["note"] == TEMPLATED
-    mixed = _of_kind(_applied(_render(cli, tmp_path / "mixed", "mixed")), HELM_RELEASE)
-    assert mixed["base-chart"]["spec"]["values"]["greeting"] == TEMPLATED
+    small = _of_kind(_applied(_render(cli, tmp_path / "small", "small")), HELM_RELEASE)
+    assert small["api"]["spec"]["values"]["greeting"] == TEMPLATED
 
 
 def test_helm_releases_next_to_a_kustomize_unit_are_applied_through_a_waiting_kustomization(
         cli: Cli, tmp_path: Path) -> None:
-    rendered = _render(cli, tmp_path, "mixed", path="clusters/gpu")
+    rendered = _render(cli, tmp_path, "small", path="clusters/gpu")
     objects = _applied(rendered)
     kustomizations = _of_kind(objects, KUSTOMIZATION)
-    # kust waits for base-chart (a HelmRelease) and gated-pre (a HelmRelease) waits for kust: both releases
-    # are applied by a Flux Kustomization of their own name, which is Ready only when the release is.
-    assert sorted(kustomizations) == ["base-chart", "gated-pre", "kust"]
-    for unit in ("base-chart", "gated-pre"):
+    # addon waits for platform-config (a HelmRelease) and web-pre (a HelmRelease) waits for addon: both
+    # releases are applied by a Flux Kustomization of their own name, which is Ready only when the release is.
+    assert sorted(kustomizations) == ["addon", "platform-config", "web-pre"]
+    for unit in ("platform-config", "web-pre"):
         spec = kustomizations[unit]["spec"]
         assert (spec["wait"], spec["prune"]) == (True, True)
         folder = _bundle_folder(rendered, spec["path"])
         assert [(obj["kind"], obj["metadata"]["name"]) for obj in kustomize_build(folder)] == [(HELM_RELEASE, unit)]
-    assert [dep["name"] for dep in kustomizations["kust"]["spec"]["dependsOn"]] == ["base-chart"]
-    assert [dep["name"] for dep in kustomizations["gated-pre"]["spec"]["dependsOn"]] == ["kust"]
-    assert objects[("Namespace", "kust-system")]["metadata"]["annotations"] == {
+    assert [dep["name"] for dep in kustomizations["addon"]["spec"]["dependsOn"]] == ["platform-config"]
+    assert [dep["name"] for dep in kustomizations["web-pre"]["spec"]["dependsOn"]] == ["addon"]
+    assert objects[("Namespace", "addon-system")]["metadata"]["annotations"] == {
         "kustomize.toolkit.fluxcd.io/prune": "disabled"}
-    readme = (rendered.out / "README.md").read_text(encoding="utf-8")
+    readme = (rendered.root / "README.md").read_text(encoding="utf-8")
     assert "--path=./clusters/gpu" in readme
-    assert readme.index("flux delete helmrelease gated-post") < readme.index("flux delete kustomization base-chart")
+    assert readme.index("flux delete helmrelease web-post") < readme.index(
+        "flux delete kustomization platform-config")
 
 
 def test_ssh_repositories_and_pinned_commits_become_flux_git_sources(cli: Cli, tmp_path: Path) -> None:
-    rendered = _render(cli, tmp_path, "mixed", "--set", f"deployer:targetRevision={COMMIT}", repo=SSH_REPO)
+    rendered = _render(cli, tmp_path, "small", "--set", f"deployer:targetRevision={COMMIT}", repo=SSH_REPO)
     repos = _of_kind(_applied(rendered), "GitRepository")
     bundle_repo = next(obj for obj in repos.values() if "acme" in obj["spec"]["url"])
     assert bundle_repo["spec"]["url"] == "ssh://git@github.com/acme/gpu-gitops.git"
     assert bundle_repo["spec"]["ref"] == {"commit": COMMIT}
-    refused = cli("bundle", "--recipe", str(tmp_path / "mixed-recipe.yaml"), *_catalog_args("mixed", tmp_path),
-                  "--deployer", "flux", "-o", str(tmp_path / "ftp"), "--repo", "ftp://example.com/repo.git")
+    refused = rendered.source.run_bundle(cli, "flux", tmp_path / "ftp", "--repo", "ftp://example.com/repo.git")
     assert_refused(refused, "--repo", "ftp://example.com/repo.git", "ssh://")
 
 
 def test_a_kustomize_component_without_a_pinned_tag_is_refused(cli: Cli, tmp_path: Path) -> None:
-    files = {**MIXED_CATALOG, "registry.yaml": MIXED_CATALOG["registry.yaml"].replace("      defaultTag: v0.3.0\n", "")}
-    catalog = _write_catalog(tmp_path / "untagged", files)
-    recipe = tmp_path / "r.yaml"
-    assert cli("recipe", "--catalog", str(catalog), *CRITERIA["mixed"], "-o", str(recipe)).code == 0
-    result = cli("bundle", "--recipe", str(recipe), "--catalog", str(catalog), "--deployer", "flux",
-                 "-o", str(tmp_path / "out"), "--repo", REPO)
-    assert_refused(result, "component 'kust'", "without a tag")
+    untagged = {"registry.yaml": SMALL_CATALOG["registry.yaml"].replace("      defaultTag: v0.3.0\n", "")}
+    recipe = write_recipe(cli, "small", tmp_path, *FLUX_ADDITIONS, untagged)
+    result = recipe.run_bundle(cli, "flux", tmp_path / "out", "--repo", REPO)
+    assert_refused(result, "component 'addon'", "without a tag")
 
 
 # ------------------------------------------------------------------ snapshot and determinism
@@ -397,11 +311,11 @@ def test_a_kustomize_component_without_a_pinned_tag_is_refused(cli: Cli, tmp_pat
                                   "017-dynamo-platform/helmrelease.yaml"], ids=["root", "oci", "https"])
 def test_cuj2_files_are_pinned(cli: Cli, tmp_path: Path, snapshot: Any, file: str) -> None:
     rendered = _render(cli, tmp_path, "cuj2")
-    assert (rendered.out / file).read_text(encoding="utf-8") == snapshot(extension_class=YAMLSnapshot)
+    assert (rendered.root / file).read_text(encoding="utf-8") == snapshot(extension_class=YAMLSnapshot)
 
 
 @needs_reference
 def test_rendering_is_deterministic(cli: Cli, tmp_path: Path) -> None:
-    first = read_tree(_render(cli, tmp_path / "a", "cuj2").out)
-    second = read_tree(_render(cli, tmp_path / "b", "cuj2", out="elsewhere").out)
+    first = read_tree(_render(cli, tmp_path / "a", "cuj2").root)
+    second = read_tree(_render(cli, tmp_path / "b", "cuj2", out=tmp_path / "b" / "elsewhere").root)
     assert first == second

@@ -23,224 +23,28 @@ from typing import Any
 
 import pytest
 import yaml
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from tests.conftest import AICR_CATALOG, Result, assert_refused, needs_reference, run_process
-from tests.consumers import helm_lint, helm_template, read_tree, shellcheck, validate_manifests, validate_objects
+from tests.bundles import (
+    CHART_RECIPES,
+    HELMS,
+    HOSTILE,
+    HOSTILE_FIELDS,
+    KUSTOMIZE_API,
+    Cli,
+    Rendered,
+    Renderings,
+    ShellSnapshot,
+    Unit,
+    bundle_fixtures,
+    check_local_charts,
+    render,
+    write_recipe,
+)
+from tests.conftest import assert_refused, needs_reference, run_process
+from tests.consumers import helm_template, read_tree, shellcheck, validate_manifests
 
-Cli = Callable[..., Result]
-
-CRITERIA = {
-    "cuj2": ("--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu",
-             "--platform", "dynamo"),
-    "training": ("--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu",
-                 "--platform", "kubeflow"),
-    "small": ("--service", "eks", "--accelerator", "h100"),
-}
-RECIPES = [pytest.param("cuj2", marks=needs_reference), "training", "small"]
-"""The recipes every bundle test runs on; cuj2 needs the AICR reference catalog."""
-
-HELMS = ("helm3", "helm4")
-
-FOREIGN_KINDS = {("agentgateway.dev/v1alpha1", "AgentgatewayParameters"), ("gateway.networking.k8s.io/v1", "Gateway"),
-                 ("skyhook.nvidia.com/v1alpha1", "Skyhook")}
-"""CRs in CUJ2's local charts whose CRDs come with upstream charts, so no reference schema exists."""
-
-HOSTILE = ("'; touch pwned #", "$(touch pwned)", "a\nb `touch pwned`")
-"""Strings that would create a file ``pwned`` if they ever escaped their shell quoting."""
-
-_CONFIG_MAP = """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {name}
-  namespace: {{{{ .Release.Namespace }}}}
-data:
-  {key}: {{{{ index .Values "{component}" "{key}" | quote }}}}
-"""
-
-SMALL_CATALOG: dict[str, str] = {
-    "registry.yaml": """\
-apiVersion: aicr.run/v1alpha2
-kind: ComponentRegistry
-components:
-  - name: platform-config
-    healthCheck:
-      assertFile: checks/platform-config/health-check.yaml
-    helm:
-      defaultRepository: ""
-      defaultNamespace: platform
-  - name: web
-    healthCheck:
-      assertFile: checks/web/health-check.yaml
-    helm:
-      defaultRepository: oci://registry.example.com/charts
-      defaultChart: web
-      defaultVersion: 1.2.3
-      defaultNamespace: web
-  - name: api
-    healthCheck:
-      assertFile: checks/api/health-check.yaml
-    helm:
-      defaultRepository: https://registry.example.com/charts
-      defaultChart: example/api
-      defaultVersion: v0.9.0
-      defaultNamespace: api
-""",
-    "overlays/base.yaml": """\
-kind: RecipeMetadata
-apiVersion: aicr.run/v1alpha2
-metadata:
-  name: base
-spec:
-  componentRefs:
-    - name: platform-config
-      type: Helm
-      valuesFile: components/platform-config/values.yaml
-      manifestFiles:
-        - components/platform-config/manifests/settings.yaml
-    - name: web
-      type: Helm
-      valuesFile: components/web/values.yaml
-      preManifestFiles:
-        - components/web/manifests/pre-settings.yaml
-      manifestFiles:
-        - components/web/manifests/greeting.yaml
-      dependencyRefs:
-        - platform-config
-    - name: api
-      type: Helm
-      valuesFile: components/api/values.yaml
-      dependencyRefs:
-        - web
-""",
-    "overlays/small.yaml": """\
-kind: RecipeMetadata
-apiVersion: aicr.run/v1alpha2
-metadata:
-  name: small
-spec:
-  base: base
-  criteria:
-    service: eks
-    accelerator: h100
-""",
-    "components/platform-config/values.yaml": "tier: gold\n",
-    "components/web/values.yaml": "replicas: 2\ngreeting: hello\n",
-    "components/api/values.yaml": "replicas: 1\n",
-    "components/platform-config/manifests/settings.yaml":
-        _CONFIG_MAP.format(name="platform-settings", component="platform-config", key="tier"),
-    "components/web/manifests/pre-settings.yaml": _CONFIG_MAP.format(name="web-settings", component="web",
-                                                                      key="replicas"),
-    "components/web/manifests/greeting.yaml": _CONFIG_MAP.format(name="web-greeting", component="web",
-                                                                  key="greeting"),
-    **{f"checks/{name}/health-check.yaml": f"apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\n"
-                                           f"metadata:\n  name: {name}-health\n"
-       for name in ("platform-config", "web", "api")},
-}
-"""``web`` (OCI) becomes web-pre, web, web-post; platform-config is manifest-only; api is an HTTPS chart
-whose repository sanitises to the same name as web's."""
-
-
-@dataclass(frozen=True)
-class Unit:
-    """What a unit must be, derived from recipe.yaml alone."""
-
-    folder: str
-    name: str
-    role: str
-    ref: dict[str, Any]
-
-    @property
-    def local(self) -> bool:
-        return self.role != "main" or not self.ref.get("source")
-
-    @property
-    def namespace(self) -> str:
-        return str(self.ref.get("namespace") or self.ref["name"])
-
-    @property
-    def chart(self) -> str:
-        return str(self.ref.get("chart") or self.ref["name"])
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """A bundle written by the CLI, and the recipe it came from."""
-
-    name: str
-    recipe: dict[str, Any]
-    root: Path
-
-    def units(self) -> list[Unit]:
-        """deploymentOrder, each component split into [-pre] main [-post], numbered from 001."""
-        refs = {ref["name"]: ref for ref in self.recipe["componentRefs"]}
-        split: list[tuple[str, str, dict[str, Any]]] = []
-        for name in self.recipe["deploymentOrder"]:
-            ref = refs[name]
-            if ref.get("preManifestFiles"):
-                split.append((f"{name}-pre", "pre", ref))
-            split.append((name, "main", ref))
-            if ref.get("manifestFiles") and ref.get("source"):
-                split.append((f"{name}-post", "post", ref))
-        return [Unit(f"{index:03d}-{name}", name, role, ref) for index, (name, role, ref) in enumerate(split, start=1)]
-
-
-def write_catalog(root: Path) -> Path:
-    for rel, text in SMALL_CATALOG.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
-def _catalog_args(name: str, folder: Path) -> tuple[str, ...]:
-    if name == "cuj2":
-        return ("--catalog", str(AICR_CATALOG))
-    if name == "small":
-        return ("--catalog", str(write_catalog(folder / "catalog")))
-    return ()
-
-
-def write_recipe(cli: Cli, name: str, folder: Path) -> tuple[Path, tuple[str, ...]]:
-    """``aicr-gen recipe`` for one of CRITERIA into ``folder``; returns the file and the --catalog args."""
-    folder.mkdir(parents=True, exist_ok=True)
-    catalog = _catalog_args(name, folder)
-    recipe = folder / "recipe.yaml"
-    result = cli("recipe", *catalog, *CRITERIA[name], "-o", str(recipe))
-    assert result.code == 0, result.err
-    return recipe, catalog
-
-
-def bundle_of(cli: Cli, recipe: Path, catalog: tuple[str, ...], deployer: str, out: Path, *extra: str) -> Path:
-    result = cli("bundle", "--recipe", str(recipe), "--deployer", deployer, "-o", str(out), *catalog, *extra)
-    assert result.code == 0, result.err
-    return out
-
-
-def render(cli: Cli, name: str, deployer: str, folder: Path, *extra: str) -> Rendered:
-    """Recipe ``name`` rendered for ``deployer`` into ``folder/<deployer>`` through the CLI."""
-    recipe, catalog = write_recipe(cli, name, folder)
-    out = bundle_of(cli, recipe, catalog, deployer, folder / deployer, *extra)
-    return Rendered(name, yaml.safe_load(recipe.read_text(encoding="utf-8")), out)
-
-
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Cli, str], Rendered]:
-    """Each recipe's helm bundle, rendered once per module (rendering is checked for determinism below)."""
-    cache: dict[str, Rendered] = {}
-
-    def get(cli: Cli, name: str) -> Rendered:
-        if name not in cache:
-            cache[name] = render(cli, name, "helm", tmp_path_factory.mktemp(name))
-        return cache[name]
-
-    return get
-
-
-@pytest.fixture(params=RECIPES)
-def bundle(request: pytest.FixtureRequest, cli: Cli, rendered: Callable[[Cli, str], Rendered]) -> Rendered:
-    return rendered(cli, request.param)
+rendered, bundle = bundle_fixtures("helm")
+"""Each recipe's helm bundle, rendered once per module (rendering is checked for determinism below)."""
 
 
 # ------------------------------------------------------------------ running the scripts
@@ -374,7 +178,7 @@ def test_deploy_sh_retries_a_failing_unit_then_exits_1(bundle: Rendered, run_scr
     (["--retries", "x"], 2, "--retries takes a number"), (["--retries"], 1, "--retries needs a number"),
     (["--nope"], 2, "unknown option --nope"), (["--help"], 0, "usage: deploy.sh"),
 ])
-def test_deploy_sh_refuses_bad_options_before_installing(cli: Cli, rendered: Callable[[Cli, str], Rendered],
+def test_deploy_sh_refuses_bad_options_before_installing(cli: Cli, rendered: Renderings,
                                                           run_script: Callable[..., Run], args: list[str],
                                                           code: int, *, says: str) -> None:
     run = run_script(rendered(cli, "small").root / "deploy.sh", *args)
@@ -386,19 +190,10 @@ def test_deploy_sh_refuses_bad_options_before_installing(cli: Cli, rendered: Cal
 
 
 @pytest.mark.parametrize("helm", HELMS)
-@pytest.mark.parametrize("name", [pytest.param("cuj2", marks=needs_reference), "small"])
-def test_local_charts_lint_and_template(cli: Cli, rendered: Callable[[Cli, str], Rendered], name: str,
-                                        helm: str) -> None:
+@pytest.mark.parametrize("name", CHART_RECIPES)
+def test_local_charts_lint_and_template(cli: Cli, rendered: Renderings, name: str, helm: str) -> None:
     bundle = rendered(cli, name)
-    local = [unit for unit in bundle.units() if unit.local]
-    assert local
-    for unit in local:
-        chart = bundle.root / unit.folder
-        helm_lint(chart, helm)
-        objects = helm_template(chart, helm, release=unit.name, namespace=unit.namespace)
-        manifests = unit.ref["preManifestFiles" if unit.role == "pre" else "manifestFiles"]
-        assert len(objects) >= len(manifests), unit.folder
-        validate_objects(objects, unit.folder, unchecked_kinds=FOREIGN_KINDS)
+    check_local_charts(bundle, helm)
     if name == "small":
         objects = helm_template(bundle.root / "004-web-post", helm, namespace="web")
         assert objects[0]["data"] == {"greeting": "hello"}
@@ -407,26 +202,10 @@ def test_local_charts_lint_and_template(cli: Cli, rendered: Callable[[Cli, str],
 # ------------------------------------------------------------------ hostile inputs
 
 
-def edit_recipe(path: Path, edits: dict[str, dict[str, str]]) -> None:
-    recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for ref in recipe["componentRefs"]:
-        ref.update(edits.get(ref["name"], {}))
-    path.write_text(yaml.safe_dump(recipe, sort_keys=False), encoding="utf-8")
-
-
-HOSTILE_FIELDS = {
-    "api": {"chart": HOSTILE[1], "version": HOSTILE[0], "source": f"https://charts.example.com/{HOSTILE[2]}"},
-    "web": {"version": f"1.0\n{HOSTILE[1]}", "chart": f"web{HOSTILE[0]}"},
-}
-"""Recipe fields that reach install.sh, each trying to end the quoting or run a command."""
-
-
 def test_hostile_recipe_fields_cannot_break_out_of_install_sh(cli: Cli, tmp_path: Path,
                                                               run_script: Callable[..., Run]) -> None:
-    recipe, catalog = write_recipe(cli, "small", tmp_path / "in")
-    edit_recipe(recipe, HOSTILE_FIELDS)
-    out = bundle_of(cli, recipe, catalog, "helm", tmp_path / "out")
-    bundle = Rendered("small", yaml.safe_load(recipe.read_text(encoding="utf-8")), out)
+    bundle = write_recipe(cli, "small", tmp_path / "in").edit(HOSTILE_FIELDS).bundle(cli, "helm", tmp_path / "out")
+    out = bundle.root
     # SC2016 (info) says "$(...)" in single quotes stays literal, which is the point here
     shellcheck([out / "deploy.sh", *sorted(out.glob("*/install.sh"))], exclude=["SC2016"])
     for unit in bundle.units():
@@ -443,11 +222,10 @@ def test_hostile_recipe_fields_cannot_break_out_of_install_sh(cli: Cli, tmp_path
 @pytest.mark.parametrize("helm", HELMS)
 def test_hostile_values_arrive_literally(cli: Cli, tmp_path: Path, helm: str) -> None:
     """Values reach values.yaml, and a chart, as the exact strings given: no shell, no template evaluation."""
-    recipe, catalog = write_recipe(cli, "small", tmp_path / "in")
-    out = bundle_of(cli, recipe, catalog, "helm", tmp_path / "out",
-                    "--set", f"web:quote={HOSTILE[0]}", "--set", f"web:command={HOSTILE[1]}",
-                    "--set-json", f"web:lines={json.dumps(HOSTILE[2])}", "--set", "web:wipe='; rm -rf / #",
-                    "--set", "web:greeting={{ .Values.x }}")
+    out = render(cli, "small", "helm", tmp_path / "in", "--set", f"web:quote={HOSTILE[0]}",
+                 "--set", f"web:command={HOSTILE[1]}", "--set-json", f"web:lines={json.dumps(HOSTILE[2])}",
+                 "--set", "web:wipe='; rm -rf / #", "--set", "web:greeting={{ .Values.x }}",
+                 out=tmp_path / "out").root
     expected = {"replicas": 2, "greeting": "{{ .Values.x }}", "quote": HOSTILE[0], "command": HOSTILE[1],
                 "lines": HOSTILE[2], "wipe": "'; rm -rf / #"}
     assert yaml.safe_load((out / "003-web/values.yaml").read_text(encoding="utf-8")) == expected
@@ -459,26 +237,16 @@ def test_hostile_values_arrive_literally(cli: Cli, tmp_path: Path, helm: str) ->
 
 
 def test_kustomize_component_is_refused(cli: Cli, tmp_path: Path) -> None:
-    recipe, catalog = write_recipe(cli, "small", tmp_path / "in")
-    edit_recipe(recipe, {"api": {"type": "Kustomize", "source": "https://github.com/example/api.git",
-                                  "path": "deploy", "tag": "v1"}})
-    result = cli("bundle", "--recipe", str(recipe), "--deployer", "helm", "-o", str(tmp_path / "out"), *catalog)
-    assert_refused(result, "'api' is a Kustomize source")
+    recipe = write_recipe(cli, "small", tmp_path / "in").edit(KUSTOMIZE_API)
+    assert_refused(recipe.run_bundle(cli, "helm", tmp_path / "out"), "'api' is a Kustomize source")
     assert not (tmp_path / "out").exists()
 
 
 # ------------------------------------------------------------------ pinned output
 
 
-class ShellSnapshot(SingleFileSnapshotExtension):
-    """Snapshots stored as the literal script, reviewable in pull requests."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "sh"
-
-
 @needs_reference
-def test_cuj2_scripts_are_pinned(cli: Cli, rendered: Callable[[Cli, str], Rendered], snapshot: Any) -> None:
+def test_cuj2_scripts_are_pinned(cli: Cli, rendered: Renderings, snapshot: Any) -> None:
     bundle = rendered(cli, "cuj2")
     nvsentinel = next(unit for unit in bundle.units() if unit.name == "nvsentinel")
     assert (bundle.root / "deploy.sh").read_text(encoding="utf-8") == snapshot(name="deploy",
@@ -492,11 +260,9 @@ def test_rendering_is_deterministic(bundle: Rendered, cli: Cli, tmp_path: Path) 
     assert read_tree(again.root) == read_tree(bundle.root)
 
 
-def test_rendering_does_not_depend_on_hash_seed(cli: Cli, rendered: Callable[[Cli, str], Rendered],
-                                                tmp_path: Path) -> None:
+def test_rendering_does_not_depend_on_hash_seed(cli: Cli, rendered: Renderings, tmp_path: Path) -> None:
     bundle = rendered(cli, "small")
-    catalog = bundle.root.parent / "catalog"
-    result = run_process("bundle", "--recipe", str(bundle.root.parent / "recipe.yaml"), "--deployer", "helm",
-                         "-o", str(tmp_path / "out"), "--catalog", str(catalog), env={"PYTHONHASHSEED": "12345"})
+    result = run_process("bundle", "--recipe", str(bundle.source.file), "--deployer", "helm",
+                         "-o", str(tmp_path / "out"), *bundle.source.catalog, env={"PYTHONHASHSEED": "12345"})
     assert result.code == 0, result.err
     assert read_tree(tmp_path / "out") == read_tree(bundle.root)

@@ -8,49 +8,33 @@ chart reference must resolve to the chart the recipe names; local charts must pa
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from tests.conftest import assert_refused, needs_reference
-from tests.consumers import helm_lint, read_tree, validate_manifests
-from tests.test_render_helm import (
+from tests.bundles import (
+    CHART_RECIPES,
     HELMS,
     HOSTILE_FIELDS,
-    RECIPES,
+    KUSTOMIZE_API,
     Cli,
     Rendered,
-    Unit,
-    bundle_of,
-    edit_recipe,
+    Renderings,
+    YAMLSnapshot,
+    bundle_fixtures,
+    depths,
     render,
     write_recipe,
 )
+from tests.conftest import assert_refused, needs_reference
+from tests.consumers import helm_lint, read_tree, validate_manifests
 
 HELM_DEFAULTS = {"wait": True, "timeout": 600, "createNamespace": True}
 
-
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Cli, str], Rendered]:
-    """Each recipe's helmfile bundle, rendered once per module (determinism is checked below)."""
-    bundles: dict[str, Rendered] = {}
-
-    def get(cli: Cli, name: str) -> Rendered:
-        if name not in bundles:
-            bundles[name] = render(cli, name, "helmfile", tmp_path_factory.mktemp(name))
-        return bundles[name]
-
-    return get
-
-
-@pytest.fixture(params=RECIPES)
-def bundle(request: pytest.FixtureRequest, cli: Cli, rendered: Callable[[Cli, str], Rendered]) -> Rendered:
-    return rendered(cli, request.param)
+rendered, bundle = bundle_fixtures("helmfile")
+"""Each recipe's helmfile bundle, rendered once per module (determinism is checked below)."""
 
 
 def _load(path: Path) -> Any:
@@ -60,19 +44,6 @@ def _load(path: Path) -> Any:
 def level_files(root: Path) -> list[dict[str, Any]]:
     """The sub-helmfiles helmfile.yaml lists, in its order."""
     return [_load(root / entry["path"]) for entry in _load(root / "helmfile.yaml")["helmfiles"]]
-
-
-def depths(recipe: dict[str, Any]) -> dict[str, int]:
-    """Dependency depth of every deployed component: 0 without dependencies, else 1 + the deepest one."""
-    refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
-    deployed = set(recipe["deploymentOrder"])
-
-    @cache
-    def depth(name: str) -> int:
-        deps = [dep for dep in refs[name].get("dependencyRefs") or [] if dep in deployed]
-        return 1 + max((depth(dep) for dep in deps), default=-1)
-
-    return {name: depth(name) for name in recipe["deploymentOrder"]}
 
 
 # ------------------------------------------------------------------ structure
@@ -158,7 +129,7 @@ def test_readme_says_how_to_apply_and_destroy(bundle: Rendered) -> None:
     assert "helmfile destroy" in readme
 
 
-def test_small_catalog_layout(cli: Cli, rendered: Callable[[Cli, str], Rendered]) -> None:
+def test_small_catalog_layout(cli: Cli, rendered: Renderings) -> None:
     """web's -pre/-post chain, and two repositories whose sanitised names collide kept apart."""
     states = level_files(rendered(cli, "small").root)
     assert [[release["name"] for release in state["releases"]] for state in states] == [
@@ -173,11 +144,10 @@ def test_small_catalog_layout(cli: Cli, rendered: Callable[[Cli, str], Rendered]
 
 
 @pytest.mark.parametrize("helm", HELMS)
-@pytest.mark.parametrize("name", [pytest.param("cuj2", marks=needs_reference), "small"])
-def test_local_charts_pass_helm_lint(cli: Cli, rendered: Callable[[Cli, str], Rendered], name: str,
-                                     helm: str) -> None:
+@pytest.mark.parametrize("name", CHART_RECIPES)
+def test_local_charts_pass_helm_lint(cli: Cli, rendered: Renderings, name: str, helm: str) -> None:
     bundle = rendered(cli, name)
-    local: list[Unit] = [unit for unit in bundle.units() if unit.local]
+    local = [unit for unit in bundle.units() if unit.local]
     assert local
     for unit in local:
         helm_lint(bundle.root / unit.folder, helm)
@@ -187,18 +157,15 @@ def test_local_charts_pass_helm_lint(cli: Cli, rendered: Callable[[Cli, str], Re
 
 
 def test_kustomize_component_is_refused(cli: Cli, tmp_path: Path) -> None:
-    recipe, catalog = write_recipe(cli, "small", tmp_path / "in")
-    edit_recipe(recipe, {"api": {"type": "Kustomize", "source": "https://github.com/example/api.git",
-                                 "path": "deploy", "tag": "v1"}})
-    result = cli("bundle", "--recipe", str(recipe), "--deployer", "helmfile", "-o", str(tmp_path / "out"), *catalog)
-    assert_refused(result, "'api' is a Kustomize source", "helmfile", "local chart")
+    recipe = write_recipe(cli, "small", tmp_path / "in").edit(KUSTOMIZE_API)
+    assert_refused(recipe.run_bundle(cli, "helmfile", tmp_path / "out"), "'api' is a Kustomize source", "helmfile",
+                   "local chart")
     assert not (tmp_path / "out").exists()
 
 
 def test_hostile_recipe_fields_stay_plain_strings(cli: Cli, tmp_path: Path) -> None:
-    recipe, catalog = write_recipe(cli, "small", tmp_path / "in")
-    edit_recipe(recipe, HOSTILE_FIELDS)
-    out = bundle_of(cli, recipe, catalog, "helmfile", tmp_path / "out")
+    recipe = write_recipe(cli, "small", tmp_path / "in").edit(HOSTILE_FIELDS)
+    out = recipe.bundle(cli, "helmfile", tmp_path / "out").root
     validate_manifests(read_tree(out))
     releases = {release["name"]: release for state in level_files(out) for release in state["releases"]}
     assert releases["web"]["version"] == HOSTILE_FIELDS["web"]["version"]
@@ -212,15 +179,8 @@ def test_hostile_recipe_fields_stay_plain_strings(cli: Cli, tmp_path: Path) -> N
 # ------------------------------------------------------------------ pinned output
 
 
-class YAMLSnapshot(SingleFileSnapshotExtension):
-    """Snapshots stored as the literal YAML we emit, reviewable in pull requests."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
-
-
 @needs_reference
-def test_cuj2_helmfiles_are_pinned(cli: Cli, rendered: Callable[[Cli, str], Rendered], snapshot: Any) -> None:
+def test_cuj2_helmfiles_are_pinned(cli: Cli, rendered: Renderings, snapshot: Any) -> None:
     root = rendered(cli, "cuj2").root
     for name in ("helmfile", "level-0"):
         assert (root / f"{name}.yaml").read_text(encoding="utf-8") == snapshot(name=name,

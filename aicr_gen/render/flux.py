@@ -22,7 +22,6 @@ installs the stack.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -32,6 +31,7 @@ from typing import Any
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
 from aicr_gen.render.bundle import Bundle
+from aicr_gen.render.names import DNS_LABEL, hashed, url_name
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit
 from aicr_gen.yamlio import dump
@@ -48,7 +48,6 @@ RETRIES = 3
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 _OCI = "oci://"
 _PREFIX = {HELM_REPOSITORY: "helmrepo", OCI_REPOSITORY: "ocirepo", GIT_REPOSITORY: "gitrepo"}
-_MAX_NAME = 63
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SCP_URL = re.compile(r"^(?P<user>[^@/:]+)@(?P<host>[^:/]+):(?P<path>.+)$")
 _GIT_SCHEMES = ("https://", "http://", "ssh://")
@@ -74,18 +73,6 @@ class Named:
     @property
     def file(self) -> str:
         return f"sources/{_PREFIX[self.source.kind]}-{self.name}.yaml"
-
-
-def object_name(text: str) -> str:
-    """``https://helm.ngc.nvidia.com/nvidia`` -> ``helm-ngc-nvidia-com-nvidia``; long names are cut and get a
-    short hash, so every name is a DNS label."""
-    rest = text.split("://", 1)[-1]
-    if "@" in rest.split("/", 1)[0]:
-        rest = rest.split("@", 1)[1]  # user names (ssh://git@host/...) say nothing about the source
-    name = re.sub(r"[^a-z0-9]+", "-", rest.lower().removesuffix(".git")).strip("-") or "source"
-    if len(name) > _MAX_NAME:
-        name = f"{name[:_MAX_NAME - 9].rstrip('-')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-    return name
 
 
 def git_url(url: str, what: str) -> str:
@@ -153,10 +140,9 @@ def name_sources(sources: Sequence[Source]) -> dict[Source, Named]:
     named: dict[Source, Named] = {}
     taken: set[tuple[str, str]] = set()
     for source in dict.fromkeys(sources):
-        name = object_name(source.url)
+        name = url_name(source.url, fallback="source", source_only=True, limit=DNS_LABEL)
         if (source.kind, name) in taken:
-            digest = hashlib.sha256(repr((source.url, source.ref)).encode()).hexdigest()[:8]
-            name = f"{name[:_MAX_NAME - 9].rstrip('-')}-{digest}"
+            name = hashed(name, repr((source.url, source.ref)), DNS_LABEL)
         taken.add((source.kind, name))
         named[source] = Named(source, name)
     return named

@@ -11,25 +11,19 @@ templates, so ``{{ ... }}`` in a value reaches the chart literally.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
 from aicr_gen.render.bundle import Bundle
+from aicr_gen.render.names import hashed, url_name
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, POST, UPSTREAM, Plan, Unit
 from aicr_gen.yamlio import dump
 
 HELM_DEFAULTS = {"wait": True, "timeout": 600, "createNamespace": True}
 _OCI = "oci://"
-
-
-def _sanitise(url: str) -> str:
-    """``https://helm.ngc.nvidia.com/nvidia`` -> ``helm-ngc-nvidia-com-nvidia`` (host and path, as AICR)."""
-    return re.sub(r"[^a-z0-9]+", "-", url.split("://", 1)[-1].lower()).strip("-") or "charts"
 
 
 def repository_names(units: Sequence[Unit]) -> dict[str, str]:
@@ -41,9 +35,9 @@ def repository_names(units: Sequence[Unit]) -> dict[str, str]:
     names: dict[str, str] = {}
     taken: set[str] = set()
     for url in dict.fromkeys(unit.repository for unit in units if unit.kind == UPSTREAM):
-        name = _sanitise(url)
+        name = url_name(url, fallback="charts")
         if name in taken:
-            name = f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+            name = hashed(name, url)
         taken.add(name)
         names[url] = name
     return names
