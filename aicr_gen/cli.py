@@ -49,7 +49,9 @@ def _build() -> argparse.ArgumentParser:
     bundle = commands.add_parser("bundle", help="render a recipe into a deployer bundle folder")
     bundle.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file (aicr-gen's or AICR's)")
     bundle.add_argument("--deployer", required=True, help="helm, argocd, argocd-helm, flux or helmfile")
-    bundle.add_argument("--output", "-o", required=True, metavar="DIR", help="bundle folder (written atomically)")
+    bundle.add_argument("--output", "-o", metavar="DIR", help="bundle folder (written atomically)")
+    bundle.add_argument("--build", action="store_true",
+                        help="print the manifests a flux or argocd bundle applies instead of writing it")
     bundle.add_argument("--set", action="append", default=[], metavar="COMP:PATH=VALUE",
                         help="a value (typed like helm --set); COMP:enabled=false drops a component; "
                              "deployer:KEY=VALUE sets a deployer option")
@@ -87,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands.bundle import bundle_command
 
         return bundle_command(args.recipe, args.deployer, args.output, sets=args.set, set_jsons=args.set_json,
-                              repo=args.repo, folders=args.catalog, force=args.force)
+                              repo=args.repo, folders=args.catalog, force=args.force, build_only=args.build)
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 

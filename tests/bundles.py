@@ -64,7 +64,20 @@ HOSTILE_FIELDS = {
 
 KUSTOMIZE_API = {"api": {"type": "Kustomize", "source": "https://github.com/example/api.git", "path": "deploy",
                          "tag": "v1"}}
-"""A recipe edit that makes the small recipe's ``api`` a Kustomize source (which helm deployers refuse)."""
+"""A recipe edit that makes the small recipe's ``api`` a remote Kustomize source."""
+
+
+def local_kustomize_source(folder: Path) -> dict[str, dict[str, str]]:
+    """A local Kustomize source (a ConfigMap whose data holds Helm-like braces) and the recipe edit that
+    makes the small recipe's ``api`` build from it."""
+    (folder / "deploy").mkdir(parents=True)
+    (folder / "deploy" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [config.yaml]\n"
+        "commonLabels: {app.kubernetes.io/part-of: api}\n", encoding="utf-8")
+    (folder / "deploy" / "config.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api-settings}\n"
+        "data: {greeting: '{{ not a template }}'}\n", encoding="utf-8")
+    return {"api": {"type": "Kustomize", "source": str(folder), "path": "deploy", "tag": ""}}
 
 # ------------------------------------------------------------------ the small catalog
 

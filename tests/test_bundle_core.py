@@ -281,3 +281,25 @@ def test_gitops_deployers_need_the_repo_they_will_live_in(cli: Any, recipe_file:
     assert_refused(cli("bundle", "--recipe", str(recipe_file), "--deployer", deployer, "-o", str(out)),
                    "needs --repo URL")
     assert not out.exists()
+
+
+def test_build_prints_what_flux_and_argocd_bundles_apply(cli: Any, recipe_file: Path) -> None:
+    repo = ("--repo", "https://git.example.com/platform/gitops.git")
+    flux = cli("bundle", "--recipe", str(recipe_file), "--deployer", "flux", "--build", *repo)
+    assert flux.code == 0, flux.err
+    kinds = {doc["kind"] for doc in yaml.safe_load_all(flux.out) if doc}
+    assert {"HelmRelease", "HelmRepository", "OCIRepository"} <= kinds
+    argocd = cli("bundle", "--recipe", str(recipe_file), "--deployer", "argocd", "--build", *repo)
+    applications = [doc for doc in yaml.safe_load_all(argocd.out) if doc]
+    assert {doc["kind"] for doc in applications} == {"Application"}
+    assert len(applications) == 1 + len(yaml.safe_load(recipe_file.read_text())["deploymentOrder"]) + sum(
+        1 for doc in applications if doc["metadata"]["name"].endswith(("-pre", "-post")))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--deployer", "helm", "--build"), "flux or argocd"),
+    (("--deployer", "helm"), "exactly one of --output DIR or --build"),
+    (("--deployer", "flux", "--build", "-o", "x", "--repo", "https://g/x.git"), "exactly one of --output DIR"),
+])
+def test_build_and_output_go_one_at_a_time(cli: Any, recipe_file: Path, args: tuple[str, ...], message: str) -> None:
+    assert_refused(cli("bundle", "--recipe", str(recipe_file), *args), message)

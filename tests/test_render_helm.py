@@ -37,6 +37,7 @@ from tests.bundles import (
     Unit,
     bundle_fixtures,
     check_local_charts,
+    local_kustomize_source,
     render,
     write_recipe,
 )
@@ -236,9 +237,22 @@ def test_hostile_values_arrive_literally(cli: Cli, tmp_path: Path, helm: str) ->
     assert not list(tmp_path.rglob("pwned"))
 
 
-def test_kustomize_component_is_refused(cli: Cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("helm", HELMS)
+def test_a_kustomize_component_is_built_into_a_local_chart(cli: Cli, tmp_path: Path, helm: str) -> None:
+    edit = local_kustomize_source(tmp_path / "api-src")
+    out = write_recipe(cli, "small", tmp_path / "in").edit(edit).bundle(cli, "helm", tmp_path / "out").root
+    chart = next(out.glob("*-api"))
+    assert (chart / "templates" / "kustomize-build.yaml").is_file()
+    rendered = helm_template(chart, helm)
+    config = next(doc for doc in rendered if doc["kind"] == "ConfigMap")
+    assert config["data"]["greeting"] == "{{ not a template }}"
+    assert config["metadata"]["labels"]["app.kubernetes.io/part-of"] == "api"
+
+
+def test_a_remote_kustomize_source_that_cannot_be_built_is_refused(cli: Cli, tmp_path: Path) -> None:
     recipe = write_recipe(cli, "small", tmp_path / "in").edit(KUSTOMIZE_API)
-    assert_refused(recipe.run_bundle(cli, "helm", tmp_path / "out"), "'api' is a Kustomize source")
+    assert_refused(recipe.run_bundle(cli, "helm", tmp_path / "out"), "component 'api'", "kustomize",
+                   "https://github.com/example/api.git//deploy?ref=v1")
     assert not (tmp_path / "out").exists()
 
 

@@ -18,17 +18,17 @@ from tests.bundles import (
     CHART_RECIPES,
     HELMS,
     HOSTILE_FIELDS,
-    KUSTOMIZE_API,
     Cli,
     Rendered,
     Renderings,
     YAMLSnapshot,
     bundle_fixtures,
     depths,
+    local_kustomize_source,
     render,
     write_recipe,
 )
-from tests.conftest import assert_refused, needs_reference
+from tests.conftest import needs_reference
 from tests.consumers import helm_lint, read_tree, validate_manifests
 
 HELM_DEFAULTS = {"wait": True, "timeout": 600, "createNamespace": True}
@@ -156,11 +156,14 @@ def test_local_charts_pass_helm_lint(cli: Cli, rendered: Renderings, name: str, 
 # ------------------------------------------------------------------ refusals and hostile input
 
 
-def test_kustomize_component_is_refused(cli: Cli, tmp_path: Path) -> None:
-    recipe = write_recipe(cli, "small", tmp_path / "in").edit(KUSTOMIZE_API)
-    assert_refused(recipe.run_bundle(cli, "helmfile", tmp_path / "out"), "'api' is a Kustomize source", "helmfile",
-                   "local chart")
-    assert not (tmp_path / "out").exists()
+def test_a_kustomize_component_becomes_a_local_chart_release(cli: Cli, tmp_path: Path) -> None:
+    edit = local_kustomize_source(tmp_path / "api-src")
+    out = write_recipe(cli, "small", tmp_path / "in").edit(edit).bundle(cli, "helmfile", tmp_path / "out").root
+    releases = {release["name"]: release for state in level_files(out) for release in state["releases"]}
+    chart = out / releases["api"]["chart"]
+    assert "version" not in releases["api"] and (chart / "templates" / "kustomize-build.yaml").is_file()
+    for helm in HELMS:
+        helm_lint(chart, helm)
 
 
 def test_hostile_recipe_fields_stay_plain_strings(cli: Cli, tmp_path: Path) -> None:

@@ -82,9 +82,48 @@ def _options(settings: list[str], repo: str | None) -> Any:
     return options
 
 
-def bundle_command(recipe_path: str, deployer: str, output: str, *, sets: list[str], set_jsons: list[str],
-                   repo: str | None, folders: list[str], force: bool) -> int:
-    """Render and write one bundle."""
+NATIVE_KUSTOMIZE = ("argocd", "argocd-helm", "flux")  # Argo CD and Flux apply Kustomize sources themselves
+
+
+def _kustomize_builds(recipe: dict[str, Any], deployer: str) -> dict[str, bytes]:
+    """``kustomize build`` output of each enabled Kustomize component, for deployers that install them as
+    local charts (argocd and flux apply Kustomize sources natively)."""
+    from aicr_gen import kustomize
+    from aicr_gen.resolve.refs import is_enabled
+
+    if deployer in NATIVE_KUSTOMIZE:
+        return {}
+    return {ref["name"]: kustomize.build(kustomize.target(ref.get("source", ""), ref.get("path", ""),
+                                                          ref.get("tag", "")), f"component {ref['name']!r}")
+            for ref in recipe["componentRefs"] if ref.get("type") == "Kustomize" and is_enabled(ref)}
+
+
+def _print_build(bundle: Any, deployer: str) -> None:
+    """What a flux or argocd bundle applies: ``kustomize build`` of a flux bundle, or the Applications."""
+    import tempfile
+
+    from aicr_gen import kustomize
+
+    if deployer not in ("argocd", "flux"):
+        raise InvalidInputError(f"--build shows what a flux or argocd bundle applies, not a {deployer} bundle")
+    if deployer == "argocd":
+        documents = [bundle[path].decode() for path in bundle if path.endswith(".yaml") and (
+            path == "app-of-apps.yaml" or path.endswith("/application.yaml"))]
+        sys.stdout.write("---\n".join(documents))
+        return
+    with tempfile.TemporaryDirectory(prefix="aicr-gen-build-") as scratch:
+        for path, data in bundle.items():
+            target = Path(scratch) / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        sys.stdout.write(kustomize.build(scratch, "--build").decode())
+
+
+def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets: list[str], set_jsons: list[str],
+                   repo: str | None, folders: list[str], force: bool, build_only: bool = False) -> int:
+    """Render and write one bundle (or, with ``build_only``, print what it applies)."""
+    if (output is None) != build_only:
+        raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
     from aicr_gen.catalog.load import read_files
     from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.output import write_bundle
@@ -112,7 +151,12 @@ def bundle_command(recipe_path: str, deployer: str, output: str, *, sets: list[s
     values_files = {rel for ref in recipe["componentRefs"]
                     for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
                     if rel in sources}
-    plan = build(recipe, sources, overrides, aliases, _parsed_values(sources, sorted(values_files)))
-    written = write_bundle(render_bundle(plan, deployer, options), output, force)
+    plan = build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
+                 built=_kustomize_builds(recipe, deployer))
+    rendered = render_bundle(plan, deployer, options)
+    if output is None:
+        _print_build(rendered, deployer)
+        return OK
+    written = write_bundle(rendered, output, force)
     sys.stderr.write(f"aicr-gen: wrote {deployer} bundle of {len(plan.units)} units to {written}\n")
     return OK

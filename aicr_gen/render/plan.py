@@ -127,9 +127,11 @@ def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) 
 
 
 def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[values_mod.Override],
-          aliases: Mapping[str, str], parsed: Mapping[str, Any] | None = None) -> Plan:
+          aliases: Mapping[str, str], *, parsed: Mapping[str, Any] | None = None,
+          built: Mapping[str, bytes] | None = None) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
-    come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``."""
+    come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``. ``built`` holds the
+    ``kustomize build`` output of Kustomize components for deployers that install them as local charts."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
@@ -158,7 +160,8 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
         ref = refs[name]
         settings = [item for item in per_component[name] if item.path not in (("enabled",), ("install",))]
         component = values_mod.apply(component_values(ref, sources, parsed), settings)
-        for unit in _units(ref, component, sources, depth[name], [last[dep] for dep in dependencies[name]]):
+        after = [last[dep] for dep in dependencies[name]]
+        for unit in _units(ref, component, sources, level=depth[name], after=after, built=(built or {}).get(name)):
             units.append(unit)
             last[name] = unit.name
     seen: set[str] = set()
@@ -185,8 +188,13 @@ def _number(unit: Unit, index: int) -> Unit:
     return replace(unit, folder=f"{index:03d}-{unit.name}")
 
 
-def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], level: int,
-           after: list[str]) -> list[Unit]:
+def helm_literal(manifest: bytes) -> bytes:
+    """Plain manifests as a Helm template that renders them unchanged (``{{`` would start an action)."""
+    return manifest.replace(b"{{", b'{{ "{{" }}')
+
+
+def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], *, level: int,
+           after: list[str], built: bytes | None) -> list[Unit]:
     name, namespace = ref["name"], ref.get("namespace") or ref["name"]
     common: dict[str, Any] = {"component": name, "namespace": namespace, "folder": "", "level": level}
     units: list[Unit] = []
@@ -197,7 +205,10 @@ def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[s
                           values={name: component}, manifests=pre, **common))
         previous = (f"{name}-pre",)
     post = _manifests(ref, "manifestFiles", sources)
-    if ref.get("type") == "Kustomize":
+    if ref.get("type") == "Kustomize" and built is not None:
+        units.append(Unit(name=name, role=MAIN, kind=LOCAL, depends_on=previous, values={name: component},
+                          manifests=(("kustomize-build.yaml", helm_literal(built)),), **common))
+    elif ref.get("type") == "Kustomize":
         units.append(Unit(name=name, role=MAIN, kind=KUSTOMIZE, depends_on=previous, repository=ref.get("source", ""),
                           path=ref.get("path", ""), tag=ref.get("tag", ""), **common))
     elif ref.get("source"):
