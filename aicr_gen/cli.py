@@ -6,8 +6,9 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from aicr_gen import __version__
+from aicr_gen import __version__, cli_operate
 from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.errors import INVALID, AicrGenError, InvalidInputError
 
@@ -26,7 +27,8 @@ def _catalog_option(parser: argparse.ArgumentParser, dest: str = "catalog") -> N
 
 
 def _build() -> argparse.ArgumentParser:
-    parser = _Parser(prog="aicr-gen", description=__doc__)
+    parser = _Parser(prog="aicr-gen", description="Reproducible, certified and watched GPU Kubernetes clusters, "
+                     "through Git: AICR recipes and bundles, NVCRE certification, NVSentinel operation.")
     parser.add_argument("--version", action="version", version=f"aicr-gen {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -64,6 +66,8 @@ def _build() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="check a bundle folder against its checksums.txt")
     verify.add_argument("folder", metavar="DIR")
 
+    cli_operate.add_commands(commands, _Parser)
+
     schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
     schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria"))
     return parser
@@ -94,6 +98,13 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands.verify import verify_command
 
         return verify_command(args.folder)
+    module = cli_operate.module_for(args)
+    if module is not None:
+        import importlib
+
+        command: Any = importlib.import_module(f"aicr_gen.commands.{module}")
+        code: int = command.run(args)
+        return code
     if args.command == "schema":
         from aicr_gen.commands import schema
 

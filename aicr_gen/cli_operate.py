@@ -1,0 +1,100 @@
+"""Argument definitions of the certify/operate commands (NVCRE, NVSentinel, reports). Parsing only: each
+command's module is imported when it runs and exposes ``run(args) -> int``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+# command (or "command subcommand") -> module under aicr_gen.commands
+MODULES = {
+    "certification": "certification",
+    "sentinel values": "sentinel",
+    "rules test": "rules",
+    "validation-request": "validation_request",
+    "report": "report",
+    "bisect": "bisect",
+}
+
+
+def add_commands(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    """Add the certify/operate subcommands to ``commands`` (an argparse subparsers action)."""
+    _certify(commands)
+    _operate(commands, parser_class)
+    _results(commands)
+
+
+def _certify(commands: Any) -> None:
+    cert = commands.add_parser("certification", help="NVCRE Certification manifests (optionally scheduled)")
+    cert.add_argument("--category", action="append", required=True, metavar="DOMAIN/VARIANT",
+                      help="a catalog category, e.g. communication/nccl-all-reduce (repeatable)")
+    cert.add_argument("--node-selector", action="append", default=[], metavar="K=V", help="target node label")
+    cert.add_argument("--node", action="append", default=[], metavar="NAME", help="target node name (repeatable)")
+    cert.add_argument("--taint-selector", action="append", default=[], metavar="KEY[=VALUE][:EFFECT]",
+                      help="taints the target nodes carry (with --node)")
+    cert.add_argument("--threshold", action="append", default=[], metavar="KEY=EXPR",
+                      help='CEL over `value`, e.g. busBandwidthGBps="value >= 300" (repeatable)')
+    cert.add_argument("--option", action="append", default=[], metavar="[DOMAIN/VARIANT:]K=V",
+                      help="a global option, or one category's with a DOMAIN/VARIANT: prefix")
+    cert.add_argument("--schedule", metavar="CRON", help="also emit a CronJob that certifies on this schedule")
+    cert.add_argument("--post-change", action="store_true",
+                      help="also emit an Argo CD PostSync hook Job and a Flux Kustomization that certify after sync")
+    cert.add_argument("--name", default="gpu-certification", help="Certification name (or generateName prefix)")
+    cert.add_argument("--namespace", default="nvcre-system", help="namespace of the Certification and jobs")
+    cert.add_argument("--output", "-o", required=True, metavar="DIR", help="bundle folder (written atomically)")
+    cert.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
+
+
+def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    sentinel = commands.add_parser("sentinel", help="NVSentinel Helm values")
+    sentinel_commands = sentinel.add_subparsers(dest="subcommand", metavar="values", parser_class=parser_class,
+                                                required=True)
+    values = sentinel_commands.add_parser("values", help="write NVSentinel values (monitor mode by default)")
+    values.add_argument("--mode", choices=("monitor", "quarantine"), default="monitor")
+    values.add_argument("--rules", metavar="FILE", help="extra fault-quarantine rule sets (YAML list or ruleSets:)")
+    values.add_argument("--breaker-percentage", type=int, metavar="N", help="circuit breaker: max % of nodes cordoned")
+    values.add_argument("--breaker-duration", metavar="D", help="circuit breaker window, e.g. 5m")
+    values.add_argument("--breaker-max-nodes", type=int, metavar="N", help="circuit breaker: max nodes cordoned")
+    values.add_argument("--lifecycle", action="store_true", help="enable the lifecycle manager (scheduling gate)")
+    values.add_argument("--validation", action="store_true", help="enable post-remediation validation")
+    values.add_argument("--dry-run", action="store_true", help="global.dryRun: log actions without taking them")
+    values.add_argument("--output", "-o", metavar="FILE", help="write the values to FILE (default: stdout)")
+
+    rules = commands.add_parser("rules", help="test NVSentinel CEL rules against HealthEvent samples")
+    rules_commands = rules.add_subparsers(dest="subcommand", metavar="test", parser_class=parser_class,
+                                          required=True)
+    test = rules_commands.add_parser("test", help="evaluate every rule set against events and nodes")
+    test.add_argument("--values", required=True, metavar="FILE", help="NVSentinel values file")
+    test.add_argument("--events", required=True, metavar="FILE|DIR", help="HealthEvent JSON/YAML file(s)")
+    test.add_argument("--nodes", metavar="FILE|DIR", help="Node objects the events refer to by nodeName")
+    test.add_argument("--expect", metavar="FILE", help="expected rule sets and actions per event (regression test)")
+    test.add_argument("--format", choices=("text", "json"), default="text")
+
+    request = commands.add_parser("validation-request", help="an NVSentinel ValidationRequest for nodes")
+    request.add_argument("--node", action="append", required=True, metavar="NAME", help="node to validate")
+    request.add_argument("--test", action="append", default=[], metavar="NAME", help="lifecycle test to run")
+    request.add_argument("--values", metavar="FILE", help="our NVSentinel values: every test must exist there")
+    request.add_argument("--name", help="object name (default: derived from the nodes)")
+    request.add_argument("--output", "-o", metavar="FILE", help="write to FILE (default: stdout)")
+
+
+def _results(commands: Any) -> None:
+    report = commands.add_parser("report", help="report NCCL, DCGM or Certification results offline")
+    report.add_argument("kind", choices=("nccl", "dcgm", "certification"))
+    report.add_argument("file", metavar="FILE")
+    report.add_argument("--threshold", action="append", default=[], metavar="KEY=EXPR")
+    report.add_argument("--failed-nodes", metavar="FILE", help="the Certification's failed-nodes ConfigMap")
+    report.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+    bisect = commands.add_parser("bisect", help="next Certifications to isolate failing nodes, or the suspects")
+    bisect.add_argument("--certification", required=True, metavar="FILE", help="the failed Certification (with status)")
+    bisect.add_argument("--failed-nodes", required=True, metavar="FILE", help="its failed-nodes ConfigMap")
+    bisect.add_argument("--min-group-size", type=int, default=2, metavar="N")
+    bisect.add_argument("--output", "-o", required=True, metavar="DIR")
+    bisect.add_argument("--force", action="store_true")
+
+
+def module_for(args: argparse.Namespace) -> str | None:
+    """The command module that runs ``args``, or None when it is not a certify/operate command."""
+    sub = getattr(args, "subcommand", None)
+    return MODULES.get(f"{args.command} {sub}" if sub else args.command)
