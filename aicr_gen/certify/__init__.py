@@ -1,0 +1,1 @@
+"""Certify and operate: NVCRE Certifications and thresholds, their schedules, and NVSentinel inputs."""

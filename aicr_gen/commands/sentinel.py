@@ -1,0 +1,49 @@
+"""``aicr-gen sentinel values``: NVSentinel Helm values (monitor mode by default) on stdout or in a file."""
+
+from __future__ import annotations
+
+import argparse
+import stat
+from pathlib import Path
+
+from aicr_gen.errors import OK, InvalidInputError
+
+
+def read_input(path: str, flag: str) -> bytes:
+    """Bytes of the regular file ``path`` given with ``flag``; a clear error when it is missing or too big."""
+    from aicr_gen.yamlio import MAX_BYTES
+
+    file = Path(path)
+    try:
+        info = file.stat()
+    except OSError as err:
+        raise InvalidInputError(f"{flag} {path}: cannot read: {err.strerror or err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInputError(f"{flag} {path}: not a regular file; give a YAML file")
+    if info.st_size > MAX_BYTES:
+        raise InvalidInputError(f"{flag} {path}:1: file is {info.st_size} bytes, over the {MAX_BYTES} byte limit")
+    try:
+        return file.read_bytes()
+    except OSError as err:
+        raise InvalidInputError(f"{flag} {path}: cannot read: {err.strerror or err}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the values from the flags, check them, and write them (nothing is written on an error)."""
+    from aicr_gen.certify import sentinel
+    from aicr_gen.output import write_text
+    from aicr_gen.yamlio import decode, dump, load_text
+
+    rules: list[dict[str, object]] = []
+    if args.rules is not None:
+        if args.mode != "quarantine":
+            raise InvalidInputError("--rules configures actions, and monitor mode takes none; "
+                                    "add --mode quarantine (or drop the flag)")
+        raw = read_input(args.rules, "--rules")
+        rules = sentinel.parse_rules(load_text(decode(raw, args.rules), args.rules))
+    breaker = sentinel.Breaker(percentage=args.breaker_percentage, duration=args.breaker_duration,
+                               max_nodes=args.breaker_max_nodes)
+    values = sentinel.values(args.mode, rules=rules, breaker=breaker, lifecycle=args.lifecycle,
+                             validation=args.validation, dry_run=args.dry_run)
+    write_text(args.output, dump(values))
+    return OK

@@ -1,0 +1,23 @@
+"""``aicr-gen validation-request``: an NVSentinel ValidationRequest for nodes, on stdout or in a file."""
+
+from __future__ import annotations
+
+import argparse
+
+from aicr_gen.errors import OK
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the nodes and tests (against ``--values`` when given) and write the request."""
+    from aicr_gen.certify import validation_request
+    from aicr_gen.commands.sentinel import read_input
+    from aicr_gen.output import write_text
+    from aicr_gen.yamlio import dump, load_bytes
+
+    lifecycle = None
+    if args.values is not None:
+        doc = load_bytes(read_input(args.values, "--values"), args.values)
+        lifecycle = validation_request.lifecycle_tests(doc)
+    request = validation_request.build(args.node, args.test, name=args.name, lifecycle=lifecycle)
+    write_text(args.output, dump(request))
+    return OK
