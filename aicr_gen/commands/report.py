@@ -1,0 +1,91 @@
+"""``aicr-gen report nccl|dcgm|certification FILE``: an offline report of results, as text, JSON or Markdown.
+
+Exit 0 when the results pass (or are still running), 1 when they fail a gate (a failed run or test, a
+violated ``--threshold``, a diagnostic that did not run), 2 when the input is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.yamlio import MAX_BYTES
+
+if TYPE_CHECKING:
+    from aicr_gen.certify.results import Report
+
+
+def read_input(path: str, flag: str) -> bytes:
+    """The bytes of ``path`` (``-``: standard input), bounded like every other input."""
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    else:
+        file = Path(path)
+        try:
+            if file.is_dir():
+                raise InvalidInputError(f"{flag} {path}: is a folder; give a file")
+            with file.open("rb") as handle:
+                data = handle.read(MAX_BYTES + 1)
+        except OSError as err:
+            raise InvalidInputError(f"{flag} {path}: cannot read: {err.strerror or err}") from None
+    if len(data) > MAX_BYTES:
+        raise InvalidInputError(f"{path}:1: file is over the {MAX_BYTES} byte limit; split it")
+    return data
+
+
+def parse_thresholds(given: list[str]) -> dict[str, str]:
+    """``KEY=EXPR`` flags as a mapping; a flag without ``=`` or a key given twice is refused."""
+    mapping: dict[str, str] = {}
+    for item in given:
+        key, sep, expression = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not expression.strip():
+            raise InvalidInputError(f'--threshold {item!r}: expected KEY=EXPR, e.g. busBandwidthGBps="value >= 300"')
+        if key in mapping:
+            raise InvalidInputError(f"--threshold {key}: given twice; keep one")
+        mapping[key] = expression.strip()
+    return mapping
+
+
+def _with_thresholds(report: Report, given: list[str]) -> Report:
+    from aicr_gen.certify import results, thresholds
+
+    compiled = thresholds.compile_thresholds(parse_thresholds(given), "--threshold")
+    unmeasured = sorted(set(compiled) - set(results.NCCL_MEASURED))
+    if unmeasured:
+        raise InvalidInputError(f"--threshold {unmeasured[0]}: nccl-tests does not measure it; `report nccl` "
+                                f"measures {' and '.join(results.NCCL_MEASURED)}")
+    return results.apply_thresholds(report, lambda measured: thresholds.evaluate(compiled, measured))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse ``args.file`` as ``args.kind``, print the report, return its exit code."""
+    from aicr_gen.certify import report_format, results
+    from aicr_gen.output import write_text
+
+    if args.threshold and args.kind != "nccl":
+        raise InvalidInputError(f"--threshold applies to `report nccl`; a {args.kind} report has no bandwidth to "
+                                "compare (NVCRE evaluates a Certification's own spec thresholds)")
+    if args.failed_nodes and args.kind != "certification":
+        raise InvalidInputError("--failed-nodes applies to `report certification`")
+    raw = read_input(args.file, "FILE")
+    if args.kind == "nccl":
+        report = results.parse_nccl(raw, args.file)
+        if args.threshold:
+            report = _with_thresholds(report, args.threshold)
+    elif args.kind == "dcgm":
+        report = results.parse_dcgm(raw, args.file)
+    else:
+        certs = results.parse_certifications(raw, args.file)
+        if len(certs) != 1:
+            raise InvalidInputError(f"{args.file}: holds {len(certs)} Certifications; report one at a time")
+        cert = certs[0]
+        if args.failed_nodes:
+            lists = results.parse_node_lists(read_input(args.failed_nodes, "--failed-nodes"), args.failed_nodes)
+            cert = results.attach_node_lists(cert, lists)
+        report = results.certification_report(cert)
+    write_text(None, report_format.render(report, args.format))
+    return report.exit_code
