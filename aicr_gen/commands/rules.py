@@ -1,0 +1,91 @@
+"""``aicr-gen rules test``: which NVSentinel rule sets match each HealthEvent, and what fault-quarantine
+would do, offline. With ``--expect`` it is a regression test: exit 1 on a difference, 2 on a rule that
+does not compile."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from aicr_gen.errors import OK, FindingsError
+
+if TYPE_CHECKING:
+    from aicr_gen.certify import rules as rules_module
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, evaluate, print (text or JSON on stdout, warnings on stderr), then check ``--expect``."""
+    from aicr_gen.certify import rules
+
+    config = rules.load_config(args.values)
+    events, event_warnings = rules.load_events(args.events)
+    nodes = rules.load_nodes(args.nodes)
+    expected = rules.load_expectations(args.expect) if args.expect else None
+    outcomes, run_warnings = rules.evaluate(config, events, nodes, nodes_given=args.nodes is not None)
+    for warning in (*config.warnings, *event_warnings, *run_warnings):
+        sys.stderr.write(f"aicr-gen: warning: {warning}\n")
+    if args.format == "json":
+        from aicr_gen.yamlio import dump_json
+
+        sys.stdout.write(dump_json([outcome.to_json() for outcome in outcomes]))
+    else:
+        sys.stdout.write(render_text(config, outcomes))
+    sys.stdout.flush()
+    if expected is not None:
+        diffs = rules.compare(outcomes, expected)
+        if diffs:
+            raise FindingsError(f"{len(diffs)} of {len(expected)} expected event(s) differ from {args.expect}:\n  "
+                                + "\n  ".join(diffs))
+        sys.stderr.write(f"aicr-gen: {len(expected)} expected event(s) match {args.expect}\n")
+    return OK
+
+
+def _cell(items: Sequence[str]) -> str:
+    return ", ".join(items) if items else "-"
+
+
+def render_text(config: rules_module.RuleConfig, outcomes: Sequence[rules_module.Outcome]) -> str:
+    """A table, one row per event, then a summary line."""
+    headers = ["EVENT", "NODE", "MATCHED", "CORDON", "TAINTS", "LABELS"]
+    with_validation = bool(config.validation)
+    if with_validation:
+        headers.append("VALIDATION")
+    headers.append("NOTE")
+    rows = []
+    for outcome in outcomes:
+        row = [outcome.event, outcome.node, _cell(outcome.matched), "yes" if outcome.cordon else "no",
+               _cell([f"{t.key}={t.value}:{t.effect}" for t in outcome.taints]),
+               _cell([f"{k}={v}" for k, v in outcome.labels.items()])]
+        if with_validation:
+            row.append(_cell([f"{r.name} ({', '.join(r.tests) or 'default tests'})" for r in outcome.validation or []]))
+        note = f"skipped: {outcome.skipped}" if outcome.skipped else ""
+        row.append(note or ("quarantineOverrides.force: cordoned regardless of rules" if outcome.forced else ""))
+        rows.append(row)
+    widths = [max(len(header), *(len(row[i]) for row in rows)) if rows else len(header)
+              for i, header in enumerate(headers)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+             for row in [headers, *rows]]
+    lines.append(_summary(config, outcomes))
+    return "\n".join(lines) + "\n"
+
+
+def _summary(config: rules_module.RuleConfig, outcomes: Sequence[rules_module.Outcome]) -> str:
+    cordoned = sum(1 for o in outcomes if o.cordon)
+    tainted = sum(1 for o in outcomes if o.taints)
+    labelled = sum(1 for o in outcomes if o.labels)
+    skipped = sum(1 for o in outcomes if o.skipped)
+    enabled = [r.name for r in config.rule_sets if r.enabled]
+    used = {name for o in outcomes for name in o.matched}
+    unused = [name for name in dict.fromkeys(enabled) if name not in used]
+    text = (f"{len(outcomes)} event(s): {cordoned} cordoned, {tainted} tainted, {labelled} labelled, {skipped} "
+            f"skipped; {len(enabled)} enabled rule set(s)")
+    disabled = [r.name for r in config.rule_sets if not r.enabled]
+    if disabled:
+        text += f", {len(disabled)} disabled ({_cell(disabled)})"
+    if unused:
+        text += f"; matched no event: {_cell(unused)}"
+    if config.criteria:
+        text += f"; {len(config.criteria)} lifecycle criteria compiled (not evaluated)"
+    return text
