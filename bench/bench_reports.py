@@ -43,15 +43,15 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from aicr_gen.certify import bisect, report_format, results
+    from aicr_gen.certify import bisect, nccl, report_format
 
     log = args.reference / TEN_NODES
     raw = log.read_bytes()
-    report = results.parse_nccl(raw, log.name)
+    report = nccl.parse_nccl(raw, log.name)
     print(f"{log.name}: {len(raw)} bytes, {len(report.nccl)} runs, "
           f"{sum(len(run.rows) for run in report.nccl)} rows, result {report.result}")
     _report("parse the 10-node nccl-tests log (in-process)",
-            _median_ms(lambda: results.parse_nccl(raw, log.name), args.runs), 50)
+            _median_ms(lambda: nccl.parse_nccl(raw, log.name), args.runs), 50)
     _report("render it as Markdown", _median_ms(lambda: report_format.render(report, "markdown"), args.runs))
     nodes = [f"gpu-node-{i:02d}" for i in range(64)]
     _report("simulate bisecting 64 nodes with 2 bad",

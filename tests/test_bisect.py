@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.certify import bisect, results
+from aicr_gen.certify import bisect, nvcre_status, report_model
 from aicr_gen.certify.bisect import Group, Outcome, plan_round, simulate
 from tests.conftest import assert_refused
 
@@ -98,7 +98,7 @@ def test_padding_rotates_through_healthy_nodes() -> None:
 
 def test_a_failed_list_naming_some_members_clears_the_others() -> None:
     """NVCRE names a node it saw cordoned mid-run (HardwareFailureDetected): the rest of the group passed."""
-    row = results.FailedNode("b", "HardwareFailureDetected", "node cordoned mid-run")
+    row = report_model.FailedNode("b", "HardwareFailureDetected", "node cordoned mid-run")
     plan = plan_round([Outcome(Group(("a", "b", "c", "d")), passed=False, failed=(row,))], round_number=0,
                       min_group_size=2)
     assert plan.done
@@ -117,12 +117,12 @@ def gz64(data: bytes) -> str:
 def failed_configmap(name: str, nodes: list[str], reason: str = "WorkloadFailed") -> dict[str, Any]:
     rows = [{"name": n, "reason": reason, "message": "job failed: BackoffLimitExceeded"} for n in nodes]
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "nvcre-system"},
-            "binaryData": {results.FAILED_KEY: gz64(json.dumps(rows).encode())}}
+            "binaryData": {nvcre_status.FAILED_KEY: gz64(json.dumps(rows).encode())}}
 
 
 def succeeded_configmap(name: str, nodes: list[str]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "nvcre-system"},
-            "binaryData": {results.SUCCEEDED_KEY: gz64(",".join(nodes).encode())}}
+            "binaryData": {nvcre_status.SUCCEEDED_KEY: gz64(",".join(nodes).encode())}}
 
 
 SPEC = {"target": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},

@@ -20,7 +20,9 @@ import pytest
 import yaml
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from aicr_gen.certify import report_format, results
+from aicr_gen.certify import nvcre_status, report_format, report_model
+from aicr_gen.certify.dcgm import parse_dcgm
+from aicr_gen.certify.nccl import parse_nccl
 from aicr_gen.errors import InvalidInputError
 from tests.conftest import REFERENCE, assert_refused
 
@@ -46,11 +48,11 @@ class MarkdownSnapshot(SingleFileSnapshotExtension):
     file_extension = "md"
 
 
-def nccl(path: Path) -> results.Report:
-    return results.parse_nccl(path.read_bytes(), path.name)
+def nccl(path: Path) -> report_model.Report:
+    return parse_nccl(path.read_bytes(), path.name)
 
 
-def busbw_mean(run: results.NcclRun) -> float:
+def busbw_mean(run: report_model.NcclRun) -> float:
     values = [bw.busbw for row in run.rows for _, bw in row.halves()]
     return sum(values) / len(values)
 
@@ -66,14 +68,14 @@ def test_together_8xh100_all_reduce() -> None:
     assert (run.test, run.version, run.ranks, run.hosts) == ("all_reduce_perf", "2.17.9", 8, ("gpu-dp-2jvzl-pqq7p",))
     assert run.gpus == ("NVIDIA H100 80GB HBM3",)
     assert len(run.rows) == 31
-    assert run.max_busbw == results.Peak(368.62, 8589934592, "in-place")
-    assert run.max_algbw == results.Peak(210.64, 8589934592, "in-place")
+    assert run.max_busbw == report_model.Peak(368.62, 8589934592, "in-place")
+    assert run.max_algbw == report_model.Peak(210.64, 8589934592, "in-place")
     assert (run.avg_busbw, run.out_of_bounds) == (122.955, 0)
     # The footer is the mean of all 62 busbw values (out-of-place and in-place), not the peak NVCRE uses.
     assert busbw_mean(run) == pytest.approx(122.955, abs=5e-4)
     first, two_gib = run.rows[0], run.rows[28]
     assert (first.size, first.count, first.type, first.redop, first.root) == (8, 2, "float", "sum", -1)
-    assert first.out_of_place == results.Bandwidth(34.98, 0.0, 0.0, 0)
+    assert first.out_of_place == report_model.Bandwidth(34.98, 0.0, 0.0, 0)
     assert (two_gib.size, two_gib.out_of_place and two_gib.out_of_place.time_us) == (2147483648, 10329.0)
     assert run.measurements() == {"busBandwidthGBps": 368.62, "algBandwidthGBps": 210.64}
 
@@ -100,13 +102,13 @@ def test_ten_node_log_has_five_collectives_on_80_ranks() -> None:
         assert run.notes == ("Reducing maxBytes to 26549638485 due to memory limitation",)
         assert busbw_mean(run) == pytest.approx(run.avg_busbw, abs=2e-3)
     all_reduce, all_gather, *_, alltoall, _ = report.nccl
-    assert all_reduce.rows[-1].out_of_place == results.Bandwidth(105854.0, 162.30, 320.54, 0)
+    assert all_reduce.rows[-1].out_of_place == report_model.Bandwidth(105854.0, 162.30, 320.54, 0)
     assert (all_gather.rows[0].size, all_gather.rows[0].count, all_gather.rows[0].redop) == (33553920, 52428, "none")
     # alltoall does not check in-place results: nccl-tests prints N/A.
     assert {row.in_place.wrong for row in alltoall.rows if row.in_place} == {None}
 
 
-def _peak(peak: results.Peak | None) -> tuple[float, int, str]:
+def _peak(peak: report_model.Peak | None) -> tuple[float, int, str]:
     assert peak is not None
     return peak.value, peak.size, peak.place
 
@@ -149,7 +151,7 @@ def test_degraded_pair_passes_alone_and_fails_a_threshold_as_nvcre_words_it(cli:
     assert (_peak(alltoall.max_busbw), alltoall.avg_busbw) == ((9.30, 134217728, "in-place"), 5.76435)
     assert (_peak(sendrecv.max_busbw), sendrecv.avg_busbw) == ((8.43, 536870912, "in-place"), 5.05954)
     # nccl-tests fell back to exponent form for the 16 GiB in-place time.
-    assert alltoall.rows[-1].in_place == results.Bandwidth(1.0e7, 1.69, 0.84, None)
+    assert alltoall.rows[-1].in_place == report_model.Bandwidth(1.0e7, 1.69, 0.84, None)
     result = cli("report", "nccl", str(DEGRADED_PAIR), "--threshold", "busBandwidthGBps=value >= 10")
     assert result.code == 1, result.err
     assert ('alltoall_perf (line 1): Threshold "busBandwidthGBps" violated: measured 9.3000, expression: '
@@ -226,8 +228,8 @@ def test_markdown_report_fits_a_pull_request_comment(cli: Any, snapshot: Any, mo
 
 # nccl-tests -J writes this shape (src/util.cu, JSON_FILE_VERSION 2): booleans as strings, root as a padded
 # string, nwrong null when unchecked, and the whole environment, which a report must never echo.
-def _json_log(rows: list[results.NcclRow], **extra: Any) -> dict[str, Any]:
-    def half(bw: results.Bandwidth) -> dict[str, Any]:
+def _json_log(rows: list[report_model.NcclRow], **extra: Any) -> dict[str, Any]:
+    def half(bw: report_model.Bandwidth) -> dict[str, Any]:
         return {"time": bw.time_us, "alg_bw": bw.algbw, "bus_bw": bw.busbw,
                 "nwrong": None if bw.wrong is None else float(bw.wrong)}
 
@@ -274,7 +276,7 @@ def test_nccl_json_output_parses_like_the_text_log(tmp_path: Path, cli: Any) -> 
 ])
 def test_nccl_json_failures(change: dict[str, Any], failure: str) -> None:
     doc = _json_log(list(nccl(TOGETHER).nccl[0].rows), **change)
-    report = results.parse_nccl(json.dumps(doc).encode(), "r.json")
+    report = parse_nccl(json.dumps(doc).encode(), "r.json")
     assert report.result == "FAILED"
     assert any(f.startswith(failure) for f in report.nccl[0].failures), report.nccl[0].failures
 
@@ -283,13 +285,13 @@ def test_nccl_json_failures(change: dict[str, Any], failure: str) -> None:
 def test_nccl_json_wrong_elements_and_bad_values() -> None:
     doc = _json_log(list(nccl(TOGETHER).nccl[0].rows))
     doc["results"][3]["in_place"]["nwrong"] = 3.0
-    assert results.parse_nccl(json.dumps(doc).encode(), "r.json").nccl[0].failures == (
+    assert parse_nccl(json.dumps(doc).encode(), "r.json").nccl[0].failures == (
         "3 wrong element(s) at size 64 B (in-place)",)
     doc["results"][3]["in_place"]["bus_bw"] = "nan"
     with pytest.raises(InvalidInputError, match=r"r\.json: results\[3\]\.in_place\.bus_bw: expected a number, found"):
-        results.parse_nccl(json.dumps(doc).encode(), "r.json")
+        parse_nccl(json.dumps(doc).encode(), "r.json")
     with pytest.raises(InvalidInputError, match=r"r\.json:1: invalid JSON"):
-        results.parse_nccl(b'{"results": [1e999', "r.json")
+        parse_nccl(b'{"results": [1e999', "r.json")
 
 
 HEADER = """\
@@ -319,7 +321,7 @@ FOOTER = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n# Colle
      "with PID 0 on node node-a exited on signal 9 (Killed).\n", "mpirun noticed that process rank 0"),
 ])
 def test_nccl_text_failures(log: str, failure: str) -> None:
-    report = results.parse_nccl(log.encode(), "log")
+    report = parse_nccl(log.encode(), "log")
     assert (report.result, report.exit_code) == ("FAILED", 1)
     assert any(f.startswith(failure) for f in report.nccl[0].failures), report.nccl[0].failures
 
@@ -334,7 +336,7 @@ def test_other_nccl_tests_layouts() -> None:
            "           8             2     float     sum    28.53    0.00    0.00  0e+00"
            "    28.10    0.00    0.00  0e+00\n"
            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n")
-    (run,) = results.parse_nccl(old.encode(), "old.log").nccl
+    (run,) = parse_nccl(old.encode(), "old.log").nccl
     assert (run.test, run.hosts, run.gpus, run.rows[0].root, run.passed) == (
         "nccl-tests", ("host-1",), ("Tesla V100-SXM2-32GB",), -1, True)
     per_iter = (HEADER.replace("#wrong     time", "#wrong    i_min    i_max    i_p99    i_cv%     cputime")
@@ -344,9 +346,9 @@ def test_other_nccl_tests_layouts() -> None:
                   "    30.1    40.2    39.9     3.1    34.52    0.00    1.50       0"
                   "    30.0    40.0    39.0     3.0  2026-03-05 22:00:43\n"
                 + FOOTER)
-    (run,) = results.parse_nccl(per_iter.encode(), "iter.log").nccl
-    assert run.rows[0].in_place == results.Bandwidth(34.52, 0.0, 1.5, 0)
-    assert run.max_busbw == results.Peak(1.5, 8, "in-place")
+    (run,) = parse_nccl(per_iter.encode(), "iter.log").nccl
+    assert run.rows[0].in_place == report_model.Bandwidth(34.52, 0.0, 1.5, 0)
+    assert run.max_busbw == report_model.Peak(1.5, 8, "in-place")
 
 
 @pytest.mark.parametrize(("raw", "fragment"), [
@@ -461,7 +463,7 @@ def test_dcgm_fixtures_match_dcgms_own_schema(dcgm_schema: dict[str, Any]) -> No
 
 def test_dcgm4_failure_names_the_gpu_and_test(tmp_path: Path, cli: Any) -> None:
     (tmp_path / "diag.json").write_text(json.dumps(dcgm4()))
-    report = results.parse_dcgm((tmp_path / "diag.json").read_bytes(), "diag.json")
+    report = parse_dcgm((tmp_path / "diag.json").read_bytes(), "diag.json")
     assert (report.result, report.exit_code) == ("FAILED", 1)
     assert report.reasons == ("memory: GPU 1 failed: Pending page retirements on GPU 1. (DCGM error 83)",)
     assert report.dcgm is not None
@@ -495,7 +497,7 @@ def test_dcgm_runtime_error_did_not_run_and_blames_no_gpu(tmp_path: Path, cli: A
 
 
 def test_dcgm3_layout(tmp_path: Path, cli: Any) -> None:
-    report = results.parse_dcgm(DCGM3.encode(), "diag3.json")
+    report = parse_dcgm(DCGM3.encode(), "diag3.json")
     assert report.dcgm is not None
     assert (report.result, report.dcgm.layout, report.dcgm.version, report.dcgm.driver) == (
         "FAILED", "3.x", "3.3.5", "535.104.05")
@@ -518,13 +520,13 @@ def test_dcgm4_test_failed_as_a_whole() -> None:
     doc["DCGM Diagnostic"]["test_categories"][1]["tests"][1]["test_summary"] = {
         "status": "Fail", "warnings": [{"warning": "PCIe test timed out", "error_id": 12, "error_category": 1,
                                         "error_severity": 2}]}
-    report = results.parse_dcgm(json.dumps(doc).encode(), "d.json")
+    report = parse_dcgm(json.dumps(doc).encode(), "d.json")
     assert (report.result, report.reasons) == ("FAILED", ("pcie: failed: PCIe test timed out (DCGM error 12)",))
 
 
 def test_dcgm3_runtime_error() -> None:
     doc = {"DCGM GPU Diagnostic": {"runtime_error": "The GPU is in use", "version": "3.3.5"}}
-    report = results.parse_dcgm(json.dumps(doc).encode(), "d.json")
+    report = parse_dcgm(json.dumps(doc).encode(), "d.json")
     assert (report.result, report.exit_code, report.reasons) == (
         "INCOMPLETE", 1, ("the diagnostic did not run (runtime_error): The GPU is in use",))
 
@@ -581,7 +583,7 @@ def gz64(data: bytes) -> str:
 
 
 def configmap(name: str = "gpu-cert-nccl-failed-nodes", rows: Any = FAILED_NODES, *, section: str = "binaryData",
-              value: str | None = None, key: str = results.FAILED_KEY) -> dict[str, Any]:
+              value: str | None = None, key: str = nvcre_status.FAILED_KEY) -> dict[str, Any]:
     payload = value if value is not None else gz64(json.dumps(rows).encode())
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "nvcre-system"},
             section: {key: payload}}
@@ -596,7 +598,7 @@ def test_failed_certification_with_its_gzip_configmap(tmp_path: Path, cli: Any) 
     cert = write(tmp_path, "cert.yaml", certification())
     nodes = write(tmp_path, "cm.yaml", {"apiVersion": "v1", "kind": "List", "items": [
         configmap(), configmap("gpu-cert-nccl-succeeded-nodes", value=gz64(b"gpu-node-02,gpu-node-04"),
-                               key=results.SUCCEEDED_KEY),
+                               key=nvcre_status.SUCCEEDED_KEY),
         configmap("unrelated", value=gz64(b"[]"))]})
     result = cli("report", "certification", cert, "--failed-nodes", nodes, "--format", "json")
     assert result.code == 1, result.err
@@ -624,15 +626,16 @@ def test_failed_certification_without_its_configmap_says_where_the_nodes_are(tmp
     ("data", json.dumps(FAILED_NODES)),
 ])
 def test_node_lists_in_data_or_binary_data(section: str, value: str) -> None:
-    (lists,) = results.parse_node_lists(yaml.safe_dump(configmap(section=section, value=value)).encode(), "cm.yaml")
+    (lists,) = nvcre_status.parse_node_lists(yaml.safe_dump(configmap(section=section, value=value)).encode(),
+                                             "cm.yaml")
     assert [row.name for row in lists.failed or ()] == ["gpu-node-03", "gpu-node-01", "gpu-node-07"]
 
 
 def test_multi_member_gzip_is_read_whole() -> None:
     """Go's gzip reader reads concatenated members; so do we (a list appended in two writes)."""
     raw = gzip.compress(b"gpu-node-01,", mtime=0) + gzip.compress(b"gpu-node-02", mtime=0)
-    cm = configmap(value=base64.b64encode(raw).decode(), key=results.SUCCEEDED_KEY)
-    (lists,) = results.parse_node_lists(yaml.safe_dump(cm).encode(), "cm.yaml")
+    cm = configmap(value=base64.b64encode(raw).decode(), key=nvcre_status.SUCCEEDED_KEY)
+    (lists,) = nvcre_status.parse_node_lists(yaml.safe_dump(cm).encode(), "cm.yaml")
     assert lists.succeeded == ("gpu-node-01", "gpu-node-02")
 
 
@@ -666,7 +669,7 @@ def test_untested_target_nodes_make_a_pass_incomplete(tmp_path: Path, cli: Any) 
     doc = certification("Succeeded", [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Succeeded",
                                        "succeededNodesRef": {"kind": "ConfigMap", "name": "ok-nodes"}}])
     doc["spec"]["target"] = {"nodeNames": ["gpu-node-01", "gpu-node-02", "gpu-node-03"]}
-    cm = configmap("ok-nodes", value=gz64(b"gpu-node-01,gpu-node-02"), key=results.SUCCEEDED_KEY)
+    cm = configmap("ok-nodes", value=gz64(b"gpu-node-01,gpu-node-02"), key=nvcre_status.SUCCEEDED_KEY)
     result = cli("report", "certification", write(tmp_path, "c.yaml", doc), "--failed-nodes",
                  write(tmp_path, "cm.yaml", cm))
     assert result.code == 0
@@ -685,7 +688,7 @@ def test_certification_markdown_snapshot(tmp_path: Path, cli: Any, snapshot: Any
 
 
 def _bomb() -> str:
-    return base64.b64encode(gzip.compress(b" " * (results.MAX_GUNZIP + 1024), compresslevel=9, mtime=0)).decode()
+    return base64.b64encode(gzip.compress(b" " * (nvcre_status.MAX_GUNZIP + 1024), compresslevel=9, mtime=0)).decode()
 
 
 @pytest.mark.parametrize(("cm", "fragment"), [
@@ -735,8 +738,8 @@ def test_report_of_a_missing_file_and_stdin(cli: Any, tmp_path: Path, monkeypatc
 
 
 def test_every_format_renders_every_kind() -> None:
-    reports = [results.parse_dcgm(json.dumps(dcgm4()).encode(), "d"), results.parse_dcgm(DCGM3.encode(), "d3"),
-               results.certification_report(results.parse_certifications(
+    reports = [parse_dcgm(json.dumps(dcgm4()).encode(), "d"), parse_dcgm(DCGM3.encode(), "d3"),
+               nvcre_status.certification_report(nvcre_status.parse_certifications(
                    yaml.safe_dump(certification()).encode(), "c")[0])]
     for report in reports:
         for fmt in ("text", "json", "markdown"):

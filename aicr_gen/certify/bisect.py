@@ -25,14 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr_gen.certify.nvcre import API_VERSION, MANAGED_BY
-from aicr_gen.certify.results import (
-    INCOMPLETE,
-    NODE_NAME,
-    PASSED,
-    RUNNING,
-    Certification,
-    FailedNode,
-)
+from aicr_gen.certify.nvcre_status import NODE_NAME
+from aicr_gen.certify.report_model import INCOMPLETE, PASSED, RUNNING, Certification, FailedNode
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render.bundle import Bundle
 

@@ -1,4 +1,4 @@
-"""Rendering of a :class:`~aicr_gen.certify.results.Report` as text (terminal), JSON (machines) or Markdown
+"""Rendering of a :class:`~aicr_gen.certify.report_model.Report` as text (terminal), JSON (machines) or Markdown
 (a pull-request comment: summary table first, per-size tables folded in ``<details>``).
 
 Every string that came from an input file is escaped for its target: control characters never reach a
@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from aicr_gen.certify.results import (
+from aicr_gen.certify.report_model import (
     Bandwidth,
     Certification,
     DcgmDiag,

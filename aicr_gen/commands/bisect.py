@@ -12,17 +12,17 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
-    from aicr_gen.certify import bisect, results
+    from aicr_gen.certify import bisect, nvcre_status
     from aicr_gen.commands.report import read_input
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.output import write_bundle
 
     if args.min_group_size < 1:
         raise InvalidInputError(f"--min-group-size {args.min_group_size}: give 1 or more")
-    certs = results.parse_certifications(read_input(args.certification, "--certification"), args.certification)
-    lists = results.parse_node_lists(read_input(args.failed_nodes, "--failed-nodes"), args.failed_nodes,
-                                     required=False)
-    state = bisect.read_round([results.attach_node_lists(cert, lists, require_match=False) for cert in certs])
+    certs = nvcre_status.parse_certifications(read_input(args.certification, "--certification"), args.certification)
+    lists = nvcre_status.parse_node_lists(read_input(args.failed_nodes, "--failed-nodes"), args.failed_nodes,
+                                          required=False)
+    state = bisect.read_round([nvcre_status.attach_node_lists(cert, lists, require_match=False) for cert in certs])
     plan = bisect.plan_round(state.outcomes, round_number=state.number, min_group_size=args.min_group_size,
                              healthy=state.healthy, suspects=state.suspects)
     bundle = bisect.render(state, plan, args.min_group_size, args.output)

@@ -15,7 +15,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.yamlio import MAX_BYTES
 
 if TYPE_CHECKING:
-    from aicr_gen.certify.results import Report
+    from aicr_gen.certify.report_model import Report
 
 
 def read_input(path: str, flag: str) -> bytes:
@@ -51,19 +51,19 @@ def parse_thresholds(given: list[str]) -> dict[str, str]:
 
 
 def _with_thresholds(report: Report, given: list[str]) -> Report:
-    from aicr_gen.certify import results, thresholds
+    from aicr_gen.certify import report_model, thresholds
 
     compiled = thresholds.compile_thresholds(parse_thresholds(given), "--threshold")
-    unmeasured = sorted(set(compiled) - set(results.NCCL_MEASURED))
+    unmeasured = sorted(set(compiled) - set(report_model.NCCL_MEASURED))
     if unmeasured:
         raise InvalidInputError(f"--threshold {unmeasured[0]}: nccl-tests does not measure it; `report nccl` "
-                                f"measures {' and '.join(results.NCCL_MEASURED)}")
-    return results.apply_thresholds(report, lambda measured: thresholds.evaluate(compiled, measured))
+                                f"measures {' and '.join(report_model.NCCL_MEASURED)}")
+    return report_model.apply_thresholds(report, lambda measured: thresholds.evaluate(compiled, measured))
 
 
 def run(args: argparse.Namespace) -> int:
     """Parse ``args.file`` as ``args.kind``, print the report, return its exit code."""
-    from aicr_gen.certify import report_format, results
+    from aicr_gen.certify import dcgm, nccl, nvcre_status, report_format
     from aicr_gen.output import write_text
 
     if args.threshold and args.kind != "nccl":
@@ -73,19 +73,19 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("--failed-nodes applies to `report certification`")
     raw = read_input(args.file, "FILE")
     if args.kind == "nccl":
-        report = results.parse_nccl(raw, args.file)
+        report = nccl.parse_nccl(raw, args.file)
         if args.threshold:
             report = _with_thresholds(report, args.threshold)
     elif args.kind == "dcgm":
-        report = results.parse_dcgm(raw, args.file)
+        report = dcgm.parse_dcgm(raw, args.file)
     else:
-        certs = results.parse_certifications(raw, args.file)
+        certs = nvcre_status.parse_certifications(raw, args.file)
         if len(certs) != 1:
             raise InvalidInputError(f"{args.file}: holds {len(certs)} Certifications; report one at a time")
         cert = certs[0]
         if args.failed_nodes:
-            lists = results.parse_node_lists(read_input(args.failed_nodes, "--failed-nodes"), args.failed_nodes)
-            cert = results.attach_node_lists(cert, lists)
-        report = results.certification_report(cert)
+            lists = nvcre_status.parse_node_lists(read_input(args.failed_nodes, "--failed-nodes"), args.failed_nodes)
+            cert = nvcre_status.attach_node_lists(cert, lists)
+        report = nvcre_status.certification_report(cert)
     write_text(None, report_format.render(report, args.format))
     return report.exit_code
