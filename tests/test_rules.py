@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from aicr_gen.certify import cel, rules
+from aicr_gen.certify import cel
+from aicr_gen.certify import sentinel_rules as rules
 from aicr_gen.errors import InvalidInputError
 from tests.conftest import REFERENCE, assert_refused, run_process
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from aicr_gen.errors import OK, FindingsError
 
 if TYPE_CHECKING:
-    from aicr_gen.certify import rules as rules_module
+    from aicr_gen.certify import sentinel_rules as rules_module
 
 
 def run(args: argparse.Namespace) -> int:
     """Load, evaluate, print (text or JSON on stdout, warnings on stderr), then check ``--expect``."""
-    from aicr_gen.certify import rules
+    from aicr_gen.certify import sentinel_rules as rules
 
     config = rules.load_config(args.values)
     events, event_warnings = rules.load_events(args.events)

@@ -1,0 +1,181 @@
+"""Evaluating events against the rule sets and resolving the actions as fault-quarantine would."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aicr_gen.certify.cel import CelError, CelLimitError
+from aicr_gen.certify.sentinel_rules.model import (
+    HEALTH_EVENT,
+    PROCESSING_STRATEGY,
+    Event,
+    Outcome,
+    Rule,
+    RuleConfig,
+    RuleSet,
+    Taint,
+)
+from aicr_gen.certify.sentinel_rules.nodes import bare_node
+from aicr_gen.certify.sentinel_rules.source import _get
+from aicr_gen.errors import InvalidInputError
+
+
+class _Problems:
+    """Evaluation errors and non-boolean results per rule, counted, with the first event that hit them."""
+
+    def __init__(self) -> None:
+        self.by_rule: dict[str, list[Any]] = {}
+
+    def add(self, where: str, subject: str, message: str, unit: str) -> None:
+        entry = self.by_rule.setdefault(where, [0, subject, message, unit])
+        entry[0] += 1
+
+    def warnings(self) -> list[str]:
+        return [f"{where}: failed on {count} {unit}(s), so it did not match there (fault-quarantine logs 'Rule "
+                f"evaluation failed'); first: {subject}: {message}"
+                for where, (count, subject, message, unit) in self.by_rule.items()]
+
+
+class Evaluator:
+    """Evaluates events against a RuleConfig; caches Node rule results per node."""
+
+    def __init__(self, config: RuleConfig, nodes: Mapping[str, dict[str, Any]], *, nodes_given: bool) -> None:
+        self.config = config
+        self.nodes = nodes
+        self.nodes_given = nodes_given
+        self.problems = _Problems()
+        self.node_results: dict[tuple[int, str], bool] = {}
+        self.missing_nodes: dict[str, int] = {}
+        self.bare: dict[str, dict[str, Any]] = {}
+        self._by_name = _by_name(config.rule_sets)
+
+    def _node(self, name: str) -> dict[str, Any]:
+        node = self.nodes.get(name)
+        if node is not None:
+            return node
+        if self.nodes_given:
+            self.missing_nodes[name] = self.missing_nodes.get(name, 0) + 1
+        if name not in self.bare:
+            self.bare[name] = bare_node(name)
+        return self.bare[name]
+
+    def _run(self, rule: Rule, activation: Mapping[str, Any], event: Event) -> bool:
+        subject, unit = (event.name, "event") if rule.kind == HEALTH_EVENT else (f"node {event.node_name}", "node")
+        try:
+            result = rule.program.evaluate(activation)
+        except CelError as err:
+            self.problems.add(rule.where, subject, str(err), unit)
+            return False
+        except CelLimitError as err:
+            raise InvalidInputError(f"{rule.where}: {err} (on event {event.name})") from None
+        if type(result) is not bool:
+            self.problems.add(rule.where, subject, f"the result is a {type(result).__name__}, not a boolean", unit)
+            return False
+        return result
+
+    def _rule(self, rule: Rule, event: Event, event_results: dict[int, bool], node: dict[str, Any]) -> bool:
+        if rule.kind == HEALTH_EVENT:
+            key = id(rule.program)
+            if key not in event_results:
+                event_results[key] = self._run(rule, {"event": event.cel}, event)
+            return event_results[key]
+        node_key = (id(rule.program), event.node_name)
+        if node_key not in self.node_results:
+            self.node_results[node_key] = self._run(rule, {"node": node}, event)
+        return self.node_results[node_key]
+
+    def matches(self, rule_set: RuleSet, event: Event, event_results: dict[int, bool], node: dict[str, Any]) -> bool:
+        if not rule_set.enabled:
+            return False
+        if rule_set.any and any(self._rule(rule, event, event_results, node) for rule in rule_set.any):
+            return True
+        return bool(rule_set.all) and all(self._rule(rule, event, event_results, node) for rule in rule_set.all)
+
+    def evaluate(self, event: Event) -> Outcome:
+        node = self._node(event.node_name)
+        results: dict[int, bool] = {}
+        matched_sets = [rule_set for rule_set in self.config.rule_sets if self.matches(rule_set, event, results, node)]
+        matched = list(dict.fromkeys(rule_set.name for rule_set in matched_sets))
+        validation = ([rule_set for rule_set in self.config.validation
+                       if self.matches(rule_set, event, results, node)] if self.config.validation else None)
+        skipped = self._skipped(event, node)
+        if skipped is not None:
+            return Outcome(event.name, event.node_name, matched, False, [], {}, skipped, validation)
+        force = bool((event.cel.get("quarantineOverrides") or {}).get("force"))
+        cordon, taints, labels = _actions(matched, self._by_name)
+        return Outcome(event.name, event.node_name, matched, cordon or force, taints, labels, None, validation,
+                       forced=force)
+
+    def _skipped(self, event: Event, node: Mapping[str, Any]) -> str | None:
+        strategy = int(event.cel["processingStrategy"])
+        if strategy != PROCESSING_STRATEGY["EXECUTE_REMEDIATION"]:
+            names = {v: k for k, v in PROCESSING_STRATEGY.items()}
+            return (f"processingStrategy {names.get(strategy, strategy)}: fault-quarantine acts only on "
+                    "EXECUTE_REMEDIATION events")
+        if (event.cel.get("quarantineOverrides") or {}).get("skip"):
+            return "quarantineOverrides.skip is set"
+        labels = _get(node, ("metadata", "labels"))
+        labels = labels if isinstance(labels, Mapping) else {}
+        for key, value in self.config.skip_node_labels:
+            if labels.get(key) == value:
+                return f"the node carries skip label {key}={value}"
+        gpu = self.config.gpu_node_label
+        if gpu is not None and event.node_name in self.nodes and labels.get(gpu[0]) != gpu[1]:
+            return (f"the node lacks the gpuNodeLabel {gpu[0]}={gpu[1]}, so fault-quarantine does not watch it "
+                    "(its Node rules fail and it takes no action)")
+        if event.cel["isHealthy"]:
+            return "a healthy event: fault-quarantine only uses it to end an existing quarantine"
+        return None
+
+    def warnings(self) -> list[str]:
+        out = self.problems.warnings()
+        out.extend(f"{count} event(s) name node {name!r}, which is not in --nodes; they were evaluated against a "
+                   "bare Node with no labels" for name, count in self.missing_nodes.items())
+        return out
+
+
+@dataclass(frozen=True)
+class _Actions:
+    cordon: bool
+    taint: Taint | None
+    label: tuple[str, str] | None
+    priority: int
+    order: int
+
+
+def _by_name(rule_sets: Sequence[RuleSet]) -> dict[str, _Actions]:
+    """Per name, the actions of its last definition (fault-quarantine's buildRulesetsConfig)."""
+    return {rule_set.name: _Actions(rule_set.cordon, rule_set.taint, rule_set.label, max(rule_set.priority, 0), order)
+            for order, rule_set in enumerate(rule_sets)}
+
+
+def _actions(matched: Sequence[str], by_name: Mapping[str, _Actions]) -> tuple[bool, list[Taint], dict[str, str]]:
+    cordon = False
+    effects: dict[tuple[str, str], tuple[str, int]] = {}
+    labels: dict[str, tuple[str, int, int]] = {}
+    for name in matched:
+        actions = by_name[name]
+        cordon = cordon or actions.cordon
+        if actions.taint is not None:
+            key = (actions.taint.key, actions.taint.value)
+            current = effects.get(key)
+            if current is None or actions.priority > current[1]:
+                effects[key] = (actions.taint.effect, actions.priority)
+        if actions.label is not None:
+            key_, value = actions.label
+            chosen = labels.get(key_)
+            if chosen is None or not (chosen[1] > actions.priority
+                                      or (chosen[1] == actions.priority and chosen[2] > actions.order)):
+                labels[key_] = (value, actions.priority, actions.order)
+    taints = [Taint(key, value, effect) for (key, value), (effect, _p) in sorted(effects.items())]
+    return cordon, taints, {key: labels[key][0] for key in sorted(labels)}
+
+
+def evaluate(config: RuleConfig, events: Sequence[Event], nodes: Mapping[str, dict[str, Any]], *,
+             nodes_given: bool) -> tuple[list[Outcome], list[str]]:
+    """Outcomes in event order, and warnings about rules that failed and nodes that were missing."""
+    evaluator = Evaluator(config, nodes, nodes_given=nodes_given)
+    outcomes = [evaluator.evaluate(event) for event in events]
+    return outcomes, evaluator.warnings()

@@ -1,0 +1,211 @@
+"""``--events``: HealthEvent files, normalised to what fault-quarantine's CEL sees."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path as FilePath
+from typing import Any
+
+from aicr_gen.certify.cel import CelError, parse_timestamp
+from aicr_gen.certify.sentinel_rules.model import ENUMS, HEALTH_EVENT_FIELDS, MESSAGE_FIELDS, PROCESSING_STRATEGY, Event
+from aicr_gen.certify.sentinel_rules.source import (
+    Where,
+    _describe,
+    _files,
+    _parse_file,
+    _read,
+    _Source,
+    _suggest,
+    _under,
+)
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.yamlio import Path
+
+
+def load_events(path: str) -> tuple[list[Event], list[str]]:
+    """The HealthEvents under ``path`` (a file, or a folder read recursively, files sorted by name), as
+    fault-quarantine's CEL sees them, and warnings about files that are not events."""
+    events: list[Event] = []
+    warnings: list[str] = []
+    root = FilePath(path)
+    files = _files(root, "--events")
+    for name, file in files:
+        source = _parse_file(_read(file, "--events"), str(file))
+        if _is_other_object(source.data):
+            message = (f"{file}: a {source.data.get('kind')}, not a HealthEvent"
+                       + ("; skipped" if len(files) > 1 else ""))
+            if len(files) == 1:
+                raise InvalidInputError(message + "; give HealthEvent JSON/YAML files")
+            warnings.append(message)
+            continue
+        found = list(_raw_events(source))
+        if not found:
+            raise InvalidInputError(f"{file}: no HealthEvent in the file")
+        for index, (event_path, raw) in enumerate(found):
+            label = name if len(found) == 1 else f"{name}[{index}]"
+            cel = normalise_event(raw, _under(source.where, *event_path))
+            events.append(Event(label, str(cel["nodeName"]), cel))
+    return events, warnings
+
+
+def _is_other_object(data: Any) -> bool:
+    return (isinstance(data, Mapping) and isinstance(data.get("kind"), str) and "apiVersion" in data
+            and data["kind"] != "HealthEventResource")
+
+
+def _raw_events(source: _Source) -> Iterable[tuple[Path, Any]]:
+    data = source.data
+    if isinstance(data, list):
+        for index, item in enumerate(data):
+            yield from _unwrap_event(item, (index,))
+        return
+    if isinstance(data, Mapping) and isinstance(data.get("events"), list) and "agent" not in data:
+        for index, item in enumerate(data["events"]):
+            yield from _unwrap_event(item, ("events", index))
+        return
+    yield from _unwrap_event(data, ())
+
+
+def _unwrap_event(item: Any, path: Path) -> Iterable[tuple[Path, Any]]:
+    if isinstance(item, Mapping):
+        for wrapper in ("healthevent", "healthEvent"):
+            if isinstance(item.get(wrapper), Mapping):
+                yield (*path, wrapper), item[wrapper]
+                return
+        if item.get("kind") == "HealthEventResource" and isinstance(item.get("spec"), Mapping):
+            yield (*path, "spec"), item["spec"]
+            return
+    yield path, item
+
+
+def normalise_event(raw: Any, where: Where) -> dict[str, Any]:
+    """A HealthEvent (protojson: camelCase, enums as names or numbers, RFC 3339 timestamps) as
+    fault-quarantine's CEL sees it. Unknown fields and wrong types are input errors, as protojson makes them."""
+    if not isinstance(raw, Mapping):
+        raise InvalidInputError(f"{where(())}: a HealthEvent must be a mapping, not {_describe(raw)}")
+    for key in raw:
+        if key not in HEALTH_EVENT_FIELDS:
+            raise InvalidInputError(f"{where((key,))}: HealthEvent has no field {key!r}"
+                                    f"{_suggest(str(key), HEALTH_EVENT_FIELDS)} (fields: "
+                                    f"{', '.join(HEALTH_EVENT_FIELDS)})")
+    event = {name: _field(name, kind, raw.get(name), _under(where, name))
+             for name, kind in HEALTH_EVENT_FIELDS.items()}
+    if not event["nodeName"]:
+        raise InvalidInputError(f"{where(('nodeName',))}: nodeName is required (the node the event is about)")
+    if event["processingStrategy"] == 0:
+        event["processingStrategy"] = float(PROCESSING_STRATEGY["EXECUTE_REMEDIATION"])
+    return event
+
+
+def _field(name: str, kind: str, value: Any, where: Where) -> Any:
+    if kind == "string":
+        return _string(value, where)
+    if kind == "bool":
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise InvalidInputError(f"{where(())}: must be true or false, not {_describe(value)}")
+        return value
+    if kind == "uint32":
+        number = _integer(value, where)
+        if not 0 <= number < 2**32:
+            raise InvalidInputError(f"{where(())}: {number} is out of the uint32 range")
+        return float(number)
+    if kind == "enum":
+        return float(_enum(name, value, where))
+    if kind == "strings":
+        items = _list(value, where)
+        return [_string(item, _under(where, i)) for i, item in enumerate(items)] or None
+    if kind == "entities":
+        items = _list(value, where)
+        return [_message("entity", item, _under(where, i)) for i, item in enumerate(items)] or None
+    if kind == "map":
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            raise InvalidInputError(f"{where(())}: must be a mapping of strings, not {_describe(value)}")
+        return {str(key): _string(item, _under(where, key)) for key, item in value.items()} or None
+    if kind == "timestamp":
+        return _timestamp(value, where)
+    return None if value is None else _message("overrides", value, where)
+
+
+def _string(value: Any, where: Where) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        hint = f"; quote it: '{value}'" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+        raise InvalidInputError(f"{where(())}: must be a string, not {_describe(value)}{hint}")
+    return value
+
+
+def _integer(value: Any, where: Where) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{where(())}: must be an integer, not {_describe(value)}")
+    return value
+
+
+def _enum(name: str, value: Any, where: Where) -> int:
+    names = ENUMS[name]
+    if isinstance(value, str) and not value.lstrip("-").isdigit():
+        if value not in names:
+            raise InvalidInputError(f"{where(())}: {value!r} is not a {name} (one of "
+                                    f"{', '.join(f'{k}={v}' for k, v in names.items())})")
+        return names[value]
+    number = _integer(value, where)
+    if not -(2**31) <= number < 2**31:
+        raise InvalidInputError(f"{where(())}: {number} is out of the enum (int32) range")
+    return number
+
+
+def _list(value: Any, where: Where) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidInputError(f"{where(())}: must be a list, not {_describe(value)}")
+    return value
+
+
+def _message(kind: str, value: Any, where: Where) -> dict[str, Any]:
+    fields = MESSAGE_FIELDS[kind]
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{where(())}: must be a mapping ({', '.join(fields)}), not {_describe(value)}")
+    for key in value:
+        if key not in fields:
+            raise InvalidInputError(f"{where((key,))}: no field {key!r}{_suggest(str(key), fields)} (fields: "
+                                    f"{', '.join(fields)})")
+    if kind == "entity":
+        return {key: _string(value.get(key), _under(where, key)) for key in fields}
+    out: dict[str, Any] = {}
+    for key in fields:
+        item = value.get(key)
+        if item is not None and not isinstance(item, bool):
+            raise InvalidInputError(f"{where((key,))}: must be true or false, not {_describe(item)}")
+        out[key] = bool(item)
+    return out
+
+
+def _timestamp(value: Any, where: Where) -> dict[str, float] | None:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        for key in value:
+            if key not in ("seconds", "nanos"):
+                raise InvalidInputError(f"{where((key,))}: a timestamp has seconds and nanos, not {key!r}")
+        return {"seconds": float(_integer(value.get("seconds"), _under(where, "seconds"))),
+                "nanos": float(_integer(value.get("nanos"), _under(where, "nanos")))}
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{where(())}: must be an RFC 3339 time such as 2025-01-02T03:04:05Z, not "
+                                f"{_describe(value)}")
+    try:
+        instant = parse_timestamp(value)
+    except CelError as err:
+        raise InvalidInputError(f"{where(())}: {err}") from None
+    seconds = int(instant.timestamp() // 1)
+    fraction = value.partition(".")[2].rstrip("Zz").split("+")[0].split("-")[0]
+    nanos = int(fraction[:9].ljust(9, "0")) if fraction.isdigit() else 0
+    return {"seconds": float(seconds), "nanos": float(nanos)}

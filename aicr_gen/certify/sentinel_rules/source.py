@@ -1,0 +1,138 @@
+"""Reading input files (JSON or YAML, a file or a folder) and naming places and values in them for
+error messages."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path as FilePath
+from typing import Any
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.yamlio import Document, Path, decode, format_path, load_text, shorten
+
+Where = Callable[[Path], str]
+
+
+def _under(where: Where, *prefix: str | int) -> Where:
+    """``where`` for paths below ``prefix``."""
+    def inner(path: Path) -> str:
+        return where((*prefix, *path))
+
+    return inner
+
+
+class _Source:
+    """A loaded file, plus how to name a field path in it (``file:line: path`` when lines are known)."""
+
+    def __init__(self, name: str, data: Any, doc: Document | None = None, prefix: str = "") -> None:
+        self.name = name
+        self.data = data
+        self.doc = doc
+        self.prefix = prefix
+
+    def where(self, path: Path) -> str:
+        if self.doc is not None:
+            return self.doc.where(path)
+        if not path:
+            return f"{self.name}: {self.prefix}".rstrip(": ") if self.prefix else self.name
+        return f"{self.name}: {self.prefix}{format_path(path)}"
+
+
+def _read(path: FilePath, label: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InvalidInputError(f"{label} {path}: no such file") from None
+    except IsADirectoryError:
+        raise InvalidInputError(f"{label} {path}: a folder; give a file") from None
+    except OSError as err:
+        raise InvalidInputError(f"{label} {path}: cannot read: {err.strerror or err}") from None
+
+
+def _no_duplicates(name: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise InvalidInputError(f"{name}: duplicate key {key!r} in a JSON object; keep one")
+            out[key] = value
+        return out
+
+    return hook
+
+
+def _reject_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not valid JSON")
+
+
+def _parse_file(raw: bytes, name: str) -> _Source:
+    """JSON (fast path, any root) or YAML (one document, any root)."""
+    text = decode(raw, name)
+    if name.endswith(".json"):
+        try:
+            data = json.loads(text, object_pairs_hook=_no_duplicates(name), parse_constant=_reject_constant)
+        except json.JSONDecodeError as err:
+            raise InvalidInputError(f"{name}:{err.lineno}: invalid JSON: {err.msg}") from None
+        except ValueError as err:
+            raise InvalidInputError(f"{name}: invalid JSON: {err}") from None
+        except RecursionError:
+            raise InvalidInputError(f"{name}: JSON nested too deeply") from None
+        return _Source(name, data)
+    doc = load_text(text, name)
+    return _Source(name, doc.data, doc)
+
+
+def _files(root: FilePath, label: str) -> list[tuple[str, FilePath]]:
+    """``(name, path)`` of the JSON/YAML files under ``root`` sorted by name, or of ``root`` itself."""
+    if root.is_dir():
+        found = sorted((p.relative_to(root).as_posix(), p) for p in root.rglob("*")
+                       if p.is_file() and p.suffix in (".json", ".yaml", ".yml")
+                       and not any(part.startswith(".") for part in p.relative_to(root).parts))
+        if not found:
+            raise InvalidInputError(f"{label} {root}: no .json, .yaml or .yml files in the folder")
+        return found
+    if not root.exists():
+        raise InvalidInputError(f"{label} {root}: no such file or folder")
+    return [(root.name, root)]
+
+
+def _get(data: Any, path: Path) -> Any:
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(data, list) or part >= len(data):
+                return None
+            data = data[part]
+        else:
+            if not isinstance(data, Mapping) or part not in data:
+                return None
+            data = data[part]
+    return data
+
+
+def _expect_type(source: _Source, path: Path, value: Any, kind: type | tuple[type, ...], what: str) -> None:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InvalidInputError(f"{source.where(path)}: must be {what}, not {_describe(value)}")
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {shorten(repr(value))}"
+    if isinstance(value, list):
+        return "a list"
+    return "a mapping" if isinstance(value, Mapping) else f"a {type(value).__name__}"
+
+
+def _suggest(name: str, options: Iterable[str]) -> str:
+    folded = {option.lower(): option for option in options}
+    if name.replace("_", "").lower() in folded:
+        return f"; did you mean {folded[name.replace('_', '').lower()]!r}?"
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
