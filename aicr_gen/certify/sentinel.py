@@ -8,8 +8,8 @@ a default of the same name in place and new ones appended. Every value we emit, 
 is checked against data/sentinel-values.schema.json (upstream has no schema) and its CEL is parsed, so a
 rule that would stop fault-quarantine from starting is refused here with its file, line and path.
 
-The schema is checked by a small validator for exactly the JSON Schema keywords the file uses (the
-``jsonschema`` package is a test dependency only; the tests run both on the same inputs).
+The schema is checked with ``jsonschema``; the first problem in document order is reported with the
+schema node's ``x-error`` message or our wording of the failed keyword, with its file, line and path.
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.resolve.merge import deep_merge
 from aicr_gen.yamlio import Document, Path, format_path, load_text, shorten
 
 DATA = FilePath(__file__).resolve().parent / "data"
@@ -365,37 +367,72 @@ def merge_into_component(component_values: Mapping[str, Any], sentinel_values: M
     whole, exactly as Helm layers values files, so ``ruleSets`` stays the complete list we emitted.
     Neither input is modified; key order is the component's, new keys after."""
     check_values(Document("<sentinel values>", copy.deepcopy(dict(sentinel_values))))
-    return _deep_merge(component_values, sentinel_values)
+    return deep_merge(component_values, sentinel_values)
 
 
-def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = {key: copy.deepcopy(value) for key, value in base.items()}
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
+# ------------------------------------------------------------------------------- schema checking
 
-
-# ------------------------------------------------------------------------- the schema validator
-
-# Keywords the validator implements; anything else in the schema is a bug there (tests check it).
-KEYWORDS = frozenset({
-    "$schema", "$id", "$defs", "$ref", "title", "description", "x-error",
-    "type", "const", "enum", "pattern", "minLength", "maxLength", "minimum", "maximum",
-    "items", "minItems", "uniqueItems", "properties", "required", "additionalProperties", "propertyNames",
-    "minProperties", "allOf", "anyOf", "not", "if", "then", "else",
-})
-
-_Problem = tuple[Path, str]
+_WRITE = {"object": "a mapping (key: value)", "array": "a list (- item)", "string": "a string (quote it)",
+          "boolean": "true or false", "integer": "a whole number", "number": "a number", "null": "null"}
+# Our wording of a failed keyword (its value, the keyword's own value); x-error and key-naming ones aside.
+_MESSAGES: dict[str, Callable[[Any, Any], str]] = {
+    "type": lambda value, want: f"expected {_WRITE.get(want, want)}, got {_got(value)}",
+    "const": lambda value, want: f"must be {json.dumps(want)}, got {_got(value)}",
+    "enum": lambda value, want: f"value {_got(value)} is not allowed; use one of {', '.join(map(str, want))}",
+    "minLength": lambda value, want: "must not be empty" if not value else f"is shorter than {want} characters",
+    "maxLength": lambda value, want: f"is {len(value)} characters, over the limit of {want}",
+    "pattern": lambda value, want: f"value {_got(value)} does not match {want}",
+    "minimum": lambda value, want: f"{value} is below the minimum {want}",
+    "maximum": lambda value, want: f"{value} is above the maximum {want}",
+    "minItems": lambda value, want: "must not be an empty list" if not value else f"needs at least {want} items",
+    "minProperties": lambda value, want: f"needs at least {want} field(s)",
+    "anyOf": lambda value, want: "matches none of the allowed forms",
+    "not": lambda value, want: "is not allowed here",
+}
+# Schema-path steps followed by a name (or an index: a list of schemas), and those that move to a child value.
+_NAMED = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs"})
+_INTO_CHILD = frozenset({"properties", "patternProperties", "prefixItems", "items", "additionalProperties",
+                         "propertyNames", "contains", "unevaluatedItems", "unevaluatedProperties"})
 
 
 def _check_schema(doc: Document, pointer: str) -> None:
-    problem = _Validator(schema()).check(doc.data, _resolve(schema(), pointer), ())
-    if problem is not None:
-        path, message = problem
+    """Refuse ``doc`` with its first problem against the schema node at ``pointer`` (``#``: the values,
+    ``#/$defs/...``: a part) in document order, as ``file:line: field.path: message``."""
+    validator = _validator(pointer)
+    keys: dict[int, dict[Any, int]] = {}
+    problems = [_problem(validator.schema, doc.data, keys, error) for error in validator.iter_errors(doc.data)]
+    if problems:  # min keeps the first of equals, and iter_errors follows the schema's order
+        _, path, message = min(problems, key=lambda problem: problem[0])
         raise InvalidInputError(f"{_where(doc, path)}: {message}")
+
+
+@functools.cache
+def _validator(pointer: str) -> Any:
+    """A jsonschema validator of the draft ``$schema`` names, for the node at ``pointer``, keeping two
+    readings: ``$`` in a pattern is ECMA-262's (the very end) and 1.0 is no integer (TOML would get 1.0)."""
+    from jsonschema import validators  # type: ignore[import-untyped]  # lazily: CLI start-up
+
+    root = schema()
+    draft = validators.validator_for(root)
+    strict = validators.extend(draft, validators={"pattern": _ecma_pattern}, type_checker=draft.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
+    if pointer == "#":
+        return strict(root)
+    part: dict[str, Any] = {key: root[key] for key in ("$schema", "$id", "$defs") if key in root}
+    return strict({**part, "$ref": pointer})
+
+
+@functools.cache
+def _pattern(pattern: str) -> re.Pattern[str]:
+    # ECMA-262 `$` (no multiline) matches only at the very end; Python's also before a final newline.
+    return re.compile(re.sub(r"(?<!\\)\$$", r"\\Z", pattern))
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, node: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+
+    if isinstance(instance, str) and not _pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 def _resolve(root: Mapping[str, Any], pointer: str) -> Mapping[str, Any]:
@@ -406,142 +443,86 @@ def _resolve(root: Mapping[str, Any], pointer: str) -> Mapping[str, Any]:
     return node  # type: ignore[no-any-return]
 
 
-@functools.cache
-def _pattern(pattern: str) -> re.Pattern[str]:
-    # ECMA-262 `$` (no multiline) matches only at the very end; Python's also before a final newline.
-    return re.compile(re.sub(r"(?<!\\)\$$", r"\\Z", pattern))
-
-
-_TYPES: dict[str, Any] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "null": lambda v: v is None,
-}
-_WRITE = {"object": "a mapping (key: value)", "array": "a list (- item)", "string": "a string (quote it)",
-          "boolean": "true or false", "integer": "a whole number", "number": "a number", "null": "null"}
+def _position(data: Any, path: Path, keys: dict[int, dict[Any, int]]) -> tuple[int, ...]:
+    """Where ``path`` lies in ``data``: each step's index among its siblings (a missing key after them);
+    ``keys`` keeps each mapping's key order by id while its document is checked."""
+    out: list[int] = []
+    for step in path:
+        if isinstance(data, dict):
+            order = keys.get(id(data))
+            if order is None:
+                order = keys[id(data)] = {key: at for at, key in enumerate(data)}
+            out.append(order.get(step, len(data)))
+            data = data.get(step)
+        elif isinstance(data, list) and isinstance(step, int) and step < len(data):
+            out.append(step)
+            data = data[step]
+    return tuple(out)
 
 
 def _got(value: Any) -> str:
     return shorten(repr(value))
 
 
-class _Validator:
-    """First problem of a value against a schema node, in document order, as (path, message)."""
-
-    def __init__(self, root: Mapping[str, Any]) -> None:
-        self.root = root
-
-    def check(self, value: Any, node: Mapping[str, Any], path: Path) -> _Problem | None:
-        problem = self._check(value, node, path)
-        # x-error explains a failure of this node's own keywords; a deeper field keeps its own message.
-        if problem is not None and "x-error" in node and problem[0] == path:
-            scalar = value is None or isinstance(value, str | int | float)
-            return path, f"{_got(value)} {node['x-error']}" if scalar else node["x-error"]
-        return problem
-
-    def _check(self, value: Any, node: Mapping[str, Any], path: Path) -> _Problem | None:
-        if "$ref" in node:
-            problem = self.check(value, _resolve(self.root, node["$ref"]), path)
-            if problem is not None:
-                return problem
-        expected = node.get("type")
-        if expected is not None and not _TYPES[expected](value):
-            return path, f"expected {_WRITE[expected]}, got {_got(value)}"
-        if "const" in node and not _same(value, node["const"]):
-            return path, f"must be {json.dumps(node['const'])}, got {_got(value)}"
-        if "enum" in node and not any(_same(value, option) for option in node["enum"]):
-            return path, f"value {_got(value)} is not allowed; use one of {', '.join(map(str, node['enum']))}"
-        for check in (self._string, self._number, self._array, self._object, self._combined):
-            problem = check(value, node, path)
-            if problem is not None:
-                return problem
-        return None
-
-    def _string(self, value: Any, node: Mapping[str, Any], path: Path) -> _Problem | None:
-        if not isinstance(value, str):
-            return None
-        if len(value) < node.get("minLength", 0):
-            return path, "must not be empty" if not value else f"is shorter than {node['minLength']} characters"
-        if "maxLength" in node and len(value) > node["maxLength"]:
-            return path, f"is {len(value)} characters, over the limit of {node['maxLength']}"
-        if "pattern" in node and not _pattern(node["pattern"]).search(value):
-            return path, f"value {_got(value)} does not match {node['pattern']}"
-        return None
-
-    def _number(self, value: Any, node: Mapping[str, Any], path: Path) -> _Problem | None:
-        if not _TYPES["number"](value):
-            return None
-        if "minimum" in node and value < node["minimum"]:
-            return path, f"{value} is below the minimum {node['minimum']}"
-        if "maximum" in node and value > node["maximum"]:
-            return path, f"{value} is above the maximum {node['maximum']}"
-        return None
-
-    def _array(self, value: Any, node: Mapping[str, Any], path: Path) -> _Problem | None:
-        if not isinstance(value, list):
-            return None
-        if len(value) < node.get("minItems", 0):
-            return path, "must not be an empty list" if not value else f"needs at least {node['minItems']} items"
-        if node.get("uniqueItems"):
-            for index, item in enumerate(value):
-                if any(_same(item, earlier) for earlier in value[:index]):
-                    return (*path, index), f"{_got(item)} is listed twice; list it once"
-        if "items" in node:
-            for index, item in enumerate(value):
-                problem = self.check(item, node["items"], (*path, index))
-                if problem is not None:
-                    return problem
-        return None
-
-    def _object(self, value: Any, node: Mapping[str, Any], path: Path) -> _Problem | None:
-        if not isinstance(value, dict):
-            return None
-        properties: Mapping[str, Any] = node.get("properties", {})
-        extra = node.get("additionalProperties", True)
-        for key in value:
-            if "propertyNames" in node:
-                problem = self.check(key, node["propertyNames"], (*path, key))
-                if problem is not None:
-                    return problem
-            if key not in properties and extra is False:
-                close = difflib.get_close_matches(key, list(properties), n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(properties)}"
-                return (*path, key), f"unknown field {key!r}; {hint}"
-        for key in node.get("required", []):
-            if key not in value:
-                return (*path, key), "required field is missing; add it"
-        if len(value) < node.get("minProperties", 0):
-            return path, f"needs at least {node['minProperties']} field(s)"
-        for key, item in value.items():
-            sub = properties.get(key, extra if isinstance(extra, dict) else None)
-            if sub is not None:
-                problem = self.check(item, sub, (*path, key))
-                if problem is not None:
-                    return problem
-        return None
-
-    def _combined(self, value: Any, node: Mapping[str, Any], path: Path) -> _Problem | None:
-        for sub in node.get("allOf", []):
-            problem = self.check(value, sub, path)
-            if problem is not None:
-                return problem
-        if "anyOf" in node and all(self.check(value, sub, path) is not None for sub in node["anyOf"]):
-            return path, "matches none of the allowed forms"
-        if "not" in node and self.check(value, node["not"], path) is None:
-            return path, "is not allowed here"
-        if "if" in node:
-            branch = "then" if self.check(value, node["if"], path) is None else "else"
-            if branch in node:
-                return self.check(value, node[branch], path)
-        return None
+def _walk(root: Mapping[str, Any], steps: Sequence[Any]) -> tuple[str | None, list[Any], bool]:
+    """Follow a jsonschema error's schema path (which leaves ``$ref`` out) to its failed keyword: the
+    ``x-error`` of the outermost node there that checks the failing value, the applicators passed since that
+    value was entered (allOf, then, ...), and whether the value is a key (propertyNames)."""
+    node: Any = root
+    applied: list[Any] = []
+    x_error, key, index = root.get("x-error"), False, 0
+    while True:
+        while isinstance(node, dict) and index < len(steps) and steps[index] not in node and "$ref" in node:
+            node = _resolve(root, node["$ref"])
+            x_error = x_error or node.get("x-error")
+        if index >= len(steps) - 1:
+            return x_error, applied, key
+        step, index = steps[index], index + 1
+        node = node[step]
+        if step in _NAMED or isinstance(node, list):
+            node, index = node[steps[index]], index + 1
+        if step in _INTO_CHILD:
+            x_error, applied, key = None, [], step == "propertyNames"
+        else:
+            applied.append(step)
+        x_error = x_error or (node.get("x-error") if isinstance(node, dict) else None)
 
 
-def _same(left: Any, right: Any) -> bool:
-    """JSON equality: true is not 1."""
-    if isinstance(left, bool) or isinstance(right, bool):
-        return type(left) is type(right) and left == right
-    return bool(left == right)
+def _problem(root: Mapping[str, Any], data: Any, keys: dict[int, dict[Any, int]],
+             error: Any) -> tuple[tuple[Any, ...], Path, str]:
+    """Where a jsonschema error stands in the document, the field it is about and its message: the
+    ``x-error`` of the schema node that checks the value when there is one, else our wording of the keyword.
+
+    The order: the value met first in the document first, its own keywords before its children's, except a
+    then/else (a condition across fields) after them; at one value, keywords before those of an allOf."""
+    value, keyword, wanted = error.instance, error.validator, error.validator_value
+    x_error, applied, key = _walk(root, error.absolute_schema_path)
+    raw: Path = tuple(error.absolute_path)
+    path = (*raw, value) if key else raw  # jsonschema names the mapping of a bad key
+    message = None
+    # Problems that jsonschema reports at the mapping or list are about one field or item in it.
+    if keyword == "required":
+        path, message = (*path, next(k for k in wanted if k not in value)), "required field is missing; add it"
+    elif keyword == "additionalProperties":  # false (a schema there reports its own keywords)
+        known = list(error.schema.get("properties", {}))
+        extra = next(k for k in value if k not in known)
+        close = difflib.get_close_matches(extra, known, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(known)}"
+        path, message = (*path, extra), f"unknown field {extra!r}; {hint}"
+    elif keyword == "uniqueItems":
+        seen: set[str] = set()
+        for at, item in enumerate(value):
+            text = json.dumps(item, sort_keys=True, default=str)
+            if text in seen:
+                path, message = (*path, at), f"{_got(item)} is listed twice; list it once"
+                break
+            seen.add(text)
+    if message is None and x_error is not None:
+        scalar = value is None or isinstance(value, str | int | float)
+        message = f"{_got(value)} {x_error}" if scalar else x_error
+    if message is None:
+        wording = _MESSAGES.get(keyword)
+        message = wording(value, wanted) if wording else shorten(error.message, 120)
+    late = any(step in ("then", "else") for step in applied)
+    order = ((*_position(data, raw, keys), sys.maxsize if late else -1), len(applied), _position(data, path, keys))
+    return order, path, message
