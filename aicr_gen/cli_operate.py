@@ -14,6 +14,8 @@ MODULES = {
     "validation-request": "validation_request",
     "report": "report",
     "bisect": "bisect",
+    "validate": "validate",
+    "diff": "diff",
 }
 
 
@@ -22,6 +24,7 @@ def add_commands(commands: Any, parser_class: type[argparse.ArgumentParser]) -> 
     _certify(commands)
     _operate(commands, parser_class)
     _results(commands)
+    _drift(commands)
 
 
 def _certify(commands: Any) -> None:
@@ -92,6 +95,25 @@ def _results(commands: Any) -> None:
     bisect.add_argument("--min-group-size", type=int, default=2, metavar="N")
     bisect.add_argument("--output", "-o", required=True, metavar="DIR")
     bisect.add_argument("--force", action="store_true")
+
+
+def _drift(commands: Any) -> None:
+    validate = commands.add_parser("validate", help="evaluate a recipe's constraints against a snapshot")
+    validate.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file")
+    validate.add_argument("--snapshot", required=True, metavar="SRC", help="snapshot file, - or cm://NAMESPACE/NAME")
+    validate.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
+    validate.add_argument("--format", choices=("table", "json"), default="table", help="json: a CTRF report")
+    validate.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
+
+    diff = commands.add_parser("diff", help="drift between a baseline (snapshot or recipe) and a target snapshot")
+    diff.add_argument("--baseline", required=True, metavar="SRC", help="snapshot or recipe: file, - or cm://NS/NAME")
+    diff.add_argument("--target", required=True, metavar="SRC", help="snapshot: file, - or cm://NS/NAME")
+    diff.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
+    diff.add_argument("--fail-on-drift", action="store_true", help="exit 1 when anything drifted")
+    diff.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table")
+    diff.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
+    diff.add_argument("--emit-validation-request", metavar="FILE",
+                      help="when the GPU stack drifted, write a ValidationRequest for the affected GPU nodes")
 
 
 def module_for(args: argparse.Namespace) -> str | None:

@@ -25,3 +25,9 @@ class FindingsError(AicrGenError):
     """Checks ran and found problems (exit 1); the message lists them."""
 
     exit_code = 1
+
+
+class UnreachableError(AicrGenError):
+    """A source (cluster API, ConfigMap) could not be reached or does not exist (exit 3)."""
+
+    exit_code = 3

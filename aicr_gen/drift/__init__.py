@@ -1,0 +1,1 @@
+"""Read the cluster back: snapshots, readiness constraints and drift reports."""

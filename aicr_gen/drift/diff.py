@@ -1,0 +1,295 @@
+"""Drift between two AICR snapshots, or between a recipe (desired) and a snapshot (live). Pure: data in, data out.
+
+Both sides are first normalised into a flat mapping ``{path: scalar}``:
+
+* only ``measurements`` count; ``metadata`` (timestamp, source-node, version) and ``fingerprint`` (advisory,
+  recomputed) are dropped, as are timestamp-like keys and kernel counters that change on every read
+  (``VOLATILE``);
+* ``<Type>.<subtype>.<key>`` for data, ``<Type>.<subtype>.context.<key>`` for context;
+* ``items`` are matched by their context, not their position:
+  ``<Type>.<subtype>.items[<k>=<v>,...].data.<key>`` (context keys sorted; a repeated context gets ``#2``...);
+* node lists (NodeTopology ``label``/``taint`` values ``[effect|]value|node1,node2``) and any other list of
+  scalars become one entry per member: ``<path>[<node>]`` whose value is the label/taint value (or the member
+  itself), so a node that joined is ``added``, one that left ``removed``, and one whose value changed
+  ``modified``.
+
+The flat mappings are compared by key first (cheap even for a million entries); only the entries that differ
+go to ``DeepDiff(..., ignore_order=True)``, whose tree result is translated into AICR's change list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+NODE_SUBTYPES = {("NodeTopology", "label"), ("NodeTopology", "taint")}
+"""Subtypes whose values end in ``|node1,node2``."""
+
+VOLATILE = re.compile(
+    r"(^|[./_-])(timestamp|collectedat|collected-at|capturedat|creationtimestamp|lasttransitiontime|"
+    r"lastupdated?|updatedat|createdat|uptime)$"
+    r"|^/proc/sys/kernel/random/"  # boot_id, uuid, entropy_avail: new on every read
+    r"|^/proc/sys/fs/(dentry-state|file-nr|inode-nr|inode-state|aio-nr)$",  # live counters
+    re.IGNORECASE)
+"""Data keys never compared: they change between two captures of an unchanged cluster."""
+
+GPU_STACK = re.compile(r"gpu-operator|network-operator|nvidia-dra|dra-driver|nvidia[-.]driver|^GPU\.|"
+                       r"kernel/osrelease|^OS\.kmod\.", re.IGNORECASE)
+"""Change paths that touch the GPU stack (drivers, operators, kernel) and call for node re-validation."""
+
+GPU_LABEL = "nvidia.com/gpu.present"
+
+
+@dataclass(frozen=True, slots=True)
+class Members:
+    """A list value kept unexpanded until it differs: ``value`` is what each member maps to (None: itself)."""
+
+    value: Any
+    members: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoded:
+    """A NodeTopology value ``[effect|]value|node1,node2``, compared raw and split only when it differs."""
+
+    raw: str
+
+    def split(self) -> Members:
+        value, _, nodes = self.raw.rpartition("|")
+        return Members(value, frozenset(node for node in nodes.split(",") if node))
+
+
+# ---------------------------------------------------------------- normalise
+
+
+def normalise(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """The flat ``{path: value}`` mapping of a snapshot's measurements (node lists still packed)."""
+    flat: dict[str, Any] = {}
+    for measurement in _list(snapshot.get("measurements")):
+        if not isinstance(measurement, Mapping):
+            continue
+        mtype = str(measurement.get("type", ""))
+        for sub in _list(measurement.get("subtypes")):
+            if not isinstance(sub, Mapping):
+                continue
+            name = str(sub.get("subtype", sub.get("name", "")))
+            base = f"{mtype}.{name}"
+            nodes = (mtype, name) in NODE_SUBTYPES
+            _put(flat, base, sub.get("data"), nodes)
+            _put(flat, f"{base}.context", sub.get("context"), False)
+            seen: dict[str, int] = {}
+            for item in _list(sub.get("items")):
+                if not isinstance(item, Mapping):
+                    continue
+                key = item_key(item.get("context"))
+                seen[key] = seen.get(key, 0) + 1
+                if seen[key] > 1:
+                    key = f"{key}#{seen[key]}"
+                _put(flat, f"{base}.items[{key}].data", item.get("data"), nodes)
+    return flat
+
+
+def item_key(context: Any) -> str:
+    """The stable key of an item: its context as sorted ``k=v`` pairs."""
+    if not isinstance(context, Mapping):
+        return ""
+    return ",".join(f"{key}={_text(context[key])}" for key in sorted(context, key=str))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _put(flat: dict[str, Any], base: str, data: Any, nodes: bool) -> None:
+    if not isinstance(data, Mapping):
+        return
+    for raw_key, value in data.items():
+        key = str(raw_key)
+        if VOLATILE.search(key):
+            continue
+        path = f"{base}.{key}"
+        if isinstance(value, Mapping):
+            _put(flat, path, value, nodes)
+        elif isinstance(value, list):
+            flat[path] = Members(None, frozenset(_text(member) for member in value))
+        elif nodes and isinstance(value, str) and "|" in value:
+            flat[path] = _Encoded(value)
+        else:
+            flat[path] = value
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _unpack(value: Any) -> Any:
+    return value.split() if isinstance(value, _Encoded) else value
+
+
+def _expand(path: str, value: Any) -> Iterable[tuple[str, Any]]:
+    value = _unpack(value)
+    if isinstance(value, Members):
+        for member in value.members:
+            yield f"{path}[{member}]", member if value.value is None else value.value
+    else:
+        yield path, value
+
+
+# ---------------------------------------------------------------- compare
+
+
+def compare(baseline: Mapping[str, Any], target: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The changes between two flat mappings, sorted by path."""
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    for path in baseline.keys() - target.keys():
+        left.update(_expand(path, baseline[path]))
+    for path in target.keys() - baseline.keys():
+        right.update(_expand(path, target[path]))
+    for path in baseline.keys() & target.keys():
+        old, new = baseline[path], target[path]
+        if type(old) is not type(new) or old != new:
+            old, new = _unpack(old), _unpack(new)
+            if isinstance(old, Members) and isinstance(new, Members) and old.value == new.value:
+                # same value: only the members that joined or left differ
+                old, new = Members(old.value, old.members - new.members), Members(new.value, new.members - old.members)
+            left.update(_expand(path, old))
+            right.update(_expand(path, new))
+    if not left and not right:
+        return []
+    from deepdiff import DeepDiff
+
+    # threshold_to_diff_deeper=0: never report the whole (mostly differing) mapping as one root change.
+    tree = DeepDiff(left, right, ignore_order=True, view="tree", threshold_to_diff_deeper=0)
+    changes: list[dict[str, Any]] = []
+    for level in tree.get("dictionary_item_removed", ()):
+        changes.append(change("removed", _key(level), baseline=level.t1))
+    for level in tree.get("dictionary_item_added", ()):
+        changes.append(change("added", _key(level), target=level.t2))
+    for report in ("values_changed", "type_changes"):
+        for level in tree.get(report, ()):
+            changes.append(change("modified", _key(level), baseline=level.t1, target=level.t2))
+    return sort(changes)
+
+
+def _key(level: Any) -> str:
+    return str(level.path(output_format="list")[0])
+
+
+_MISSING = object()
+
+
+def change(kind: str, path: str, *, baseline: Any = _MISSING, target: Any = _MISSING) -> dict[str, Any]:
+    """One AICR change entry."""
+    entry: dict[str, Any] = {"kind": kind, "severity": "info", "path": path}
+    if baseline is not _MISSING:
+        entry["baseline"] = baseline
+    if target is not _MISSING:
+        entry["target"] = target
+    return entry
+
+
+def sort(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(changes, key=lambda entry: (entry["path"], entry["kind"]))
+
+
+def result(baseline_source: str, target_source: str, changes: list[dict[str, Any]]) -> dict[str, Any]:
+    """AICR's diff result document."""
+    counts = {kind: sum(1 for entry in changes if entry["kind"] == kind) for kind in ("added", "removed", "modified")}
+    return {"baselineSource": baseline_source, "targetSource": target_source, "changes": changes,
+            "summary": {**counts, "total": len(changes)}}
+
+
+def diff_snapshots(baseline: Mapping[str, Any], target: Mapping[str, Any], baseline_source: str = "baseline",
+                   target_source: str = "target") -> dict[str, Any]:
+    """Snapshot vs snapshot."""
+    return result(baseline_source, target_source, compare(normalise(baseline), normalise(target)))
+
+
+# ---------------------------------------------------------------- recipe vs snapshot
+
+
+def helm_releases(snapshot: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """``K8s.helm`` data as ``{release: {chart, version, namespace}}``."""
+    releases: dict[str, dict[str, Any]] = {}
+    prefix = "K8s.helm."
+    for path, value in normalise(snapshot).items():
+        if path.startswith(prefix):
+            release, _, field = path[len(prefix):].rpartition(".")
+            if release and field in ("chart", "version", "namespace"):
+                releases.setdefault(release, {})[field] = value
+    return releases
+
+
+def _version(value: Any) -> str:
+    text = _text(value).strip()
+    return text[1:] if text[:1] in ("v", "V") else text
+
+
+def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline_source: str = "recipe",
+                target_source: str = "target") -> dict[str, Any]:
+    """Recipe (desired) vs snapshot (live), in the same change shape; baseline = recipe, target = live.
+
+    * ``removed K8s.helm.<component>``: a componentRef with no Helm release in the cluster
+      (baseline: the recipe's version, or chart when unversioned);
+    * ``modified K8s.helm.<component>.version|namespace|chart``: deployed at another version (compared without
+      a leading ``v``), in another namespace, or from another chart;
+    * ``added K8s.helm.<release>``: a release the recipe does not know (target: its version or chart).
+    """
+    live = helm_releases(snapshot)
+    changes: list[dict[str, Any]] = []
+    known: set[str] = set()
+    for ref in _list(recipe.get("componentRefs")):
+        if not isinstance(ref, Mapping) or not ref.get("name"):
+            continue
+        name = str(ref["name"])
+        known.add(name)
+        path = f"K8s.helm.{name}"
+        release = live.get(name)
+        if release is None:
+            changes.append(change("removed", path, baseline=ref.get("version") or ref.get("chart") or name))
+            continue
+        want, have = ref.get("version"), release.get("version")
+        if want and _version(want) != _version(have):
+            changes.append(change("modified", f"{path}.version", baseline=want, target=have))
+        for field in ("namespace", "chart"):
+            want, have = ref.get(field), release.get(field)
+            if want and have and _text(want) != _text(have):
+                changes.append(change("modified", f"{path}.{field}", baseline=want, target=have))
+    for name in live.keys() - known:
+        release = live[name]
+        changes.append(change("added", f"K8s.helm.{name}", target=release.get("version") or release.get("chart")))
+    return result(baseline_source, target_source, sort(changes))
+
+
+# ---------------------------------------------------------------- GPU stack
+
+
+def touches_gpu_stack(changes: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The paths of changes that touch the GPU stack."""
+    return [str(entry["path"]) for entry in changes if GPU_STACK.search(str(entry["path"]))]
+
+
+def gpu_nodes(snapshot: Mapping[str, Any]) -> list[str]:
+    """Nodes labelled ``nvidia.com/gpu.present`` (not ``false``) in NodeTopology, else every node listed there."""
+    flat = normalise(snapshot)
+    gpu: set[str] = set()
+    every: set[str] = set()
+    for path, value in flat.items():
+        if not path.startswith("NodeTopology."):
+            continue
+        members = value.split() if isinstance(value, _Encoded) else value
+        if not isinstance(members, Members):
+            continue
+        every |= members.members
+        key = path.split(".", 2)[2] if path.count(".") >= 2 else ""
+        if path.startswith("NodeTopology.label.") and (key == GPU_LABEL or key.startswith(f"{GPU_LABEL}=")) \
+                and _text(members.value).lower() != "false":
+            gpu |= members.members
+    return sorted(gpu or every)

@@ -1,0 +1,245 @@
+"""AICR snapshots (``kind: Snapshot``): the model, and loading one from a file, stdin or ``cm://NS/NAME``.
+
+A snapshot is what ``aicr snapshot`` measured on a live cluster: measurement types (K8s, GPU, OS, SystemD,
+NodeTopology, NetworkTopology), each a list of subtypes holding scalar readings. Real snapshots may omit
+``kind``/``apiVersion`` (AICR's own test fixtures do), so both are optional but checked when present.
+
+Loading is bounded: a gzip file (by magic bytes, whatever its name) expands to at most ``MAX_SNAPSHOT_BYTES``,
+and every problem is an exit-2 error naming ``source:line: field.path``; a ConfigMap that cannot be read is
+an exit-3 error (see ``kube.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import sys
+import zlib
+from pathlib import Path
+from typing import Annotated, Any, BinaryIO, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictStr, WithJsonSchema
+
+from aicr_gen.errors import InvalidInputError, UnreachableError
+from aicr_gen.modelcheck import check
+from aicr_gen.yamlio import Document, format_path, load_text
+
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+"""Bound on a snapshot's (decompressed) size: large clusters outgrow AICR's 1 MiB ConfigMap cap."""
+
+SNAPSHOT_KIND = "Snapshot"
+RECIPE_KIND = "RecipeResult"
+API_VERSION = "aicr.run/v1alpha2"
+CM_PREFIX = "cm://"
+# ConfigMap keys tried in order; binaryData holds the gzip variants of large documents.
+CM_TEXT_KEYS = ("snapshot.yaml", "snapshot.json", "recipe.yaml", "recipe.json")
+CM_GZIP_KEYS = ("snapshot.yaml.gz", "snapshot.json.gz", "recipe.yaml.gz", "recipe.json.gz")
+# Types that may appear more than once (one measurement per discovered hardware group).
+MULTI_INSTANCE_TYPES = frozenset({"NetworkTopology"})
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+
+def _reading(value: Any) -> str | int | float | bool:
+    if isinstance(value, str | int | float):  # bool is an int
+        return value
+    raise ValueError(f"a reading must be a string, number or boolean, not a {type(value).__name__}; "
+                     "quote the value")
+
+
+Scalar = Annotated[str | int | float | bool, PlainValidator(_reading),
+                   WithJsonSchema({"type": ["string", "number", "boolean"]})]
+"""A reading: AICR serialises each measured value as a bare string, number or boolean."""
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Item(_Closed):
+    """One ordered record of a subtype's ``items`` (e.g. one entry per NIC physical function)."""
+
+    context: dict[str, StrictStr] | None = Field(None, description="Descriptive metadata for this item (strings)")
+    data: dict[str, Scalar] | None = Field(None, description="Scalar readings of this item")
+
+
+class Subtype(_Closed):
+    """A group of readings within a measurement, e.g. ``server`` or ``helm`` under ``K8s``."""
+
+    subtype: StrictStr = Field(min_length=1, description="Subtype name, e.g. server, helm, release, "
+                                                         "containerd.service")
+    data: dict[str, Scalar] | None = Field(None, description="Readings: key to string, number or boolean, "
+                                                             "e.g. version: v1.33.0")
+    context: dict[str, Any] | None = Field(None, description="Free-form metadata on how the readings were "
+                                                             "collected")
+    items: list[Item] | None = Field(None, description="Ordered structured records, independent of data")
+
+
+class Measurement(_Closed):
+    """All subtypes of one measurement type."""
+
+    type: StrictStr = Field(min_length=1, description="Measurement type: K8s, GPU, OS, SystemD, NodeTopology or "
+                                                      "NetworkTopology (newer AICR types are accepted)")
+    subtypes: list[Subtype] = Field(description="The subtypes measured for this type")
+
+
+class Snapshot(_Closed):
+    """A cluster snapshot as written by ``aicr snapshot`` (kind Snapshot, aicr.run/v1alpha2)."""
+
+    kind: Literal["Snapshot"] | None = Field(None, description="Snapshot when present (AICR may omit it)")
+    apiVersion: Literal["aicr.run/v1alpha2"] | None = Field(None, description="aicr.run/v1alpha2 when present")
+    metadata: dict[str, Any] | None = Field(None, description="Free-form metadata: timestamp, version, "
+                                                              "source-node, ...")
+    fingerprint: dict[str, Any] | None = Field(None, description="Advisory cluster identity (service, "
+                                                                 "accelerator, os, k8sVersion, ... each "
+                                                                 "{value, source}); recomputable from "
+                                                                 "the measurements")
+    measurements: list[Measurement] = Field(description="What was measured, grouped by type")
+
+
+# ---------------------------------------------------------------- public API
+
+
+def is_recipe(doc_data: Any) -> bool:
+    """True when ``doc_data`` is a recipe (``kind: RecipeResult``) rather than a snapshot."""
+    return isinstance(doc_data, dict) and doc_data.get("kind") == RECIPE_KIND
+
+
+def load_snapshot(source: str, *, kubeconfig: str | None = None, stdin: BinaryIO | None = None) -> dict[str, Any]:
+    """The validated snapshot at ``source`` (a file, ``-`` for stdin, or ``cm://NAMESPACE/NAME``) as plain
+    data (unset optional fields left out)."""
+    doc = _read(source, kubeconfig, stdin)
+    if is_recipe(doc.data):
+        raise InvalidInputError(f"{doc.source}:1: kind: {RECIPE_KIND} is a recipe, not a snapshot; "
+                                "give a snapshot (aicr snapshot output)")
+    return validate_snapshot(doc)
+
+
+def load_document(source: str, kubeconfig: str | None = None,
+                  stdin: BinaryIO | None = None) -> tuple[str, dict[str, Any]]:
+    """``("Snapshot", validated snapshot)`` or ``("RecipeResult", the recipe mapping as parsed)``."""
+    doc = _read(source, kubeconfig, stdin)
+    if is_recipe(doc.data):
+        return RECIPE_KIND, doc.data
+    kind = doc.data.get("kind")
+    if kind not in (None, SNAPSHOT_KIND):
+        raise InvalidInputError(f"{doc.where(('kind',))}: kind {kind!r} is neither a {SNAPSHOT_KIND} nor a "
+                                f"{RECIPE_KIND}; give a snapshot or a recipe")
+    return SNAPSHOT_KIND, validate_snapshot(doc)
+
+
+def validate_snapshot(doc: Document) -> dict[str, Any]:
+    """Check a loaded document against the Snapshot model and for repeated types/subtypes."""
+    data: dict[str, Any] = check(doc, Snapshot).model_dump(exclude_none=True)
+    seen_types: dict[str, int] = {}
+    for index, measurement in enumerate(data["measurements"]):
+        kind = measurement["type"]
+        if kind in seen_types and kind not in MULTI_INSTANCE_TYPES:
+            raise InvalidInputError(f"{doc.where(('measurements', index, 'type'))}: measurement type {kind!r} "
+                                    f"repeats measurements[{seen_types[kind]}]; merge their subtypes")
+        seen_types.setdefault(kind, index)
+        seen_subtypes: dict[str, int] = {}
+        for position, subtype in enumerate(measurement["subtypes"]):
+            name = subtype["subtype"]
+            if name in seen_subtypes:
+                path = ("measurements", index, "subtypes", position, "subtype")
+                raise InvalidInputError(f"{doc.where(path)}: subtype {name!r} repeats "
+                                        f"{format_path(path[:3])}.subtypes[{seen_subtypes[name]}]; merge them")
+            seen_subtypes[name] = position
+    return data
+
+
+def parse_cm_source(source: str) -> tuple[str, str]:
+    """``(namespace, name)`` of ``cm://NAMESPACE/NAME``; anything else is an input error."""
+    rest = source[len(CM_PREFIX):]
+    namespace, _, name = rest.partition("/")
+    if not (_DNS_LABEL.match(namespace) and len(namespace) <= 63 and _DNS_SUBDOMAIN.match(name)
+            and len(name) <= 253):
+        raise InvalidInputError(f"{source}: expected cm://NAMESPACE/NAME with Kubernetes names "
+                                "(lower-case letters, digits, '-'; '.' in NAME), e.g. cm://aicr/snapshot")
+    return namespace, name
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _read(source: str, kubeconfig: str | None, stdin: BinaryIO | None) -> Document:
+    if source.startswith(CM_PREFIX):
+        return _read_configmap(source, kubeconfig)
+    if source == "-":
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        return _parse(stream.read(MAX_SNAPSHOT_BYTES + 1), "<stdin>")
+    path = Path(source)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_SNAPSHOT_BYTES + 1)
+    except FileNotFoundError:
+        raise InvalidInputError(f"{source}: file not found; give a snapshot file, - or cm://NS/NAME") from None
+    except IsADirectoryError:
+        raise InvalidInputError(f"{source}: is a folder; give a snapshot file") from None
+    except OSError as err:
+        raise InvalidInputError(f"{source}: cannot read: {err.strerror or err}") from None
+    return _parse(raw, source)
+
+
+def _read_configmap(source: str, kubeconfig: str | None) -> Document:
+    from aicr_gen.drift.kube import get_configmap
+
+    namespace, name = parse_cm_source(source)
+    configmap = get_configmap(namespace, name, kubeconfig=kubeconfig)
+    data = configmap.get("data") or {}
+    binary = configmap.get("binaryData") or {}
+    for key in CM_TEXT_KEYS:
+        if isinstance(data.get(key), str):
+            return _parse(data[key].encode("utf-8"), f"{source}/{key}")
+    for key in CM_GZIP_KEYS:
+        if isinstance(binary.get(key), str):
+            where = f"{source}/{key}"
+            try:
+                raw = base64.b64decode(binary[key], validate=True)
+            except (binascii.Error, ValueError):
+                raise InvalidInputError(f"{where}: binaryData is not valid base64") from None
+            return _parse(raw, where)
+    present = sorted([*data, *binary])
+    raise UnreachableError(f"{source}: ConfigMap {namespace}/{name} has no {' or '.join(CM_TEXT_KEYS[:2])} key "
+                           f"(keys: {', '.join(present) or 'none'}); it does not hold an aicr snapshot")
+
+
+def _parse(raw: bytes, source: str) -> Document:
+    if len(raw) > MAX_SNAPSHOT_BYTES:
+        raise InvalidInputError(f"{source}:1: over the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB snapshot limit")
+    if raw.startswith(_GZIP_MAGIC):
+        raw = _gunzip(raw, source)
+    doc = load_text(_decode(raw, source), source)
+    if not isinstance(doc.data, dict):
+        raise InvalidInputError(f"{source}:1: the document root is a {type(doc.data).__name__}; "
+                                "a snapshot mapping (measurements: ...) is expected")
+    return doc
+
+
+def _gunzip(raw: bytes, source: str) -> bytes:
+    """Decompress gzip, refusing more than ``MAX_SNAPSHOT_BYTES`` of output (gzip bombs)."""
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        out = inflater.decompress(raw, MAX_SNAPSHOT_BYTES + 1)
+    except zlib.error as err:
+        raise InvalidInputError(f"{source}:1: corrupt gzip data ({err}); re-create the file") from None
+    if len(out) > MAX_SNAPSHOT_BYTES:
+        raise InvalidInputError(f"{source}:1: gzip data expands beyond the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} "
+                                "MiB snapshot limit; refusing it")
+    if not inflater.eof:
+        raise InvalidInputError(f"{source}:1: gzip data is truncated; re-create the file")
+    return out
+
+
+def _decode(raw: bytes, source: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise InvalidInputError(f"{source}:{line}: not valid UTF-8 (byte {err.start}); save the file as UTF-8"
+                                ) from None

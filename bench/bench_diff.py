@@ -1,0 +1,73 @@
+"""Benchmark whole-process ``aicr-gen diff`` on generated AICR snapshots with known drift.
+
+For 256, 4,096 and 8,192 GPU nodes: thousands of sysctl keys, ~1,500 images (items keyed by context),
+200 NodeTopology labels whose node lists cover the cluster. Prints the median wall time of a few runs and
+the peak RSS of the child processes (resource.getrusage(RUSAGE_CHILDREN)).
+
+    python bench/bench_diff.py [RUNS]
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def snapshot(nodes: int, drift: bool) -> dict[str, Any]:
+    names = [f"gpu-{i:05d}" for i in range(nodes)]
+    helm = {}
+    for i in range(60):
+        helm[f"rel{i}.chart"] = f"chart{i}"
+        helm[f"rel{i}.version"] = f"1.{i}.{1 if drift and i == 3 else 0}"
+        helm[f"rel{i}.namespace"] = f"ns{i}"
+    sysctl = {f"/proc/sys/net/key{i}": str(i) for i in range(4000)}
+    sysctl["/proc/sys/kernel/osrelease"] = "6.8.0-1020-aws" if drift else "6.8.0-1015-aws"
+    images = [{"context": {"name": f"img{i}", "namespace": f"ns{i % 60}"},
+               "data": {"tag": f"v{i}.{1 if drift and i == 7 else 0}"}} for i in range(1500)]
+    if drift:
+        images.reverse()
+    members = names[:-1] if drift else names  # the last node left
+    labels = {f"label{i}": f"value{i}|{','.join(members)}" for i in range(199)}
+    labels["nvidia.com/gpu.present"] = f"true|{','.join(members)}"
+    return {"kind": "Snapshot", "apiVersion": "aicr.run/v1alpha2",
+            "metadata": {"timestamp": f"2026-01-0{2 if drift else 1}T00:00:00Z"},
+            "measurements": [
+                {"type": "K8s", "subtypes": [{"subtype": "server", "data": {"version": "v1.33.0"}},
+                                             {"subtype": "helm", "data": helm},
+                                             {"subtype": "image", "items": images}]},
+                {"type": "OS", "subtypes": [{"subtype": "sysctl", "data": sysctl}]},
+                {"type": "NodeTopology", "subtypes": [{"subtype": "label", "data": labels}]}]}
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    with tempfile.TemporaryDirectory() as tmp:
+        for nodes in (256, 4096, 8192):
+            base, target = Path(tmp, f"a{nodes}.json"), Path(tmp, f"b{nodes}.json")
+            base.write_text(json.dumps(snapshot(nodes, False)))
+            target.write_text(json.dumps(snapshot(nodes, True)))
+            times = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", "diff", "--baseline", str(base),
+                                       "--target", str(target), "--format", "json"],
+                                      capture_output=True, text=True, check=False)
+                times.append(time.perf_counter() - start)
+                if proc.returncode != 0:
+                    raise SystemExit(proc.stderr)
+            total = json.loads(proc.stdout)["summary"]["total"]
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            median = statistics.median(times) * 1000
+            print(f"{nodes:5d} nodes  {base.stat().st_size / 1e6:6.1f} MB  median {median:7.0f} ms"
+                  f"  changes {total}  peak RSS so far {peak:5.0f} MiB", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""``aicr-gen diff``: snapshot vs snapshot, recipe vs snapshot, reports and exit codes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aicr_gen.drift import diff
+from tests.conftest import REFERENCE, needs_reference, run_process
+
+MOCK = REFERENCE / "aicr/tests/chainsaw/cli/cuj1-training/mock-snapshot.yaml"
+needs_mock = pytest.mark.skipif(not MOCK.is_file(), reason=f"{MOCK} not found")
+
+BASE: dict[str, Any] = {
+    "kind": "Snapshot", "apiVersion": "aicr.run/v1alpha2",
+    "metadata": {"timestamp": "2026-01-01T00:00:00Z", "source-node": "node-a"},
+    "measurements": [
+        {"type": "K8s", "subtypes": [
+            {"subtype": "helm", "data": {"gpu-operator.chart": "gpu-operator", "gpu-operator.version": "v25.10.1",
+                                         "gpu-operator.namespace": "gpu-operator"}},
+            {"subtype": "image", "data": {"count": 2},
+             "items": [{"context": {"name": "a", "node": "n1"}, "data": {"tag": "1"}},
+                       {"context": {"name": "b", "node": "n1"}, "data": {"tag": "2"}}]}]},
+        {"type": "NodeTopology", "subtypes": [
+            {"subtype": "label", "data": {"nvidia.com/gpu.present": "true|gpu-1,gpu-2",
+                                          "zone": "us-east|gpu-1,gpu-2,cpu-1"}}]},
+    ],
+}
+
+
+def _write(path: Path, data: dict[str, Any]) -> str:
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+def _mock() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(MOCK.read_text())
+    return data
+
+
+def _subtype(snapshot: dict[str, Any], mtype: str, name: str) -> dict[str, Any]:
+    for measurement in snapshot["measurements"]:
+        if measurement["type"] == mtype:
+            for sub in measurement["subtypes"]:
+                if sub["subtype"] == name:
+                    found: dict[str, Any] = sub
+                    return found
+    raise KeyError(name)
+
+
+def _drifted(snapshot: dict[str, Any]) -> dict[str, Any]:
+    new = copy.deepcopy(snapshot)
+    helm = _subtype(new, "K8s", "helm")["data"]
+    helm["gpu-operator.version"] = "v26.3.3"
+    for field in ("chart", "version", "namespace"):
+        del helm[f"nvsentinel.{field}"]
+    helm.update({"nfd.chart": "node-feature-discovery", "nfd.version": "0.19.0", "nfd.namespace": "nfd"})
+    _subtype(new, "OS", "sysctl")["data"]["/proc/sys/kernel/osrelease"] = "6.8.0-1020-aws"
+    new["metadata"] = {"timestamp": "2026-02-02T00:00:00Z", "source-node": "other"}
+    return new
+
+
+@needs_mock
+def test_mock_snapshot_drift_is_exactly_the_changes_made(tmp_path: Path) -> None:
+    base = _mock()
+    base["metadata"] = {"timestamp": "2026-01-01T00:00:00Z", "source-node": "one"}
+    result = diff.diff_snapshots(base, _drifted(base), "a", "b")
+    got = [(c["kind"], c["path"], c.get("baseline"), c.get("target")) for c in result["changes"]]
+    assert got == [
+        ("modified", "K8s.helm.gpu-operator.version", "v25.10.1", "v26.3.3"),
+        ("added", "K8s.helm.nfd.chart", None, "node-feature-discovery"),
+        ("added", "K8s.helm.nfd.namespace", None, "nfd"),
+        ("added", "K8s.helm.nfd.version", None, "0.19.0"),
+        ("removed", "K8s.helm.nvsentinel.chart", "nvsentinel", None),
+        ("removed", "K8s.helm.nvsentinel.namespace", "nvsentinel", None),
+        ("removed", "K8s.helm.nvsentinel.version", "v0.10.0", None),
+        ("modified", "OS.sysctl./proc/sys/kernel/osrelease", "6.8.0-1015-aws", "6.8.0-1020-aws"),
+    ]
+    assert result["summary"] == {"added": 3, "removed": 3, "modified": 2, "total": 8}
+    assert set(result) == {"baselineSource", "targetSource", "changes", "summary"}
+
+
+def test_timestamp_like_keys_are_ignored() -> None:
+    new = copy.deepcopy(BASE)
+    new["metadata"]["timestamp"] = "2030-01-01T00:00:00Z"
+    new["measurements"][0]["subtypes"][0]["data"]["collectedAt"] = "now"
+    new["measurements"][0]["subtypes"].append(
+        {"subtype": "x", "data": {"/proc/sys/kernel/random/boot_id": "abc"}})
+    assert diff.diff_snapshots(BASE, new)["changes"] == []
+
+
+def test_items_are_matched_by_context_not_position() -> None:
+    new = copy.deepcopy(BASE)
+    items = new["measurements"][0]["subtypes"][1]["items"]
+    items.reverse()
+    assert diff.diff_snapshots(BASE, new)["changes"] == []
+    items[0]["data"]["tag"] = "3"
+    assert diff.diff_snapshots(BASE, new)["changes"] == [
+        {"kind": "modified", "severity": "info", "path": "K8s.image.items[name=b,node=n1].data.tag",
+         "baseline": "2", "target": "3"}]
+
+
+def test_nodes_joined_and_left() -> None:
+    new = copy.deepcopy(BASE)
+    labels = new["measurements"][1]["subtypes"][0]["data"]
+    labels["nvidia.com/gpu.present"] = "true|gpu-3,gpu-1"
+    labels["zone"] = "us-east|cpu-1,gpu-2,gpu-1"  # same set, other order: no change
+    changes = diff.diff_snapshots(BASE, new)["changes"]
+    assert [(c["kind"], c["path"]) for c in changes] == [
+        ("removed", "NodeTopology.label.nvidia.com/gpu.present[gpu-2]"),
+        ("added", "NodeTopology.label.nvidia.com/gpu.present[gpu-3]"),
+    ]
+    assert diff.gpu_nodes(new) == ["gpu-1", "gpu-3"]
+
+
+@needs_reference
+@needs_mock
+def test_recipe_vs_snapshot(cli: Any, tmp_path: Path) -> None:
+    from tests.bundles import write_recipe
+
+    recipe = write_recipe(cli, "cuj2", tmp_path)
+    result = cli("diff", "--baseline", str(recipe.file), "--target", str(MOCK), "--format", "json")
+    assert result.code == 0, result.err
+    changes = {c["path"]: c for c in json.loads(result.out)["changes"]}
+    assert changes["K8s.helm.gpu-operator.version"]["baseline"] == "v26.3.3"
+    assert changes["K8s.helm.gpu-operator.version"]["target"] == "v25.10.1"
+    assert changes["K8s.helm.cert-manager.version"]["kind"] == "modified"
+    assert changes["K8s.helm.dynamo-platform"]["kind"] == "removed"
+    assert changes["K8s.helm.kubeflow-trainer"]["kind"] == "added"
+    assert "K8s.helm.prometheus-adapter.version" not in changes  # 5.3.0 both sides
+    assert not any(p.endswith("aws-efa.version") and c["kind"] != "modified" for p, c in changes.items())
+
+
+def test_recipe_version_compare_ignores_leading_v() -> None:
+    recipe = {"componentRefs": [{"name": "gpu-operator", "version": "25.10.1", "namespace": "gpu-operator"}]}
+    assert diff.diff_recipe(recipe, BASE)["changes"] == []
+
+
+def test_exit_codes(cli: Any, tmp_path: Path) -> None:
+    base = _write(tmp_path / "a.yaml", BASE)
+    new = copy.deepcopy(BASE)
+    new["measurements"][0]["subtypes"][0]["data"]["gpu-operator.version"] = "v26.3.3"
+    target = _write(tmp_path / "b.yaml", new)
+    assert cli("diff", "--baseline", base, "--target", base, "--fail-on-drift").code == 0
+    assert cli("diff", "--baseline", base, "--target", target).code == 0
+    drift = cli("diff", "--baseline", base, "--target", target, "--fail-on-drift")
+    assert drift.code == 1
+    assert "K8s.helm.gpu-operator.version" in drift.out
+    garbled = tmp_path / "bad.yaml"
+    garbled.write_text("measurements: [{type: K8s\n")
+    assert cli("diff", "--baseline", str(garbled), "--target", base).code == 2
+    assert cli("diff", "--baseline", base, "--target", str(tmp_path / "missing.yaml")).code == 2
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_unreachable_configmap_exits_3(cli: Any, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{_closed_port()}",
+                                               "insecure-skip-tls-verify": True}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}]}))
+    base = _write(tmp_path / "a.yaml", BASE)
+    result = cli("diff", "--baseline", base, "--target", "cm://default/snap", "--kubeconfig", str(kubeconfig))
+    assert result.code == 3, result.err
+
+
+def test_validation_request_for_gpu_drift(cli: Any, tmp_path: Path) -> None:
+    base = _write(tmp_path / "a.yaml", BASE)
+    new = copy.deepcopy(BASE)
+    new["measurements"][0]["subtypes"][0]["data"]["gpu-operator.version"] = "v26.3.3"
+    target = _write(tmp_path / "b.yaml", new)
+    out = tmp_path / "vr.yaml"
+    assert cli("diff", "--baseline", base, "--target", target, "--emit-validation-request", str(out)).code == 0
+    request = yaml.safe_load(out.read_text())
+    assert request["kind"] == "ValidationRequest"
+    assert [n["name"] for n in request["spec"]["nodes"]] == ["gpu-1", "gpu-2"]
+    del new["measurements"][1]
+    bare = _write(tmp_path / "c.yaml", new)
+    refused = cli("diff", "--baseline", base, "--target", bare, "--emit-validation-request", str(tmp_path / "x"))
+    assert refused.code == 2
+    assert "no nodes" in refused.err
+
+
+def test_ten_thousand_helm_keys_diff_fast() -> None:
+    data = {f"r{i}.version": f"1.{i}" for i in range(10_000)}
+    big = {"measurements": [{"type": "K8s", "subtypes": [{"subtype": "helm", "data": data}]}]}
+    new = copy.deepcopy(big)
+    new["measurements"][0]["subtypes"][0]["data"]["r5.version"] = "2"
+    start = time.perf_counter()
+    result = diff.diff_snapshots(big, new)
+    assert time.perf_counter() - start < 1.0
+    assert [c["path"] for c in result["changes"]] == ["K8s.helm.r5.version"]
+
+
+def test_markdown_report(cli: Any, tmp_path: Path, snapshot: Any) -> None:
+    base = _write(tmp_path / "a.yaml", BASE)
+    new = copy.deepcopy(BASE)
+    new["measurements"][0]["subtypes"][0]["data"]["gpu-operator.version"] = "v26|3"
+    new["measurements"][1]["subtypes"][0]["data"]["zone"] = "us-west|gpu-1,gpu-2"
+    target = _write(tmp_path / "b.yaml", new)
+    result = cli("diff", "--baseline", base, "--target", target, "--format", "markdown")
+    text = result.out.replace(str(tmp_path), "TMP")
+    assert "v26\\|3" in text
+    assert text == snapshot
+
+
+def test_deterministic_output(tmp_path: Path) -> None:
+    base = _write(tmp_path / "a.yaml", BASE)
+    new = copy.deepcopy(BASE)
+    new["measurements"][1]["subtypes"][0]["data"]["zone"] = "us-west|gpu-3,gpu-2,cpu-9"
+    target = _write(tmp_path / "b.yaml", new)
+    outputs = {run_process("diff", "--baseline", base, "--target", target, "--format", fmt).out
+               for fmt in ("json",) for _ in range(3)}
+    assert len(outputs) == 1
+    for fmt in ("table", "yaml"):
+        assert run_process("diff", "--baseline", base, "--target", target, "--format", fmt).code == 0
