@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import sys
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictStr, WithJsonSchema
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Literal
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
-from aicr_gen.modelcheck import check
-from aicr_gen.yamlio import Document, format_path, load_text
+from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """Bound on a snapshot's (decompressed) size: large clusters outgrow AICR's 1 MiB ConfigMap cap."""
@@ -42,63 +44,78 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
+_MODELS: dict[str, type[BaseModel]] = {}
+_MODEL_NAMES = ("Item", "Subtype", "Measurement", "Snapshot")
 
 
-def _reading(value: Any) -> str | int | float | bool:
-    if isinstance(value, str | int | float):  # bool is an int
-        return value
-    raise ValueError(f"a reading must be a string, number or boolean, not a {type(value).__name__}; "
-                     "quote the value")
+def _models() -> dict[str, type[BaseModel]]:
+    """The pydantic models, built on first use: importing pydantic and building them costs ~90 ms, which the
+    common case (a well-formed JSON snapshot, checked by ``_fast_snapshot``) never pays."""
+    if _MODELS:
+        return _MODELS
+    from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictStr, WithJsonSchema
+
+    def _reading(value: Any) -> str | int | float | bool:
+        if isinstance(value, str | int | float):  # bool is an int
+            return value
+        raise ValueError(f"a reading must be a string, number or boolean, not a {type(value).__name__}; "
+                         "quote the value")
+
+    Scalar = Annotated[str | int | float | bool, PlainValidator(_reading),
+                       WithJsonSchema({"type": ["string", "number", "boolean"]})]
+    # A reading: AICR serialises each measured value as a bare string, number or boolean.
+
+    class _Closed(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    class Item(_Closed):
+        """One ordered record of a subtype's ``items`` (e.g. one entry per NIC physical function)."""
+
+        context: dict[str, StrictStr] | None = Field(None, description="Descriptive metadata for this item "
+                                                                       "(strings)")
+        data: dict[str, Scalar] | None = Field(None, description="Scalar readings of this item")
+
+    class Subtype(_Closed):
+        """A group of readings within a measurement, e.g. ``server`` or ``helm`` under ``K8s``."""
+
+        subtype: StrictStr = Field(min_length=1, description="Subtype name, e.g. server, helm, release, "
+                                                             "containerd.service")
+        data: dict[str, Scalar] | None = Field(None, description="Readings: key to string, number or boolean, "
+                                                                 "e.g. version: v1.33.0")
+        context: dict[str, Any] | None = Field(None, description="Free-form metadata on how the readings were "
+                                                                 "collected")
+        items: list[Item] | None = Field(None, description="Ordered structured records, independent of data")
+
+    class Measurement(_Closed):
+        """All subtypes of one measurement type."""
+
+        type: StrictStr = Field(min_length=1, description="Measurement type: K8s, GPU, OS, SystemD, "
+                                                          "NodeTopology or NetworkTopology (newer AICR types "
+                                                          "are accepted)")
+        subtypes: list[Subtype] = Field(description="The subtypes measured for this type")
+
+    class Snapshot(_Closed):
+        """A cluster snapshot as written by ``aicr snapshot`` (kind Snapshot, aicr.run/v1alpha2)."""
+
+        kind: Literal["Snapshot"] | None = Field(None, description="Snapshot when present (AICR may omit it)")
+        apiVersion: Literal["aicr.run/v1alpha2"] | None = Field(None, description="aicr.run/v1alpha2 when present")
+        metadata: dict[str, Any] | None = Field(None, description="Free-form metadata: timestamp, version, "
+                                                                  "source-node, ...")
+        fingerprint: dict[str, Any] | None = Field(None, description="Advisory cluster identity (service, "
+                                                                     "accelerator, os, k8sVersion, ... each "
+                                                                     "{value, source}); recomputable from "
+                                                                     "the measurements")
+        measurements: list[Measurement] = Field(description="What was measured, grouped by type")
+
+    _MODELS.update(Item=Item, Subtype=Subtype, Measurement=Measurement, Snapshot=Snapshot)
+    return _MODELS
 
 
-Scalar = Annotated[str | int | float | bool, PlainValidator(_reading),
-                   WithJsonSchema({"type": ["string", "number", "boolean"]})]
-"""A reading: AICR serialises each measured value as a bare string, number or boolean."""
-
-
-class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Item(_Closed):
-    """One ordered record of a subtype's ``items`` (e.g. one entry per NIC physical function)."""
-
-    context: dict[str, StrictStr] | None = Field(None, description="Descriptive metadata for this item (strings)")
-    data: dict[str, Scalar] | None = Field(None, description="Scalar readings of this item")
-
-
-class Subtype(_Closed):
-    """A group of readings within a measurement, e.g. ``server`` or ``helm`` under ``K8s``."""
-
-    subtype: StrictStr = Field(min_length=1, description="Subtype name, e.g. server, helm, release, "
-                                                         "containerd.service")
-    data: dict[str, Scalar] | None = Field(None, description="Readings: key to string, number or boolean, "
-                                                             "e.g. version: v1.33.0")
-    context: dict[str, Any] | None = Field(None, description="Free-form metadata on how the readings were "
-                                                             "collected")
-    items: list[Item] | None = Field(None, description="Ordered structured records, independent of data")
-
-
-class Measurement(_Closed):
-    """All subtypes of one measurement type."""
-
-    type: StrictStr = Field(min_length=1, description="Measurement type: K8s, GPU, OS, SystemD, NodeTopology or "
-                                                      "NetworkTopology (newer AICR types are accepted)")
-    subtypes: list[Subtype] = Field(description="The subtypes measured for this type")
-
-
-class Snapshot(_Closed):
-    """A cluster snapshot as written by ``aicr snapshot`` (kind Snapshot, aicr.run/v1alpha2)."""
-
-    kind: Literal["Snapshot"] | None = Field(None, description="Snapshot when present (AICR may omit it)")
-    apiVersion: Literal["aicr.run/v1alpha2"] | None = Field(None, description="aicr.run/v1alpha2 when present")
-    metadata: dict[str, Any] | None = Field(None, description="Free-form metadata: timestamp, version, "
-                                                              "source-node, ...")
-    fingerprint: dict[str, Any] | None = Field(None, description="Advisory cluster identity (service, "
-                                                                 "accelerator, os, k8sVersion, ... each "
-                                                                 "{value, source}); recomputable from "
-                                                                 "the measurements")
-    measurements: list[Measurement] = Field(description="What was measured, grouped by type")
+def __getattr__(name: str) -> Any:
+    """``Snapshot``, ``Measurement``, ``Subtype`` and ``Item`` are built lazily (see ``_models``)."""
+    if name in _MODEL_NAMES:
+        return _models()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- public API
@@ -127,14 +144,30 @@ def load_document(source: str, kubeconfig: str | None = None,
         return RECIPE_KIND, doc.data
     kind = doc.data.get("kind")
     if kind not in (None, SNAPSHOT_KIND):
+        doc = _located(doc)
         raise InvalidInputError(f"{doc.where(('kind',))}: kind {kind!r} is neither a {SNAPSHOT_KIND} nor a "
                                 f"{RECIPE_KIND}; give a snapshot or a recipe")
     return SNAPSHOT_KIND, validate_snapshot(doc)
 
 
 def validate_snapshot(doc: Document) -> dict[str, Any]:
-    """Check a loaded document against the Snapshot model and for repeated types/subtypes."""
-    data: dict[str, Any] = check(doc, Snapshot).model_dump(exclude_none=True)
+    """Check a loaded document against the Snapshot model and for repeated types/subtypes.
+
+    A document parsed by the JSON fast path has no line numbers: it is checked structurally by
+    ``_fast_snapshot`` (the same rules as the model), and on any problem re-parsed through the YAML loader
+    and checked again, so that the error names ``file:line`` exactly as before."""
+    if isinstance(doc, _JsonDocument):
+        try:
+            return _check_repeats(doc, _fast_snapshot(doc.data))
+        except (_Fallback, InvalidInputError):
+            doc = _located(doc)
+    from aicr_gen.modelcheck import check
+
+    data: dict[str, Any] = check(doc, _models()["Snapshot"]).model_dump(exclude_none=True)
+    return _check_repeats(doc, data)
+
+
+def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
     seen_types: dict[str, int] = {}
     for index, measurement in enumerate(data["measurements"]):
         kind = measurement["type"]
@@ -214,7 +247,9 @@ def _parse(raw: bytes, source: str) -> Document:
         raise InvalidInputError(f"{source}:1: over the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB snapshot limit")
     if raw.startswith(_GZIP_MAGIC):
         raw = _gunzip(raw, source)
-    doc = load_text(_decode(raw, source), source)
+    text = _decode(raw, source)
+    fast = _load_json(text, source) if text.lstrip(" \t\r\n").startswith("{") else None
+    doc = fast if fast is not None else load_text(text, source)
     if not isinstance(doc.data, dict):
         raise InvalidInputError(f"{source}:1: the document root is a {type(doc.data).__name__}; "
                                 "a snapshot mapping (measurements: ...) is expected")
@@ -243,3 +278,155 @@ def _decode(raw: bytes, source: str) -> str:
         line = raw.count(b"\n", 0, err.start) + 1
         raise InvalidInputError(f"{source}:{line}: not valid UTF-8 (byte {err.start}); save the file as UTF-8"
                                 ) from None
+
+
+# ---------------------------------------------------------------- JSON fast path
+#
+# AICR writes snapshots as JSON as often as YAML; ruamel composes a 1 MB JSON document in ~0.2 s, json.loads in a
+# few ms. The fast path accepts only what the YAML loader plus the Snapshot model would accept with the same
+# result; anything else (a syntax error, duplicate key, NaN, too deep or too many nodes, a model violation) is
+# re-read by the YAML path, which refuses it with its usual ``file:line`` message.
+
+
+class _Fallback(Exception):
+    """The JSON fast path cannot decide; use the YAML loader and the pydantic model."""
+
+
+@dataclass(frozen=True)
+class _JsonDocument(Document):
+    """A document parsed by ``json.loads``: no line numbers, but the text to re-parse when they are needed."""
+
+    text: str = ""
+
+
+def _located(doc: Document) -> Document:
+    """``doc`` with line numbers (re-parsed by the YAML loader when it came from the JSON fast path)."""
+    return load_text(doc.text, doc.source) if isinstance(doc, _JsonDocument) else doc
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Fallback("duplicate key")
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _Fallback(f"{name} is not JSON")
+
+
+def _load_json(text: str, source: str) -> _JsonDocument | None:
+    """The document parsed as strict JSON, or None when the YAML loader must decide (and report)."""
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+    except (_Fallback, ValueError, RecursionError):  # JSONDecodeError is a ValueError (so is a huge int)
+        return None
+    if not _bounded(data):
+        return None
+    return _JsonDocument(source=source, data=data, text=text)
+
+
+def _bounded(data: Any) -> bool:
+    """Within the YAML loader's bounds: at most MAX_NODES values, none nested deeper than MAX_DEPTH."""
+    nodes, depth, level = 0, 0, [data]
+    while level:
+        nodes += len(level)
+        if nodes > MAX_NODES or depth > MAX_DEPTH:
+            return False
+        below: list[Any] = []
+        for value in level:
+            if type(value) is dict:
+                below.extend(value.values())
+            elif type(value) is list:
+                below.extend(value)
+        level, depth = below, depth + 1
+    return True
+
+
+_SNAPSHOT_FIELDS = frozenset({"kind", "apiVersion", "metadata", "fingerprint", "measurements"})
+_MEASUREMENT_FIELDS = frozenset({"type", "subtypes"})
+_SUBTYPE_FIELDS = frozenset({"subtype", "data", "context", "items"})
+_ITEM_FIELDS = frozenset({"context", "data"})
+
+
+def _name(value: Any) -> str:
+    if type(value) is not str or not value:
+        raise _Fallback("not a non-empty string")
+    return value
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise _Fallback("not a mapping")
+    return value
+
+
+def _readings(value: Any) -> dict[str, Any]:
+    for reading in _mapping(value).values():
+        if type(reading) not in (str, int, float, bool):
+            raise _Fallback("not a reading")
+    return dict(value)
+
+
+def _fast_snapshot(data: Any) -> dict[str, Any]:
+    """``Snapshot.model_validate(data).model_dump(exclude_none=True)`` for JSON data, without pydantic;
+    ``_Fallback`` for anything the model might refuse (the model then decides and explains)."""
+    snapshot = _mapping(data)
+    if not snapshot.keys() <= _SNAPSHOT_FIELDS:
+        raise _Fallback("unknown field")
+    out: dict[str, Any] = {}
+    for field, want in (("kind", SNAPSHOT_KIND), ("apiVersion", API_VERSION)):
+        value = snapshot.get(field)
+        if value is not None:
+            if type(value) is not str or value != want:
+                raise _Fallback(field)
+            out[field] = value
+    for field in ("metadata", "fingerprint"):
+        value = snapshot.get(field)
+        if value is not None:
+            out[field] = dict(_mapping(value))
+    measurements = snapshot.get("measurements")
+    if type(measurements) is not list:
+        raise _Fallback("measurements")
+    out["measurements"] = [_fast_measurement(measurement) for measurement in measurements]
+    return out
+
+
+def _fast_measurement(value: Any) -> dict[str, Any]:
+    measurement = _mapping(value)
+    subtypes = measurement.get("subtypes")
+    if not measurement.keys() <= _MEASUREMENT_FIELDS or type(subtypes) is not list:
+        raise _Fallback("measurement")
+    return {"type": _name(measurement.get("type")), "subtypes": [_fast_subtype(sub) for sub in subtypes]}
+
+
+def _fast_subtype(value: Any) -> dict[str, Any]:
+    sub = _mapping(value)
+    if not sub.keys() <= _SUBTYPE_FIELDS:
+        raise _Fallback("subtype")
+    out: dict[str, Any] = {"subtype": _name(sub.get("subtype"))}
+    if sub.get("data") is not None:
+        out["data"] = _readings(sub["data"])
+    if sub.get("context") is not None:
+        out["context"] = dict(_mapping(sub["context"]))
+    items = sub.get("items")
+    if items is not None:
+        if type(items) is not list:
+            raise _Fallback("items")
+        out["items"] = [_fast_item(item) for item in items]
+    return out
+
+
+def _fast_item(value: Any) -> dict[str, Any]:
+    item = _mapping(value)
+    if not item.keys() <= _ITEM_FIELDS:
+        raise _Fallback("item")
+    out: dict[str, Any] = {}
+    context = item.get("context")
+    if context is not None:
+        if any(type(text) is not str for text in _mapping(context).values()):
+            raise _Fallback("item context")
+        out["context"] = dict(context)
+    if item.get("data") is not None:
+        out["data"] = _readings(item["data"])
+    return out
