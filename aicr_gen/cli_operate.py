@@ -16,6 +16,7 @@ MODULES = {
     "bisect": "bisect",
     "validate": "validate",
     "diff": "diff",
+    "snapshot": "snapshot",
 }
 
 
@@ -98,6 +99,16 @@ def _results(commands: Any) -> None:
 
 
 def _drift(commands: Any) -> None:
+    snapshot = commands.add_parser("snapshot", help="capture a read-only AICR snapshot through the Kubernetes API")
+    snapshot.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config)")
+    snapshot.add_argument("--output", "-o", metavar="FILE|cm://NS/NAME", help="where to write (default: stdout)")
+    snapshot.add_argument("--agent-cronjob", metavar="DIR",
+                          help="instead, write a CronJob (+RBAC) that runs AICR's snapshot agent into cm://")
+    snapshot.add_argument("--schedule", default="0 * * * *", metavar="CRON", help="schedule of --agent-cronjob")
+    snapshot.add_argument("--configmap", default="cm://aicr-system/aicr-snapshot", metavar="cm://NS/NAME",
+                          help="where the agent CronJob stores its snapshot")
+    snapshot.add_argument("--force", action="store_true", help="replace a previous --agent-cronjob folder")
+
     validate = commands.add_parser("validate", help="evaluate a recipe's constraints against a snapshot")
     validate.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file")
     validate.add_argument("--snapshot", required=True, metavar="SRC", help="snapshot file, - or cm://NAMESPACE/NAME")
