@@ -69,7 +69,18 @@ def _build() -> argparse.ArgumentParser:
     cli_operate.add_commands(commands, _Parser)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
-    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria"))
+    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec"))
+
+    spec = commands.add_parser("spec", help="write or check a ClusterSpec (one cluster, end to end)")
+    spec_commands = spec.add_subparsers(dest="spec_command", metavar="init", parser_class=_Parser, required=True)
+    init = spec_commands.add_parser("init", help="write a commented starting ClusterSpec for covered criteria")
+    for dim in DIMENSIONS:
+        init.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
+    init.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
+    init.add_argument("--deployer", action="append", default=[], metavar="D",
+                      help="bundle deployer: helm, argocd, argocd-helm, flux or helmfile (repeatable; default argocd)")
+    _catalog_option(init)
+    init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
     return parser
 
 
@@ -105,6 +116,11 @@ def _run(args: argparse.Namespace) -> int:
         command: Any = importlib.import_module(f"aicr_gen.commands.{module}")
         code: int = command.run(args)
         return code
+    if args.command == "spec":
+        from aicr_gen.commands import spec
+
+        return spec.init_command(args.catalog, {dim: getattr(args, dim) for dim in DIMENSIONS}, args.deployer,
+                                 args.output, nodes=args.nodes)
     if args.command == "schema":
         from aicr_gen.commands import schema
 

@@ -10,8 +10,9 @@ from aicr_gen.errors import OK
 def schema_of(kind: str) -> dict[str, object]:
     """The JSON Schema (draft 2020-12) of ``kind``, titled and identified for editors."""
     from aicr_gen.catalog.models import SCHEMA_KINDS
+    from aicr_gen.gitops.spec import ClusterSpec
 
-    model = SCHEMA_KINDS[kind]
+    model = ClusterSpec if kind == "clusterspec" else SCHEMA_KINDS[kind]
     schema = model.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": f"https://aicr-gen.dev/schemas/{kind}.json", **schema}

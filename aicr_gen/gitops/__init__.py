@@ -1,0 +1,1 @@
+"""GitOps inputs: the ``ClusterSpec`` kind that describes one cluster end to end."""

@@ -1,0 +1,279 @@
+"""``ClusterSpec`` (``aicr-gen.dev/v1alpha1``): one cluster, end to end, in one reviewed file.
+
+The criteria and catalog layers of its recipe, the deployer(s) and Git location of its bundle, value
+overrides, NVCRE certification, NVSentinel operation, snapshot capture and the policies to enforce. The
+pydantic models are the contract (and the source of ``aicr-gen schema clusterspec``); ``load_spec`` adds
+the checks a JSON Schema cannot express (cron syntax, threshold expressions, ``--set`` syntax, ...),
+each reported as ``file:line: field.path: problem``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path as FilePath
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aicr_gen.catalog.models import Criteria
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.yamlio import Document, Path
+
+API_VERSION = "aicr-gen.dev/v1alpha1"
+KIND = "ClusterSpec"
+DEFAULT_SNAPSHOT_SCHEDULE = "0 * * * *"
+
+Deployer = Literal["helm", "argocd", "argocd-helm", "flux", "helmfile"]
+DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Metadata(_Strict):
+    """Identifies the cluster."""
+
+    name: DnsLabel = Field(description="Cluster name: a DNS label (lower-case letters, digits, '-'; 63 at most)")
+    labels: dict[str, str] | None = Field(None, description="Free-form labels, e.g. env: prod")
+
+
+class Repo(_Strict):
+    """Where the rendered bundle lives in Git."""
+
+    url: NonEmpty = Field(description="Git repository URL the bundle is committed to (argocd and flux read it)")
+    path: NonEmpty = Field(description="Folder of the bundle inside the repository: relative POSIX path, no '..'")
+    branch: NonEmpty = Field("main", description="Branch the deployer follows")
+
+
+class Overrides(_Strict):
+    """Component value overrides applied when rendering the bundle (as ``aicr-gen bundle --set``)."""
+
+    set: list[str] = Field(default_factory=list,
+                           description="COMPONENT:PATH=VALUE, typed as Helm types --set "
+                                       "(e.g. gpu-operator:driver.enabled=false)")
+    setJson: list[str] = Field(default_factory=list,
+                               description="COMPONENT:PATH=JSON; maps are deep-merged, lists replaced")
+
+
+class Certification(_Strict):
+    """NVCRE certification of the cluster (``aicr-gen certification``)."""
+
+    categories: list[str] = Field(default_factory=list,
+                                  description="NVCRE catalog entries DOMAIN/VARIANT, "
+                                              "e.g. communication/nccl-all-reduce")
+    thresholds: dict[str, str] = Field(default_factory=dict,
+                                       description="Threshold key (NVCRE registry, e.g. busBandwidthGBps) -> CEL "
+                                                   "expression over `value`, e.g. 'value >= 300'")
+    options: dict[str, str | int | bool] = Field(default_factory=dict,
+                                                 description="NVCRE options as for --option KEY=VALUE "
+                                                             "(e.g. gpusPerNode: 8)")
+    nodeSelector: dict[str, str] = Field(default_factory=dict, description="Label selector of the nodes to certify")
+    schedule: str | None = Field(None, description="Cron schedule of a certifying CronJob, e.g. '0 3 * * 0'; "
+                                                   "absent: no CronJob")
+    postChange: bool = Field(False, description="Certify after every change the deployer applies "
+                                                "(Argo CD PostSync hook, Flux dependent Kustomization)")
+
+
+class Breaker(_Strict):
+    """NVSentinel circuit breaker: stop cordoning past these bounds (absent: upstream defaults)."""
+
+    percentage: int | None = Field(None, ge=1, le=100, description="Most nodes cordoned, in percent (default 50)")
+    duration: str | None = Field(None, description="Window of the breaker, a Go duration such as 5m (default 5m)")
+    maxNodes: int | None = Field(None, ge=1, description="Most nodes cordoned, absolute (default: no bound)")
+
+
+class Sentinel(_Strict):
+    """NVSentinel operation (``aicr-gen sentinel values``)."""
+
+    mode: Literal["monitor", "quarantine"] = Field(
+        "monitor", description="monitor: detect and report only; quarantine: cordon and taint faulty nodes")
+    rules: str | None = Field(None, description="File of extra fault-quarantine rule sets (YAML list or ruleSets:)")
+    breaker: Breaker | None = Field(None, description="Circuit breaker bounds")
+    lifecycle: bool = Field(False, description="Enable the lifecycle manager (scheduling gate)")
+    validation: bool = Field(False, description="Enable post-remediation validation")
+    dryRun: bool = Field(False, description="global.dryRun: log actions without taking them")
+
+
+class Snapshot(_Strict):
+    """Cluster snapshots for drift detection (``aicr-gen snapshot --agent-cronjob``, ``aicr-gen diff``)."""
+
+    schedule: str = Field(DEFAULT_SNAPSHOT_SCHEDULE, description="Cron schedule of the snapshot agent CronJob")
+    configmap: str = Field(pattern=r"^cm://", description="Where the agent stores snapshots: cm://NAMESPACE/NAME")
+    baseline: str | None = Field(None, description="Golden snapshot file in the repository to diff against")
+
+
+class Spec(_Strict):
+    """Everything that makes the cluster."""
+
+    criteria: Criteria = Field(description="The recipe criteria (service, accelerator, intent, os, platform, nodes)")
+    catalogs: list[str] = Field(default_factory=list,
+                                description="Catalog folders laid out like AICR's recipes/ (later wins); "
+                                            "empty: the embedded catalog")
+    deployers: list[Deployer] = Field(min_length=1, description="Bundle deployer(s), each at most once: "
+                                                                "helm, argocd, argocd-helm, flux, helmfile")
+    repo: Repo = Field(description="Git location of the bundle")
+    overrides: Overrides | None = Field(None, description="Component value overrides")
+    certification: Certification | None = Field(None, description="NVCRE certification; absent: none")
+    sentinel: Sentinel | None = Field(None, description="NVSentinel operation; absent: not deployed by aicr-gen")
+    snapshot: Snapshot | None = Field(None, description="Snapshot agent and golden baseline; absent: none")
+    policies: list[str] = Field(default_factory=list, description="Policy files to enforce on the bundle")
+
+
+class ClusterSpec(_Strict):
+    """A cluster described end to end: recipe, deployment, certification, operation and drift watch."""
+
+    apiVersion: Literal["aicr-gen.dev/v1alpha1"] = Field(description=f"Always {API_VERSION}")
+    kind: Literal["ClusterSpec"] = Field(description=f"Always {KIND}")
+    metadata: Metadata = Field(description="Name and labels of the cluster")
+    spec: Spec = Field(description="The cluster")
+
+
+# ------------------------------------------------------------------------------------------- loading
+
+
+def _at(doc: Document, path: Path, check: Callable[[], object]) -> None:
+    """Run ``check``; its input error is reported at ``path`` of ``doc``."""
+    try:
+        check()
+    except InvalidInputError as err:
+        raise InvalidInputError(f"{doc.where(path)}: {err}") from None
+
+
+def _fail(doc: Document, path: Path, message: str) -> InvalidInputError:
+    return InvalidInputError(f"{doc.where(path)}: {message}")
+
+
+def _relative(doc: Document, path: Path, text: str) -> None:
+    pure = PurePosixPath(text)
+    if "\\" in text or pure.is_absolute() or ".." in pure.parts or text.startswith("~"):
+        raise _fail(doc, path, f"{text!r} must be a relative POSIX path inside the repository, without '..' "
+                               "(e.g. clusters/prod)")
+
+
+def _option_text(value: str | int | bool) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _check_certification(doc: Document, cert: Certification) -> None:
+    from aicr_gen.certify import cron, nvcre, thresholds
+
+    base: Path = ("spec", "certification")
+    entries = []
+    for index, name in enumerate(cert.categories):
+        if name in cert.categories[:index]:
+            raise _fail(doc, (*base, "categories", index), f"category {name!r} is listed twice; list it once")
+        entries.append(nvcre.category(name, doc.where((*base, "categories", index))))
+    if cert.thresholds:
+        _at(doc, (*base, "thresholds"), lambda: thresholds.compile_thresholds(cert.thresholds, "thresholds"))
+    options: dict[str, Any] = {}
+    for key, value in cert.options.items():
+        where = doc.where((*base, "options", key))
+        option_path, typed = nvcre.parse_option(key, _option_text(value), where)
+        nvcre.set_option(options, option_path, typed, where)
+    if options:
+        nvcre.check_global_options(entries, options, doc.where((*base, "options")))
+    if cert.schedule is not None:
+        schedule = cert.schedule
+        _at(doc, (*base, "schedule"), lambda: cron.check_schedule(schedule))
+    if (cert.schedule is not None or cert.postChange) and not cert.categories:
+        raise _fail(doc, (*base, "categories"), "a schedule or postChange certifies with categories; list at least "
+                                                "one, e.g. communication/nccl-all-reduce")
+
+
+def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
+    from aicr_gen.certify.sentinel import MAX_WINDOW_SECONDS, duration_seconds
+
+    if sentinel.rules is not None and not sentinel.rules.strip():
+        raise _fail(doc, ("spec", "sentinel", "rules"), "give a rule-set file path or drop the field")
+    duration = sentinel.breaker.duration if sentinel.breaker else None
+    if duration is not None:
+        seconds = duration_seconds(duration)
+        if seconds is None or not 0 < seconds <= MAX_WINDOW_SECONDS:
+            raise _fail(doc, ("spec", "sentinel", "breaker", "duration"),
+                        f"{duration!r} is not a Go duration between 0 and 24h; e.g. 5m or 1h30m")
+
+
+def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
+    from aicr_gen.certify.cron import check_schedule
+    from aicr_gen.drift.snapshot import parse_cm_source
+
+    _at(doc, ("spec", "snapshot", "schedule"), lambda: check_schedule(snapshot.schedule))
+    _at(doc, ("spec", "snapshot", "configmap"), lambda: parse_cm_source(snapshot.configmap))
+    if snapshot.baseline is not None:
+        _relative(doc, ("spec", "snapshot", "baseline"), snapshot.baseline)
+
+
+def check_semantics(doc: Document, cluster: ClusterSpec) -> None:
+    """The checks beyond the schema; the first problem is an input error naming file, line and field."""
+    from aicr_gen.render.values import parse
+
+    spec = cluster.spec
+    for index, deployer in enumerate(spec.deployers):
+        if deployer in spec.deployers[:index]:
+            raise _fail(doc, ("spec", "deployers", index), f"deployer {deployer!r} is listed twice; list it once")
+    _relative(doc, ("spec", "repo", "path"), spec.repo.path)
+    if spec.overrides is not None:
+        for field, flag in (("set", "--set"), ("setJson", "--set-json")):
+            texts: list[str] = getattr(spec.overrides, field)
+            for index, text in enumerate(texts):
+                try:
+                    parse(flag, text)
+                except InvalidInputError as err:
+                    raise _fail(doc, ("spec", "overrides", field, index), str(err)) from None
+    if spec.certification is not None:
+        _check_certification(doc, spec.certification)
+    if spec.sentinel is not None:
+        _check_sentinel(doc, spec.sentinel)
+    if spec.snapshot is not None:
+        _check_snapshot(doc, spec.snapshot)
+    for field in ("catalogs", "policies"):
+        for index, text in enumerate(getattr(spec, field)):
+            if not text.strip():
+                raise _fail(doc, ("spec", field, index), "an empty path; give a file or folder path")
+
+
+def parse_spec(doc: Document) -> ClusterSpec:
+    """Validate a loaded document as a ``ClusterSpec`` (schema, then semantics)."""
+    from aicr_gen.modelcheck import check
+
+    cluster = check(doc, ClusterSpec)
+    check_semantics(doc, cluster)
+    return cluster
+
+
+def load_spec(path: str | FilePath) -> ClusterSpec:
+    """Read and validate a ClusterSpec file; any problem is an ``InvalidInputError`` at ``file:line``."""
+    from aicr_gen.yamlio import MAX_BYTES, load_bytes
+
+    source = str(path)
+    try:
+        with FilePath(source).open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise InvalidInputError(f"{source}: cannot read the ClusterSpec ({err.strerror or err})") from None
+    if len(raw) > MAX_BYTES:
+        raise InvalidInputError(f"{source}: larger than {MAX_BYTES} bytes; a ClusterSpec is a small file")
+    return parse_spec(load_bytes(raw, source))
+
+
+def criteria_values(cluster: ClusterSpec) -> dict[str, str | None]:
+    """The spec's criteria as ``recipe``'s command-line values (dimension -> value or None)."""
+    from aicr_gen.catalog.vocabulary import DIMENSIONS
+
+    found = cluster.spec.criteria.model_dump()
+    return {dim: found.get(dim) for dim in DIMENSIONS}
+
+
+def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None) -> dict[str, Any]:
+    """Resolve the spec's recipe: its catalogs (relative to ``base``, the spec's folder) or the embedded one."""
+    from aicr_gen.commands.recipe import open_catalog
+    from aicr_gen.resolve import criteria, recipe
+
+    folders = [str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs]
+    catalog = open_catalog(folders)
+    query = criteria.normalise(criteria_values(cluster), criteria.catalog_values(catalog.overlays.values()))
+    result: dict[str, Any] = recipe.resolve(catalog, query, recipe.Options(nodes=cluster.spec.criteria.nodes or 0))
+    return result

@@ -1,0 +1,182 @@
+"""ClusterSpec: ``spec init``, ``load_spec``, ``schema clusterspec`` and the examples."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.spec import Deployer, load_spec, resolve_spec
+from aicr_gen.render.options import DEPLOYERS
+from tests.conftest import ROOT, assert_refused
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+CRITERIA = [
+    ("eks", "h100", "inference", "ubuntu", "dynamo"),
+    ("gke", "h100", "training", "cos", "kubeflow"),
+    ("kind", "h100", "inference", "ubuntu", "dynamo"),
+    ("aks", "gb200", "training", "ubuntu", "kubeflow"),
+]
+
+
+def _args(service: str, accelerator: str, intent: str, os_: str, platform: str) -> list[str]:
+    return ["--service", service, "--accelerator", accelerator, "--intent", intent, "--os", os_,
+            "--platform", platform]
+
+
+def _init(cli: Any, tmp_path: Path, *extra: str) -> Path:
+    out = tmp_path / "spec.yaml"
+    result = cli("spec", "init", *extra, "-o", str(out))
+    assert result.code == 0, result
+    return out
+
+
+def _check_jsonschema(schema: Path, files: list[Path]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema), *map(str, files)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_deployer_vocabulary_matches_the_renderers() -> None:
+    assert Deployer.__args__ == DEPLOYERS  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("criteria", CRITERIA)
+def test_spec_init_round_trips_through_load_spec(cli: Any, tmp_path: Path, criteria: tuple[str, ...]) -> None:
+    out = _init(cli, tmp_path, *_args(*criteria), "--deployer", "flux", "--deployer", "helm")
+    spec = load_spec(out)
+    assert spec.kind == "ClusterSpec"
+    assert spec.spec.deployers == ["flux", "helm"]
+    assert spec.spec.sentinel is not None and spec.spec.sentinel.mode == "monitor"
+    assert spec.spec.certification is not None and spec.spec.certification.thresholds == {}
+    assert spec.spec.snapshot is not None and spec.spec.snapshot.schedule == "0 * * * *"
+    dims = ("service", "accelerator", "intent", "os", "platform")
+    assert tuple(getattr(spec.spec.criteria, dim) for dim in dims) == criteria
+    assert "#" in out.read_text()
+    resolve_spec(spec)
+
+
+def test_spec_init_prints_to_stdout_and_is_deterministic(cli: Any) -> None:
+    first = cli("spec", "init", *_args(*CRITERIA[0]))
+    second = cli("spec", "init", *_args(*CRITERIA[0]))
+    assert first.code == 0 and first.out == second.out
+    assert yaml.safe_load(first.out)["spec"]["deployers"] == ["argocd"]
+
+
+def test_spec_init_output_validates_against_the_schema(cli: Any, tmp_path: Path) -> None:
+    schema_text = cli("schema", "clusterspec").out
+    schema = json.loads(schema_text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["additionalProperties"] is False
+    (tmp_path / "schema.json").write_text(schema_text)
+    files = [_init(cli, tmp_path, *_args(*CRITERIA[1])), *EXAMPLES]
+    proc = _check_jsonschema(tmp_path / "schema.json", files)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_schema_rejects_a_typo_with_check_jsonschema(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "schema.json").write_text(cli("schema", "clusterspec").out)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(EXAMPLES[0].read_text().replace("  deployers:", "  deployer:"))
+    proc = _check_jsonschema(tmp_path / "schema.json", [bad])
+    assert proc.returncode == 1
+    assert "deployer" in proc.stdout
+
+
+def test_uncovered_criteria_exit_2_and_write_nothing(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "spec.yaml"
+    result = cli("spec", "init", *_args("eks", "h100", "inference", "ubuntu", "kubeflow"), "-o", str(out))
+    assert_refused(result, "kubeflow")
+    assert not out.exists()
+
+
+def test_spec_init_refuses_bad_deployers(cli: Any, tmp_path: Path) -> None:
+    assert_refused(cli("spec", "init", *_args(*CRITERIA[0]), "--deployer", "kubectl"), "kubectl")
+    assert_refused(cli("spec", "init", *_args(*CRITERIA[0]), "--deployer", "helm", "--deployer", "helm"), "twice")
+    assert_refused(cli("spec", "init"), "no criteria")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.stem)
+def test_examples_load_and_resolve(example: Path) -> None:
+    spec = load_spec(example)
+    result = resolve_spec(spec, example.parent)
+    assert result["kind"] == "RecipeResult"
+
+
+def test_examples_cover_the_promised_clusters() -> None:
+    names = {path.stem for path in EXAMPLES}
+    assert {"eks-h100-inference-dynamo", "gke-h100-training-kubeflow", "kind-h100-inference-dynamo"} <= names
+    gke = load_spec(ROOT / "examples" / "gke-h100-training-kubeflow.yaml").spec
+    assert gke.deployers == ["flux"]
+    assert gke.certification is not None and gke.certification.thresholds
+    assert gke.sentinel is not None and gke.sentinel.mode == "quarantine"
+    assert load_spec(ROOT / "examples" / "eks-h100-inference-dynamo.yaml").spec.deployers == ["argocd"]
+    assert load_spec(ROOT / "examples" / "kind-h100-inference-dynamo.yaml").spec.deployers == ["helm"]
+
+
+BAD = [
+    ("  policies:", "  policys:", ["spec.policys", "did you mean 'policies'"]),
+    ("    - argocd", "    - kubectl", ["spec.deployers[0]", "kubectl"]),
+    ("    - argocd", "    - argocd\n    - argocd", ["spec.deployers[1]", "twice"]),
+    ('    path: "clusters/h100-eks-ubuntu-inference-dynamo"', '    path: "clusters/../../etc"',
+     ["spec.repo.path", ".."]),
+    ('    path: "clusters/h100-eks-ubuntu-inference-dynamo"', '    path: "/etc"', ["spec.repo.path"]),
+    ("    thresholds: {}", '    thresholds: {busBandwidthGBs: "value >= 1"}',
+     ["spec.certification.thresholds", "busBandwidthGBps"]),
+    ("    thresholds: {}", '    thresholds: {busBandwidthGBps: "value + 1"}', ["spec.certification.thresholds"]),
+    ('    schedule: "0 * * * *"  # hourly', '    schedule: "61 * * * *"', ["spec.snapshot.schedule", "minute"]),
+    ('    configmap: "cm://aicr/snapshot"', '    configmap: "cm://Bad/x"', ["spec.snapshot.configmap"]),
+    ("    set: []  # e.g. - gpu-operator:driver.enabled=false", "    set: [nocolon=1]", ["spec.overrides.set[0]"]),
+    ("    mode: monitor", "    mode: panic", ["spec.sentinel.mode"]),
+    ("      - communication/nccl-all-reduce", "      - communication/nope", ["spec.certification.categories[0]"]),
+    ("  name: ", "  name: Not_A_Label  # ", ["metadata.name"]),
+    ("kind: ClusterSpec", "kind: Cluster", ["kind"]),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "fragments"), BAD, ids=[case[2][0] for case in BAD])
+def test_bad_specs_are_refused_with_file_line_and_field(tmp_path: Path, old: str, new: str,
+                                                        fragments: list[str]) -> None:
+    text = EXAMPLES[0].read_text()
+    assert old in text
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace(old, new, 1))
+    with pytest.raises(InvalidInputError) as caught:
+        load_spec(bad)
+    message = str(caught.value)
+    assert message.startswith(f"{bad}:")
+    assert message.split(":")[1].isdigit()
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_bad_cron_in_certification_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    text = EXAMPLES[0].read_text()
+    bad.write_text(text.replace('    # schedule: "0 3 * * 0"', '    schedule: "every day"  #'))
+    with pytest.raises(InvalidInputError, match=r"spec\.certification\.schedule"):
+        load_spec(bad)
+
+
+def test_hostile_spec_files_are_input_errors(tmp_path: Path) -> None:
+    for text in ("[1, 2]", "a: &a [*a]", "apiVersion: x\n" * 2, "{"):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(InvalidInputError):
+            load_spec(bad)
+    with pytest.raises(InvalidInputError, match="cannot read"):
+        load_spec(tmp_path / "missing.yaml")
+
+
+def test_schema_command_lists_clusterspec(cli: Any) -> None:
+    result = cli("schema", "clusterspec")
+    assert result.code == 0
+    schema = json.loads(result.out)
+    assert schema["$id"].endswith("/clusterspec.json")
+    assert schema["title"] == "ClusterSpec"
