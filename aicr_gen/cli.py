@@ -81,6 +81,17 @@ def _build() -> argparse.ArgumentParser:
                       help="bundle deployer: helm, argocd, argocd-helm, flux or helmfile (repeatable; default argocd)")
     _catalog_option(init)
     init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
+
+    policy = commands.add_parser("policy", help="check a ClusterSpec and its recipe against CEL policies")
+    policy_commands = policy.add_subparsers(dest="policy_command", metavar="check", parser_class=_Parser,
+                                            required=True)
+    policy_check = policy_commands.add_parser("check", help="evaluate the shipped and your policies; "
+                                              "exit 1 on an error-severity finding")
+    policy_check.add_argument("spec_file", metavar="SPEC", help="ClusterSpec file")
+    policy_check.add_argument("--policies", action="append", default=[], metavar="DIR",
+                              help="folder of policy files (repeatable; later folders add, a same-named "
+                                   "policy replaces an earlier one, shipped ones included)")
+    policy_check.add_argument("--format", dest="policy_format", choices=("text", "json"), default="text")
     return parser
 
 
@@ -121,6 +132,10 @@ def _run(args: argparse.Namespace) -> int:
 
         return spec.init_command(args.catalog, {dim: getattr(args, dim) for dim in DIMENSIONS}, args.deployer,
                                  args.output, nodes=args.nodes)
+    if args.command == "policy":
+        from aicr_gen.commands.policy import check_command
+
+        return check_command(args.spec_file, args.policies, args.policy_format)
     if args.command == "schema":
         from aicr_gen.commands import schema
 

@@ -1,0 +1,215 @@
+"""Policy files and their evaluation.
+
+A policy file is one YAML document::
+
+    apiVersion: aicr-gen.dev/v1alpha1
+    kind: Policy
+    metadata: {name: my-policy}
+    spec:
+      description: what it enforces
+      severity: error            # or warning (reported, exit code unaffected)
+      target: component          # recipe | spec | component
+      match: "component.type == 'Helm'"   # optional CEL filter (component target: per componentRef)
+      rule: "has(component.version)"      # CEL that must be true
+      path: "recipe.componentRefs[{name}].version"
+      message: "{name} has no version"
+
+Variables: ``recipe`` (the resolved RecipeResult), ``spec`` (the whole ClusterSpec document) and, for the
+``component`` target, ``component`` (one componentRef). ``{field}`` in ``path`` and ``message`` is a scalar
+field of the component (component target) and ``{cluster}`` the spec's metadata.name.
+
+Folders are read in order (the shipped ``policies/`` first); ``*.yaml``/``*.yml`` files sorted by name; a
+policy whose name was seen in an earlier folder replaces it. A rule that fails at run time (a missing
+field, a limit) is a finding of the policy's severity: policies fail closed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aicr_gen.certify.cel import CelCompileError, CelError, CelLimitError, Environment, Program, to_cel
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.yamlio import Document
+
+Target = Literal["recipe", "spec", "component"]
+_VARIABLES: dict[str, tuple[str, ...]] = {
+    "recipe": ("recipe", "spec"),
+    "spec": ("recipe", "spec"),
+    "component": ("component", "recipe", "spec"),
+}
+_DEFAULT_PATH = {"recipe": "recipe", "spec": "spec", "component": "recipe.componentRefs[{name}]"}
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Metadata(_Strict):
+    name: str = Field(pattern=_NAME, max_length=63, description="Policy name: a DNS label")
+
+
+class _Spec(_Strict):
+    description: str = Field("", description="What the policy enforces")
+    severity: Literal["error", "warning"] = Field("error", description="error: exit 1; warning: reported only")
+    target: Target = Field(description="recipe, spec, or component (once per componentRef)")
+    match: str | None = Field(None, description="CEL filter: the rule applies only where it is true")
+    rule: str = Field(min_length=1, description="CEL expression that must be true")
+    path: str | None = Field(None, description="Path template of a finding, e.g. recipe.componentRefs[{name}]")
+    message: str = Field(min_length=1, description="Finding message; {field} is replaced")
+
+
+class _PolicyFile(_Strict):
+    apiVersion: Literal["aicr-gen.dev/v1alpha1"]
+    kind: Literal["Policy"]
+    metadata: _Metadata
+    spec: _Spec
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A compiled policy."""
+
+    name: str
+    source: str
+    description: str
+    severity: str
+    target: str
+    match: Program | None
+    rule: Program
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation: the policy, its severity, where, and why."""
+
+    policy: str
+    severity: str
+    path: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"policy": self.policy, "severity": self.severity, "path": self.path, "message": self.message}
+
+
+def shipped_root() -> Path:
+    """The shipped policies: inside the installed wheel, or ``policies/`` of a source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    packaged = here / "_policies"
+    return packaged if packaged.is_dir() else here.parent / "policies"
+
+
+def _compile(doc: Document, env: Environment, key: str, text: str) -> Program:
+    try:
+        return env.compile(text)
+    except (CelCompileError, CelLimitError, CelError) as err:
+        raise InvalidInputError(f"{doc.where(('spec', key))}: the CEL expression does not compile: {err}") from None
+
+
+def load_policy(path: Path) -> Policy:
+    """Read, validate and compile one policy file; problems are InvalidInputError at ``file:line``."""
+    from aicr_gen.modelcheck import check
+    from aicr_gen.yamlio import MAX_BYTES, load_bytes
+
+    source = str(path)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise InvalidInputError(f"{source}: cannot read the policy ({err.strerror or err})") from None
+    if len(raw) > MAX_BYTES:
+        raise InvalidInputError(f"{source}: larger than {MAX_BYTES} bytes; a policy is a small file")
+    doc = load_bytes(raw, source)
+    parsed = check(doc, _PolicyFile)
+    spec = parsed.spec
+    env = Environment(_VARIABLES[spec.target], libraries=("strings",))
+    match = _compile(doc, env, "match", spec.match) if spec.match is not None else None
+    rule = _compile(doc, env, "rule", spec.rule)
+    return Policy(parsed.metadata.name, source, spec.description, spec.severity, spec.target, match, rule,
+                  spec.path or _DEFAULT_PATH[spec.target], spec.message)
+
+
+def _files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        raise InvalidInputError(f"{folder}: not a folder of policy files")
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml"))
+
+
+def load_policies(folders: list[Path], files: list[Path] | None = None) -> list[Policy]:
+    """Policies of ``folders`` then ``files``, in order; a later policy of the same name replaces an earlier
+    one. Two policies of one name within one folder are an error. Sorted by name."""
+    found: dict[str, Policy] = {}
+    groups: list[list[Path]] = [_files(folder) for folder in folders] + [[f] for f in files or []]
+    for group in groups:
+        seen: dict[str, str] = {}
+        for path in group:
+            policy = load_policy(path)
+            if policy.name in seen:
+                raise InvalidInputError(f"{path}: policy {policy.name!r} is also defined in {seen[policy.name]}; "
+                                        "names are unique within a folder")
+            seen[policy.name] = policy.source
+            found[policy.name] = policy
+    return [found[name] for name in sorted(found)]
+
+
+def _fill(template: str, fields: dict[str, Any]) -> str:
+    def one(found: re.Match[str]) -> str:
+        value = fields.get(found.group(1))
+        if value is None or isinstance(value, (dict, list)):
+            return found.group(0)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return _PLACEHOLDER.sub(one, template)
+
+
+def _holds(program: Program, activation: dict[str, Any]) -> bool | str:
+    """True/False, or the error text when the program fails or is not a bool."""
+    try:
+        value = program.evaluate(activation)
+    except (CelError, CelLimitError) as err:
+        return f"evaluation failed: {err}"
+    if not isinstance(value, bool):
+        return f"evaluation failed: the expression gave a {type(value).__name__}, not a bool"
+    return value
+
+
+def _check(policy: Policy, activation: dict[str, Any], fields: dict[str, Any]) -> Finding | None:
+    if policy.match is not None:
+        matched = _holds(policy.match, activation)
+        if matched is False:
+            return None
+        if isinstance(matched, str):
+            return Finding(policy.name, policy.severity, _fill(policy.path, fields), f"match {matched}")
+    held = _holds(policy.rule, activation)
+    if held is True:
+        return None
+    message = held if isinstance(held, str) else _fill(policy.message, fields)
+    return Finding(policy.name, policy.severity, _fill(policy.path, fields), message)
+
+
+def evaluate(policies: list[Policy], recipe: dict[str, Any], spec: dict[str, Any]) -> list[Finding]:
+    """Every finding of ``policies`` over the resolved ``recipe`` and the ClusterSpec document ``spec``,
+    sorted by policy, path and message."""
+    recipe_cel = to_cel(recipe)
+    spec_cel = to_cel(spec)
+    cluster = str((spec.get("metadata") or {}).get("name", ""))
+    findings: list[Finding] = []
+    for policy in policies:
+        base = {"recipe": recipe_cel, "spec": spec_cel}
+        if policy.target != "component":
+            found = _check(policy, base, {"cluster": cluster})
+            findings += [found] if found else []
+            continue
+        for component in recipe.get("componentRefs") or []:
+            fields = {**component, "cluster": cluster}
+            found = _check(policy, {**base, "component": to_cel(component)}, fields)
+            findings += [found] if found else []
+    return sorted(findings, key=lambda f: (f.policy, f.path, f.message))
