@@ -92,6 +92,10 @@ def _build() -> argparse.ArgumentParser:
                               help="folder of policy files (repeatable; later folders add, a same-named "
                                    "policy replaces an earlier one, shipped ones included)")
     policy_check.add_argument("--format", dest="policy_format", choices=("text", "json"), default="text")
+    lint = commands.add_parser("lint", help="policy check several ClusterSpecs (pre-commit hook)")
+    lint.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files")
+    lint.add_argument("--policies", action="append", default=[], metavar="DIR",
+                      help="folder of policy files (repeatable, as for policy check)")
     return parser
 
 
@@ -136,6 +140,10 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands.policy import check_command
 
         return check_command(args.spec_file, args.policies, args.policy_format)
+    if args.command == "lint":
+        from aicr_gen.commands.lint import lint_command
+
+        return lint_command(args.spec_files, args.policies)
     if args.command == "schema":
         from aicr_gen.commands import schema
 

@@ -1,0 +1,112 @@
+"""The hooks of .pre-commit-hooks.yaml, run for real by ``pre-commit try-repo`` in a consumer repository.
+
+The hook repository is a committed copy of the working tree (try-repo installs the committed state); one
+session-wide PRE_COMMIT_HOME keeps it to a single hook environment install (from PyPI, ~30-60 s).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOK_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "aicr_gen", "overlays", "policies")
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+THRESHOLDS = "    thresholds: {}\n"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("hookrepo")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in HOOK_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=ignore)
+        else:
+            shutil.copy2(source, repo / name)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "hooks")
+    return repo
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def _aicr_gen(*args: str, cwd: Path) -> None:
+    subprocess.run([sys.executable, "-m", "aicr_gen", *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+def _consumer(tmp_path: Path, edit: Callable[[str], str] | None = None) -> Path:
+    repo = tmp_path / "consumer"
+    (repo / "clusters").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    _aicr_gen("spec", "init", "--service", "eks", "--accelerator", "h100", "--intent", "training",
+              "--os", "ubuntu", "-o", "clusters/x.yaml", cwd=repo)
+    spec = repo / "clusters" / "x.yaml"
+    text = spec.read_text()
+    assert THRESHOLDS in text
+    spec.write_text(edit(text) if edit else text.replace(
+        THRESHOLDS, '    thresholds:\n      busBandwidthGBps: "value >= 300"\n'))
+    _git(repo, "add", "-A")
+    return repo
+
+
+def _try_repo(hook_repo: Path, home: Path, consumer: Path, hook: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--all-files", "--verbose"]
+    return subprocess.run(command, cwd=consumer, capture_output=True, text=True, env=env, check=False)
+
+
+def test_hooks_file_is_valid_against_schemastore() -> None:
+    schema = Path("/work/shared/reference/crds/schemastore/pre-commit-hooks.json")
+    if not schema.is_file():
+        pytest.skip("schemastore reference schema not available")
+    command = [sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema),
+               str(ROOT / ".pre-commit-hooks.yaml")]
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_spec_hook_passes_a_good_spec(hook_repo: Path, pre_commit_home: Path, tmp_path: Path) -> None:
+    proc = _try_repo(hook_repo, pre_commit_home, _consumer(tmp_path), "aicr-gen-spec")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Passed" in proc.stdout
+
+
+def test_spec_hook_fails_on_a_policy_finding(hook_repo: Path, pre_commit_home: Path, tmp_path: Path) -> None:
+    proc = _try_repo(hook_repo, pre_commit_home, _consumer(tmp_path, lambda text: text), "aicr-gen-spec")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Failed" in proc.stdout
+    assert "training-needs-thresholds" in proc.stdout
+    assert "clusters/x.yaml" in proc.stdout
+
+
+def test_spec_hook_fails_on_a_typo_with_file_and_line(hook_repo: Path, pre_commit_home: Path,
+                                                     tmp_path: Path) -> None:
+    def typo(text: str) -> str:
+        return text.replace("    postChange: false", "    postChnage: false")
+
+    consumer = _consumer(tmp_path, typo)
+    line = next(n for n, text in enumerate((consumer / "clusters" / "x.yaml").read_text().splitlines(), 1)
+                if "postChnage" in text)
+    proc = _try_repo(hook_repo, pre_commit_home, consumer, "aicr-gen-spec")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "postChnage" in proc.stdout
+    assert f"clusters/x.yaml:{line}" in proc.stdout, proc.stdout
