@@ -26,6 +26,19 @@ def _catalog_option(parser: argparse.ArgumentParser, dest: str = "catalog") -> N
         help="catalog folder laid out like AICR's recipes/ (repeatable, later wins; replaces the embedded one)")
 
 
+def _sync_parser(commands: Any) -> None:
+    sync = commands.add_parser("sync", help="render a ClusterSpec's whole tree and commit it to a Git repository")
+    sync.add_argument("spec_file", metavar="SPEC", help="ClusterSpec file")
+    sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
+    sync.add_argument("--branch", metavar="B", help="commit on branch B (created or updated from HEAD) without "
+                      "touching the checkout, e.g. for a pull request")
+    sync.add_argument("--message", metavar="M", help="commit message (the trailers are added)")
+    sync.add_argument("--check", action="store_true", help="exit 1, listing the stale files, when HEAD differs")
+    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
+    sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
+
+
 def _build() -> argparse.ArgumentParser:
     parser = _Parser(prog="aicr-gen", description="Reproducible, certified and watched GPU Kubernetes clusters, "
                      "through Git: AICR recipes and bundles, NVCRE certification, NVSentinel operation.")
@@ -96,6 +109,7 @@ def _build() -> argparse.ArgumentParser:
     lint.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files")
     lint.add_argument("--policies", action="append", default=[], metavar="DIR",
                       help="folder of policy files (repeatable, as for policy check)")
+    _sync_parser(commands)
     return parser
 
 
@@ -144,6 +158,10 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands.lint import lint_command
 
         return lint_command(args.spec_files, args.policies)
+    if args.command == "sync":
+        from aicr_gen.commands import sync
+
+        return sync.run(args)
     if args.command == "schema":
         from aicr_gen.commands import schema
 

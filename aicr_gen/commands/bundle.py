@@ -119,16 +119,34 @@ def _print_build(bundle: Any, deployer: str) -> None:
         sys.stdout.write(kustomize.build(scratch, "--build").decode())
 
 
+def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deployer: str) -> Any:
+    """The deployment plan of ``recipe`` for ``deployer``: the catalog's values and manifests for its
+    components (values files parsed through the cache), registry aliases, Kustomize builds if needed."""
+    from aicr_gen.catalog.load import read_files
+    from aicr_gen.render.plan import build
+
+    wanted: list[str] = []
+    for ref in recipe["componentRefs"]:
+        wanted.append(f"components/{ref['name']}/values.yaml")
+        wanted += [ref["valuesFile"]] if ref.get("valuesFile") else []
+        wanted += [*ref.get("manifestFiles", []), *ref.get("preManifestFiles", [])]
+    sources = read_files(catalog, wanted)
+    aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
+    values_files = {rel for ref in recipe["componentRefs"]
+                    for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
+                    if rel in sources}
+    return build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
+                 built=_kustomize_builds(recipe, deployer))
+
+
 def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets: list[str], set_jsons: list[str],
                    repo: str | None, folders: list[str], force: bool, build_only: bool = False) -> int:
     """Render and write one bundle (or, with ``build_only``, print what it applies)."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
-    from aicr_gen.catalog.load import read_files
     from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.output import write_bundle
     from aicr_gen.render import render_bundle
-    from aicr_gen.render.plan import build
     from aicr_gen.render.values import parse
 
     if repo is None and deployer in ("argocd", "flux"):
@@ -141,18 +159,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
     overrides += [parse("--set-json", text) for text in set_jsons]
     catalog = open_catalog(folders)
-    wanted: list[str] = []
-    for ref in recipe["componentRefs"]:
-        wanted.append(f"components/{ref['name']}/values.yaml")
-        wanted += [ref["valuesFile"]] if ref.get("valuesFile") else []
-        wanted += [*ref.get("manifestFiles", []), *ref.get("preManifestFiles", [])]
-    sources = read_files(catalog, wanted)
-    aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
-    values_files = {rel for ref in recipe["componentRefs"]
-                    for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
-                    if rel in sources}
-    plan = build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
-                 built=_kustomize_builds(recipe, deployer))
+    plan = plan_for(recipe, catalog, overrides, deployer)
     rendered = render_bundle(plan, deployer, options)
     if output is None:
         _print_build(rendered, deployer)
