@@ -13,8 +13,8 @@ import sys
 
 def run(args: argparse.Namespace) -> int:
     from aicr_gen.certify import bisect, nvcre_status
-    from aicr_gen.commands.report import read_input
     from aicr_gen.errors import InvalidInputError
+    from aicr_gen.inputs import read_input
     from aicr_gen.output import write_bundle
 
     if args.min_group_size < 1:

@@ -7,33 +7,13 @@ violated ``--threshold``, a diagnostic that did not run), 2 when the input is in
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import MAX_BYTES
+from aicr_gen.inputs import read_input
 
 if TYPE_CHECKING:
     from aicr_gen.certify.report_model import Report
-
-
-def read_input(path: str, flag: str) -> bytes:
-    """The bytes of ``path`` (``-``: standard input), bounded like every other input."""
-    if path == "-":
-        data = sys.stdin.buffer.read(MAX_BYTES + 1)
-    else:
-        file = Path(path)
-        try:
-            if file.is_dir():
-                raise InvalidInputError(f"{flag} {path}: is a folder; give a file")
-            with file.open("rb") as handle:
-                data = handle.read(MAX_BYTES + 1)
-        except OSError as err:
-            raise InvalidInputError(f"{flag} {path}: cannot read: {err.strerror or err}") from None
-    if len(data) > MAX_BYTES:
-        raise InvalidInputError(f"{path}:1: file is over the {MAX_BYTES} byte limit; split it")
-    return data
 
 
 def parse_thresholds(given: list[str]) -> dict[str, str]:

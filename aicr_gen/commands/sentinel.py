@@ -3,29 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import stat
-from pathlib import Path
 
 from aicr_gen.errors import OK, InvalidInputError
-
-
-def read_input(path: str, flag: str) -> bytes:
-    """Bytes of the regular file ``path`` given with ``flag``; a clear error when it is missing or too big."""
-    from aicr_gen.yamlio import MAX_BYTES
-
-    file = Path(path)
-    try:
-        info = file.stat()
-    except OSError as err:
-        raise InvalidInputError(f"{flag} {path}: cannot read: {err.strerror or err}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise InvalidInputError(f"{flag} {path}: not a regular file; give a YAML file")
-    if info.st_size > MAX_BYTES:
-        raise InvalidInputError(f"{flag} {path}:1: file is {info.st_size} bytes, over the {MAX_BYTES} byte limit")
-    try:
-        return file.read_bytes()
-    except OSError as err:
-        raise InvalidInputError(f"{flag} {path}: cannot read: {err.strerror or err}") from None
+from aicr_gen.inputs import read_input
 
 
 def run(args: argparse.Namespace) -> int:

@@ -77,7 +77,7 @@ def _sentinel(cluster: ClusterSpec, base: Path) -> bytes:
     assert spec is not None
     rules: list[dict[str, Any]] = []
     if spec.rules is not None:
-        from aicr_gen.commands.sentinel import read_input
+        from aicr_gen.inputs import read_input
 
         source = str(base / spec.rules)
         rules = sentinel.parse_rules(load_text(decode(read_input(source, "spec.sentinel.rules"), source), source))

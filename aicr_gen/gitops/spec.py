@@ -246,17 +246,11 @@ def parse_spec(doc: Document) -> ClusterSpec:
 
 def load_spec(path: str | FilePath) -> ClusterSpec:
     """Read and validate a ClusterSpec file; any problem is an ``InvalidInputError`` at ``file:line``."""
-    from aicr_gen.yamlio import MAX_BYTES, load_bytes
+    from aicr_gen.inputs import read_input
+    from aicr_gen.yamlio import load_bytes
 
     source = str(path)
-    try:
-        with FilePath(source).open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as err:
-        raise InvalidInputError(f"{source}: cannot read the ClusterSpec ({err.strerror or err})") from None
-    if len(raw) > MAX_BYTES:
-        raise InvalidInputError(f"{source}: larger than {MAX_BYTES} bytes; a ClusterSpec is a small file")
-    return parse_spec(load_bytes(raw, source))
+    return parse_spec(load_bytes(read_input(source, "ClusterSpec"), source))
 
 
 def criteria_values(cluster: ClusterSpec) -> dict[str, str | None]:

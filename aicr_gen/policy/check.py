@@ -116,18 +116,12 @@ def _compile(doc: Document, env: Environment, key: str, text: str) -> Program:
 
 def load_policy(path: Path) -> Policy:
     """Read, validate and compile one policy file; problems are InvalidInputError at ``file:line``."""
+    from aicr_gen.inputs import read_input
     from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import MAX_BYTES, load_bytes
+    from aicr_gen.yamlio import load_bytes
 
     source = str(path)
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as err:
-        raise InvalidInputError(f"{source}: cannot read the policy ({err.strerror or err})") from None
-    if len(raw) > MAX_BYTES:
-        raise InvalidInputError(f"{source}: larger than {MAX_BYTES} bytes; a policy is a small file")
-    doc = load_bytes(raw, source)
+    doc = load_bytes(read_input(source, "policy"), source)
     parsed = check(doc, _PolicyFile)
     spec = parsed.spec
     env = Environment(_VARIABLES[spec.target], libraries=("strings",))

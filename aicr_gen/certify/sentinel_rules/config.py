@@ -25,8 +25,9 @@ from aicr_gen.certify.sentinel_rules.model import (
     RuleSet,
     Taint,
 )
-from aicr_gen.certify.sentinel_rules.source import _expect_type, _get, _parse_file, _read, _Source
+from aicr_gen.certify.sentinel_rules.source import _expect_type, _get, _parse_file, _Source
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.inputs import read_input
 from aicr_gen.yamlio import Path, decode, load_bytes
 
 
@@ -88,7 +89,7 @@ def load_config(path: str, now: _dt.datetime | None = None) -> RuleConfig:
     subchart), fault-quarantine's ConfigMap or config.toml, or a ValidationConfiguration; every expression
     compiled. InvalidInputError names every rule that does not compile."""
     file = FilePath(path)
-    raw = _read(file, "--values")
+    raw = read_input(str(file), "--values")
     if path.endswith(".toml"):
         found = _locate_toml(decode(raw, path), path, "")
     elif path.endswith(".json"):

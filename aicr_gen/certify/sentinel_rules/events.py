@@ -13,12 +13,12 @@ from aicr_gen.certify.sentinel_rules.source import (
     _describe,
     _files,
     _parse_file,
-    _read,
     _Source,
     _suggest,
     _under,
 )
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.inputs import read_input
 from aicr_gen.yamlio import Path
 
 
@@ -30,7 +30,7 @@ def load_events(path: str) -> tuple[list[Event], list[str]]:
     root = FilePath(path)
     files = _files(root, "--events")
     for name, file in files:
-        source = _parse_file(_read(file, "--events"), str(file))
+        source = _parse_file(read_input(str(file), "--events"), str(file))
         if _is_other_object(source.data):
             message = (f"{file}: a {source.data.get('kind')}, not a HealthEvent"
                        + ("; skipped" if len(files) > 1 else ""))

@@ -8,8 +8,9 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from aicr_gen.certify.sentinel_rules.model import Outcome, Taint
-from aicr_gen.certify.sentinel_rules.source import _expect_type, _parse_file, _read, _Source, _suggest
+from aicr_gen.certify.sentinel_rules.source import _expect_type, _parse_file, _Source, _suggest
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.inputs import read_input
 from aicr_gen.yamlio import Path
 
 _EXPECT_KEYS = ("node", "matched", "cordon", "taints", "labels", "skipped", "validation")
@@ -18,7 +19,7 @@ _EXPECT_KEYS = ("node", "matched", "cordon", "taints", "labels", "skipped", "val
 def load_expectations(path: str) -> dict[str, dict[str, Any]]:
     """Expected outcomes by event name: a mapping ``event name -> {matched, cordon, taints, labels, ...}``
     (any subset of keys), or a list shaped like ``--format json`` output."""
-    source = _parse_file(_read(FilePath(path), "--expect"), path)
+    source = _parse_file(read_input(str(FilePath(path)), "--expect"), path)
     data = source.data
     entries: list[tuple[Path, str, Any]]
     if isinstance(data, list):

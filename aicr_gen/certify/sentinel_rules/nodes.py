@@ -7,8 +7,9 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from aicr_gen.certify.cel import to_cel
-from aicr_gen.certify.sentinel_rules.source import _describe, _files, _get, _parse_file, _read, _Source
+from aicr_gen.certify.sentinel_rules.source import _describe, _files, _get, _parse_file, _Source
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.inputs import read_input
 from aicr_gen.yamlio import Path
 
 
@@ -19,7 +20,7 @@ def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:
         return {}
     nodes: dict[str, dict[str, Any]] = {}
     for _name, file in _files(FilePath(path), "--nodes"):
-        source = _parse_file(_read(file, "--nodes"), str(file))
+        source = _parse_file(read_input(str(file), "--nodes"), str(file))
         data = source.data
         items: list[tuple[Path, Any]]
         if isinstance(data, list):

@@ -40,17 +40,6 @@ class _Source:
         return f"{self.name}: {self.prefix}{format_path(path)}"
 
 
-def _read(path: FilePath, label: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InvalidInputError(f"{label} {path}: no such file") from None
-    except IsADirectoryError:
-        raise InvalidInputError(f"{label} {path}: a folder; give a file") from None
-    except OSError as err:
-        raise InvalidInputError(f"{label} {path}: cannot read: {err.strerror or err}") from None
-
-
 def _no_duplicates(name: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
