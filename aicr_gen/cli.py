@@ -28,13 +28,15 @@ def _catalog_option(parser: argparse.ArgumentParser, dest: str = "catalog") -> N
 
 def _sync_parser(commands: Any) -> None:
     sync = commands.add_parser("sync", help="render a ClusterSpec's whole tree and commit it to a Git repository")
-    sync.add_argument("spec_file", metavar="SPEC", help="ClusterSpec file")
+    sync.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec file (several only with --check)")
     sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
     sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
     sync.add_argument("--branch", metavar="B", help="commit on branch B (created or updated from HEAD) without "
                       "touching the checkout, e.g. for a pull request")
     sync.add_argument("--message", metavar="M", help="commit message (the trailers are added)")
     sync.add_argument("--check", action="store_true", help="exit 1, listing the stale files, when HEAD differs")
+    sync.add_argument("--staged", action="store_true", help="with --check: compare with the index (what is about "
+                      "to be committed, as in a pre-commit hook) instead of HEAD")
     sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
     sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
 

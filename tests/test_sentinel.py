@@ -379,34 +379,6 @@ def test_emitted_values_with_a_wrong_switch_are_refused() -> None:
     assert not schema_validator().is_valid(orphan)
 
 
-# --------------------------------------------------------------------- merge into the component values
-
-
-def test_merge_into_component_keeps_rule_sets_complete() -> None:
-    component = yaml.safe_load(COMPONENT_VALUES.read_text(encoding="utf-8"))
-    component["fault-quarantine"]["ruleSets"] = [{"name": "stale", "match": {}, "cordon": {}}]
-    before = copy.deepcopy(component)
-    ours = sentinel.values("quarantine", breaker=sentinel.Breaker(percentage=5), lifecycle=True)
-    ours_before = copy.deepcopy(ours)
-
-    merged = sentinel.merge_into_component(component, ours)
-
-    assert (component, ours) == (before, ours_before)  # inputs untouched
-    assert merged["fault-quarantine"]["ruleSets"] == ours["fault-quarantine"]["ruleSets"]
-    assert merged["fault-quarantine"]["circuitBreaker"] == {"enabled": True, "percentage": 5, "duration": "5m"}
-    assert merged["global"]["dryRun"] is False  # ours wins over the component's true
-    assert merged["global"]["tolerations"] == component["global"]["tolerations"]  # theirs kept
-    assert merged["global"]["gpuHealthMonitor"] == {"enabled": True}
-    assert list(merged)[:len(component)] == list(component)
-    assert merged["lifecycle-manager"] == ours["lifecycle-manager"]
-
-
-def test_merge_into_component_refuses_values_that_are_not_ours() -> None:
-    partial = {"global": {"dryRun": True}, "fault-quarantine": {"ruleSets": []}}
-    with pytest.raises(InvalidInputError, match="required field is missing"):
-        sentinel.merge_into_component({}, partial)
-
-
 # ------------------------------------------------------------------------------- output and templates
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -117,6 +119,7 @@ def test_change_summarised_and_removed_files_deleted(spec: Path, repo: Path) -> 
     first = head(repo)
     data = yaml.safe_load(spec.read_text())
     data["spec"]["sentinel"]["mode"] = "quarantine"
+    data["spec"]["sentinel"]["breaker"] = {"percentage": 10}
     del data["spec"]["certification"]
     spec.write_text(yaml.safe_dump(data))
     assert sync(spec, repo) == 0
@@ -188,3 +191,170 @@ def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pyte
 def test_not_a_repo(spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert sync(spec, tmp_path / "nowhere") == 2
     assert "not a Git repository" in capsys.readouterr().err
+
+
+def edit(spec: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    data = yaml.safe_load(spec.read_text())
+    change(data)
+    spec.write_text(yaml.safe_dump(data))
+
+
+def test_failure_mid_render_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_gen import render
+
+    assert sync(spec, repo) == 0
+    edit(spec, lambda data: data["spec"].update(deployers=["argocd", "flux"]))
+    before = state(repo)
+    real = render.render_bundle
+
+    def second_fails(plan: Any, deployer: str, options: Any) -> Any:
+        if deployer == "flux":
+            raise RuntimeError("injected while rendering flux")
+        return real(plan, deployer, options)
+
+    monkeypatch.setattr(render, "render_bundle", second_fails)
+    assert sync(spec, repo) == 2
+    assert state(repo) == before
+
+
+# ----------------------------------------------------------------------------------------- hostile input
+
+
+def test_path_option_escaping_the_repo_is_refused(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = state(repo)
+    for bad in ("../x", "/etc/x", "clusters/../../x", ".git/hooks", "a//b"):
+        assert sync(spec, repo, "--path", bad) == 2, bad
+        err = capsys.readouterr().err
+        assert err.startswith("aicr-gen: error:") and "Traceback" not in err and bad.split("/")[0] in err
+    assert state(repo) == before
+    assert not (repo.parent / "x").exists()
+
+
+def test_spec_path_escaping_the_repo_is_refused(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    edit(spec, lambda data: data["spec"]["repo"].update(path="../outside"))
+    before = state(repo)
+    assert sync(spec, repo) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:" in err and "spec.repo.path" in err and "'..'" in err
+    assert state(repo) == before and not (repo.parent / "outside").exists()
+
+
+@pytest.mark.parametrize("where", ["worktree", "committed"])
+def test_symlinked_managed_path_is_refused(spec: Path, repo: Path, tmp_path: Path, where: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "clusters").symlink_to(outside)
+    if where == "committed":
+        git(repo, "add", "clusters")
+        git(repo, "commit", "-q", "-m", "a link")
+    before = state(repo)
+    assert sync(spec, repo) == 2
+    assert "clusters is a symlink" in capsys.readouterr().err
+    assert state(repo) == before
+    assert list(outside.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------------------- policies, pins
+
+
+def test_policy_error_refuses_the_sync(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    edit(spec, lambda data: data["spec"]["sentinel"].update(mode="quarantine"))  # no breaker: not opted in
+    before = state(repo)
+    assert sync(spec, repo) == 1
+    err = capsys.readouterr().err
+    assert "1 policy error(s); nothing was committed" in err
+    assert "sentinel-monitor-unless-opted-in spec.sentinel.mode" in err
+    assert state(repo) == before
+
+
+def test_user_policy_from_the_spec_is_enforced(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (spec.parent / "no-dynamo.yaml").write_text(
+        "apiVersion: aicr-gen.dev/v1alpha1\nkind: Policy\nmetadata:\n  name: no-dynamo\nspec:\n"
+        "  description: no dynamo here\n  severity: error\n  target: component\n"
+        "  rule: component.name != 'dynamo-platform'\n  path: componentRefs.{name}\n"
+        "  message: dynamo is not allowed on this cluster\n")
+    edit(spec, lambda data: data["spec"].update(policies=["no-dynamo.yaml"]))
+    assert sync(spec, repo) == 1
+    assert "no-dynamo" in capsys.readouterr().err
+
+
+def test_version_pin_is_committed_and_summarised(spec: Path, repo: Path) -> None:
+    assert sync(spec, repo) == 0
+    old = {ref["name"]: ref["version"] for ref in
+           yaml.safe_load((repo / MANAGED / "recipe.yaml").read_text())["componentRefs"]}
+    edit(spec, lambda data: data["spec"].update(versions={"gpu-operator": "v99.1.0"}))
+    assert sync(spec, repo) == 0
+    body = git(repo, "log", "-1", "--format=%B")
+    assert f"- bumped gpu-operator {old['gpu-operator']} -> v99.1.0" in body
+    application = (repo / MANAGED / "argocd" / "012-gpu-operator" / "application.yaml").read_text()
+    assert 'targetRevision: "99.1.0"' in application
+
+
+def test_version_pin_of_an_unknown_component_is_refused(spec: Path, repo: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    edit(spec, lambda data: data["spec"].update(versions={"gpu-operatr": "v1.0.0"}))
+    assert sync(spec, repo) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}:" in err and "spec.versions.gpu-operatr" in err and "gpu-operator" in err
+
+
+# ----------------------------------------------------------------------------------------- check modes
+
+
+def test_check_staged_compares_with_the_index(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert sync(spec, repo) == 0
+    assert sync(spec, repo, "--check", "--staged") == 0
+    target = repo / MANAGED / "recipe.yaml"
+    target.write_text(target.read_text() + "# edited\n")
+    assert sync(spec, repo, "--check", "--staged") == 0  # not staged yet
+    git(repo, "add", str(target))
+    capsys.readouterr()
+    assert sync(spec, repo, "--check", "--staged") == 1
+    assert f"stale   {MANAGED}/recipe.yaml" in capsys.readouterr().err
+    assert sync(spec, repo, "--check") == 0  # HEAD is still right
+
+
+def test_check_several_specs(spec: Path, repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text((ROOT / "examples" / "gke-h100-training-kubeflow.yaml").read_text())
+    assert sync(spec, repo) == 0
+    capsys.readouterr()
+    assert main(["sync", str(spec), str(other), "--repo", str(repo), "--check"]) == 1
+    captured = capsys.readouterr()
+    assert f"{MANAGED} is up to date" in captured.out
+    assert "clusters/h100-gke-cos-training-kubeflow is not up to date" in captured.err
+    assert sync(other, repo) == 0
+    assert main(["sync", str(spec), str(other), "--repo", str(repo), "--check"]) == 0
+
+
+@pytest.mark.parametrize(("extra", "message"), [(("--staged",), "--staged compares with the index"),
+                                                (("SECOND",), "a sync commits one spec"),
+                                                (("SECOND", "--check", "--path", "x"), "--path names the folder")])
+def test_usage_errors(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str], extra: tuple[str, ...],
+                      message: str) -> None:
+    args = [str(spec) if item == "SECOND" else item for item in extra]
+    assert main(["sync", str(spec), *args, "--repo", str(repo)]) == 2
+    assert message in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------- push
+
+
+def test_push_sends_the_branch_to_origin(spec: Path, repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "main")
+    assert sync(spec, repo, "--branch", "aicr/pr", "--push") == 0
+    assert git(remote, "rev-parse", "aicr/pr").strip() == git(repo, "rev-parse", "aicr/pr").strip()
+    assert sync(spec, repo, "--push") == 0
+    assert git(remote, "rev-parse", "main").strip() == head(repo)
+
+
+def test_without_push_nothing_leaves(spec: Path, repo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    assert sync(spec, repo, "--branch", "aicr/pr") == 0
+    assert git(remote, "for-each-ref").strip() == ""

@@ -26,7 +26,6 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.resolve.merge import deep_merge
 from aicr_gen.yamlio import Document, Path, format_path, load_text, shorten
 
 DATA = FilePath(__file__).resolve().parent / "data"
@@ -359,15 +358,6 @@ def _check_known_tests(doc: Document, wanted: Sequence[str], tests: Mapping[str,
             known = ", ".join(sorted(tests)) or "none: the lifecycle manager is off"
             raise InvalidInputError(f"{_where(doc, (*path, index))}: test {name!r} is not in "
                                     f"lifecycle-manager.config.tests ({known})")
-
-
-def merge_into_component(component_values: Mapping[str, Any], sentinel_values: Mapping[str, Any]) -> dict[str, Any]:
-    """``component_values`` (the nvsentinel component's values) with ``sentinel_values`` (ours, checked
-    first) deep-merged over them: mappings merge key by key, everything else, lists included, is replaced
-    whole, exactly as Helm layers values files, so ``ruleSets`` stays the complete list we emitted.
-    Neither input is modified; key order is the component's, new keys after."""
-    check_values(Document("<sentinel values>", copy.deepcopy(dict(sentinel_values))))
-    return deep_merge(component_values, sentinel_values)
 
 
 # ------------------------------------------------------------------------------- schema checking

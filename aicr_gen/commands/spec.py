@@ -53,6 +53,8 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
         f"    url: {_q('https://github.com/example/gitops.git')}  # replace with your repository",
         f"    path: {_q('clusters/' + name)}  # relative POSIX path, no '..'",
         "    branch: main",
+        "  # Component version pins over the catalog's (component: chart version).",
+        "  versions: {}  # e.g. gpu-operator: v26.3.3",
         "  # Component value overrides, as `aicr-gen bundle --set/--set-json`.",
         "  overrides:",
         "    set: []  # e.g. - gpu-operator:driver.enabled=false",

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from aicr_gen.errors import OK, FindingsError
+from aicr_gen.errors import OK, FindingsError, InvalidInputError
 
 
 def _versions(recipe: Mapping[str, Any]) -> dict[str, str]:
@@ -35,7 +35,6 @@ def _old_recipe(repo: Any, path: str) -> dict[str, Any]:
 def message(name: str, path: str, *, old_recipe: Mapping[str, Any], new_recipe: Mapping[str, Any],
             changed: list[str], recipe_bytes: bytes) -> str:
     """The commit message: a summary line, what changed for a reviewer, then the trailers."""
-    from aicr_gen import __version__
 
     old, new = _versions(old_recipe), _versions(new_recipe)
     body: list[str] = []
@@ -59,9 +58,53 @@ def message(name: str, path: str, *, old_recipe: Mapping[str, Any], new_recipe: 
     sections += ["", *[f"  {line}" for line in changed[:50]]]
     if len(files) > 50:
         sections.append(f"  ... and {len(files) - 50} more")
-    digest = hashlib.sha256(recipe_bytes).hexdigest()
-    trailers = [f"Aicr-Gen-Recipe-Digest: sha256:{digest}", f"Aicr-Gen-Version: {__version__}"]
-    return "\n".join([f"aicr-gen: sync {name}", "", *sections, "", *trailers]) + "\n"
+    return "\n".join([f"aicr-gen: sync {name}", "", *sections, "", *trailers(recipe_bytes)]) + "\n"
+
+
+def trailers(recipe_bytes: bytes) -> list[str]:
+    """The commit trailers: the recipe's digest and the aicr-gen version that rendered it."""
+    from aicr_gen import __version__
+
+    return [f"Aicr-Gen-Recipe-Digest: sha256:{hashlib.sha256(recipe_bytes).hexdigest()}",
+            f"Aicr-Gen-Version: {__version__}"]
+
+
+def _policy_errors(cluster: Any, base: Path, recipe: dict[str, Any], spec_file: str) -> None:
+    """Refuse to sync a spec its policies reject (the shipped ones and spec.policies), listing the errors."""
+    from aicr_gen.commands.policy import findings_for
+
+    _policies, findings = findings_for(cluster, base, [], recipe)
+    errors = [f"  {f.policy} {f.path}: {f.message}" for f in findings if f.severity == "error"]
+    if errors:
+        raise FindingsError(f"{spec_file}: {len(errors)} policy error(s); nothing was committed "
+                            "(fix the spec, see 'aicr-gen policy check'):\n" + "\n".join(errors))
+
+
+def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bool) -> int:
+    """Compare each spec's rendered tree with HEAD (or the index); exit 1 listing every stale file."""
+    from aicr_gen.gitops import sync
+    from aicr_gen.gitops.render_tree import managed_path, render_tree
+    from aicr_gen.gitops.spec import load_spec
+
+    against = "the index" if staged else "HEAD"
+    if not staged:
+        sync._head(repo)
+    problems: list[str] = []
+    for spec_file in spec_files:
+        cluster = load_spec(spec_file)
+        path = managed_path(cluster, path_option)
+        tree = render_tree(cluster, Path(spec_file).resolve().parent, path)
+        have = sync.indexed(repo, path) if staged else sync.committed(repo, "HEAD", path)
+        found = sync.stale(have, tree, path)
+        if found:
+            problems.append(f"{path} is not up to date with {spec_file} in {against} "
+                            f"(run 'aicr-gen sync {spec_file} --repo {repo.working_tree_dir}'):")
+            problems += [f"  {line}" for line in found]
+        else:
+            sys.stdout.write(f"aicr-gen: {path} is up to date with {spec_file} in {against}\n")
+    if problems:
+        raise FindingsError("\n".join(problems))
+    return OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,28 +113,30 @@ def run(args: argparse.Namespace) -> int:
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
 
-    cluster = load_spec(args.spec_file)
-    base = Path(args.spec_file).resolve().parent
+    specs: list[str] = args.spec_files
+    if args.staged and not args.check:
+        raise InvalidInputError("--staged compares with the index and needs --check; add --check")
+    if len(specs) > 1 and not args.check:
+        raise InvalidInputError(f"{len(specs)} SPEC files given: a sync commits one spec; sync them one at a "
+                                "time (several are allowed with --check)")
+    if len(specs) > 1 and args.path:
+        raise InvalidInputError("--path names the folder of one spec; give one SPEC with --path")
+    repo = sync.open_repo(args.repo)
+    if args.check:
+        return _check(repo, specs, args.path, args.staged)
+    spec_file = specs[0]
+    cluster = load_spec(spec_file)
+    base = Path(spec_file).resolve().parent
     path = managed_path(cluster, args.path)
     recipe = resolve_spec(cluster, base)
-    repo = sync.open_repo(args.repo)
+    _policy_errors(cluster, base, recipe, spec_file)
     tree = render_tree(cluster, base, path, recipe)
-    if args.check:
-        sync._head(repo)
-        problems = sync.stale(repo, tree, path)
-        if problems:
-            raise FindingsError(f"{path} is not up to date with {args.spec_file} (run 'aicr-gen sync'):\n"
-                                + "\n".join(f"  {line}" for line in problems))
-        sys.stdout.write(f"aicr-gen: {path} is up to date\n")
-        return OK
-    changed = sync.stale(repo, tree, path)
-    text = args.message or message(cluster.metadata.name, path, old_recipe=_old_recipe(repo, path),
-                                   new_recipe=recipe, changed=changed, recipe_bytes=tree["recipe.yaml"])
+    changed = sync.stale(sync.committed(repo, sync._head(repo), path), tree, path)
     if args.message:
-        from aicr_gen import __version__
-
-        digest = hashlib.sha256(tree["recipe.yaml"]).hexdigest()
-        text = f"{args.message.rstrip()}\n\nAicr-Gen-Recipe-Digest: sha256:{digest}\nAicr-Gen-Version: {__version__}\n"
+        text = "\n".join([args.message.rstrip(), "", *trailers(tree["recipe.yaml"])]) + "\n"
+    else:
+        text = message(cluster.metadata.name, path, old_recipe=_old_recipe(repo, path), new_recipe=recipe,
+                       changed=changed, recipe_bytes=tree["recipe.yaml"])
     result = sync.sync(repo, tree, path, text, branch=args.branch, force=args.force, push=args.push)
     if result.commit is None:
         sys.stdout.write(f"aicr-gen: {path} is up to date on {result.ref}; nothing to commit\n")

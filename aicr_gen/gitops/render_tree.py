@@ -4,13 +4,13 @@ Pure apart from reading the catalog (and a sentinel rules file): no Git, no writ
 the managed path in the repository)::
 
     recipe.yaml                 the resolved recipe (its sha256 is the commit's recipe digest)
-    <deployer>/...              one bundle per deployer in spec.deployers (with its own checksums.txt)
+    <deployer>/...              one bundle per deployer in spec.deployers (with its own checksums.txt); with
+                                spec.sentinel, its NVSentinel values are merged into the nvsentinel component
     certification/...           NVCRE Certification (+ CronJob / post-change jobs), when categories are set
-    sentinel/values.yaml        NVSentinel values, when spec.sentinel is set
+    sentinel/values.yaml        the NVSentinel values alone (for review and ``aicr-gen rules test``)
+    validation/...              a ValidationRequest template, when spec.sentinel.lifecycle is on
+    snapshot-agent/...          the snapshot agent CronJob and its RBAC, when spec.snapshot is set
     checksums.txt               sha256 of every other file of the tree
-
-Not yet merged: the sentinel values are written beside the bundles, not merged into the nvsentinel
-component's values; ValidationRequest templates and the snapshot agent CronJob are not rendered.
 """
 
 from __future__ import annotations
@@ -18,30 +18,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.spec import ClusterSpec, resolve_spec
 from aicr_gen.render.bundle import Bundle
 
 CERT_NAME = "gpu-certification"
 CERT_NAMESPACE = "nvcre-system"
 DEFAULT_SELECTOR = {"nvidia.com/gpu.present": "true"}  # spec.certification.nodeSelector empty: every GPU node
+SENTINEL_COMPONENT = "nvsentinel"
+TEMPLATE_NODE = "node-name"  # the placeholder of the ValidationRequest template
 
 
 def managed_path(cluster: ClusterSpec, override: str | None = None) -> str:
-    """The folder the tree lives in: ``--path``, else spec.repo.path, else ``clusters/<name>``."""
+    """The folder the tree lives in: ``--path``, else spec.repo.path (required by the schema)."""
     from aicr_gen.render.bundle import check_path
 
-    path = (override or cluster.spec.repo.path or f"clusters/{cluster.metadata.name}").strip("/")
-    return check_path(path)
+    path = override if override is not None else cluster.spec.repo.path
+    where = "--path" if override is not None else cluster.where(("spec", "repo", "path"))
+    try:
+        return check_path(path.removesuffix("/"))
+    except InvalidInputError:
+        raise InvalidInputError(f"{where} {path!r}: give a relative folder inside the repository, without '..', "
+                                "'.', empty parts or a leading '/' (e.g. clusters/prod)") from None
 
 
-def _plan(cluster: ClusterSpec, recipe: dict[str, Any], deployer: str) -> Any:
-    """The deployment plan of ``recipe`` for ``deployer``, as ``aicr-gen bundle`` builds it."""
+def _plan(cluster: ClusterSpec, recipe: dict[str, Any], deployer: str, sentinel: dict[str, Any] | None) -> Any:
+    """The deployment plan of ``recipe`` for ``deployer``, as ``aicr-gen bundle`` builds it: the NVSentinel
+    values (if any) deep-merged over the nvsentinel component's as Helm layers values files, then the
+    spec's overrides."""
     from aicr_gen.commands.bundle import plan_for
     from aicr_gen.commands.recipe import open_catalog
-    from aicr_gen.render.values import parse
+    from aicr_gen.render.values import Override, parse
 
     overrides = cluster.spec.overrides
-    parsed = [parse("--set", text) for text in (overrides.set if overrides else [])]
+    parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
+    parsed += [parse("--set", text) for text in (overrides.set if overrides else [])]
     parsed += [parse("--set-json", text) for text in (overrides.setJson if overrides else [])]
     return plan_for(recipe, open_catalog(list(cluster.spec.catalogs)), parsed, deployer)
 
@@ -69,9 +80,11 @@ def _certification(cluster: ClusterSpec) -> Bundle:
     return cron.render(cert, schedule=cert_spec.schedule, post_change=cert_spec.postChange).with_checksums()
 
 
-def _sentinel(cluster: ClusterSpec, base: Path) -> bytes:
+def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[str, Any]:
+    """NVSentinel values of spec.sentinel; the recipe must carry an enabled nvsentinel component for them."""
     from aicr_gen.certify import sentinel
-    from aicr_gen.yamlio import decode, dump, load_text
+    from aicr_gen.resolve.refs import is_enabled
+    from aicr_gen.yamlio import decode, load_text
 
     spec = cluster.spec.sentinel
     assert spec is not None
@@ -85,9 +98,44 @@ def _sentinel(cluster: ClusterSpec, base: Path) -> bytes:
     breaker = sentinel.Breaker(percentage=found.percentage if found else None,
                                duration=found.duration if found else None,
                                max_nodes=found.maxNodes if found else None)
-    values = sentinel.values(spec.mode, rules=rules, breaker=breaker, lifecycle=spec.lifecycle,
-                             validation=spec.validation, dry_run=spec.dryRun)
-    return dump(values).encode()
+    if not any(ref.get("name") == SENTINEL_COMPONENT and is_enabled(ref) for ref in recipe.get("componentRefs", [])):
+        raise InvalidInputError(f"{cluster.where(('spec', 'sentinel'))}: the recipe has no enabled "
+                                f"{SENTINEL_COMPONENT} component to carry these values; use a catalog that "
+                                "includes it or drop spec.sentinel")
+    return sentinel.values(spec.mode, rules=rules, breaker=breaker, lifecycle=spec.lifecycle,
+                           validation=spec.validation, dry_run=spec.dryRun)
+
+
+def _validation(values: dict[str, Any]) -> Bundle:
+    """A ValidationRequest template for the lifecycle manager's default tests (``kubectl create`` it with
+    the node names filled in, or use ``aicr-gen validation-request``)."""
+    from aicr_gen.certify import validation_request
+    from aicr_gen.yamlio import Document, dump
+
+    lifecycle = validation_request.lifecycle_tests(Document("spec.sentinel", values))
+    request = validation_request.build([TEMPLATE_NODE], name=f"{TEMPLATE_NODE}-validation", lifecycle=lifecycle)
+    readme = "\n".join([
+        "# ValidationRequest template", "",
+        f"`validation-request.yaml` asks NVSentinel's lifecycle manager to run its default tests "
+        f"({', '.join(lifecycle.default_tests) or 'none'}) on a node and lift its scheduling gate when they pass.",
+        f"Replace `{TEMPLATE_NODE}` (in the node list and the name) and create it; its spec is immutable, so delete "
+        "a finished request before asking again for the same node:", "",
+        "```bash",
+        f"sed 's/{TEMPLATE_NODE}/NODE/g' validation-request.yaml | kubectl create -f -",
+        "aicr-gen validation-request --node NODE --values ../sentinel/values.yaml  # named, checked, any tests",
+        "```", ""])
+    return Bundle({"validation-request.yaml": ("# Generated by aicr-gen\n" + dump(request)).encode(),
+                   "README.md": readme.encode()}).with_checksums()
+
+
+def _snapshot_agent(cluster: ClusterSpec) -> Bundle:
+    from aicr_gen.drift.agent import agent_bundle
+    from aicr_gen.drift.snapshot import parse_cm_source
+
+    spec = cluster.spec.snapshot
+    assert spec is not None
+    namespace, name = parse_cm_source(spec.configmap)
+    return agent_bundle(namespace, name, spec.schedule)
 
 
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
@@ -100,12 +148,18 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     folder = managed_path(cluster, path)
     resolved = recipe if recipe is not None else resolve_spec(cluster, base)
     tree = Bundle({"recipe.yaml": dump(resolved).encode()})
+    sentinel = None if cluster.spec.sentinel is None else _sentinel(cluster, base, resolved)
     for deployer in cluster.spec.deployers:
         options = _options([f"deployer:targetRevision={cluster.spec.repo.branch}",
                             f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url)
-        tree = tree.merge(render_bundle(_plan(cluster, resolved, deployer), deployer, options).under(deployer))
+        plan = _plan(cluster, resolved, deployer, sentinel)
+        tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))
     if cluster.spec.certification is not None and cluster.spec.certification.categories:
         tree = tree.merge(_certification(cluster).under("certification"))
-    if cluster.spec.sentinel is not None:
-        tree = tree.merge({"sentinel/values.yaml": _sentinel(cluster, base)})
+    if sentinel is not None:
+        tree = tree.merge({"sentinel/values.yaml": dump(sentinel).encode()})
+        if cluster.spec.sentinel is not None and cluster.spec.sentinel.lifecycle:
+            tree = tree.merge(_validation(sentinel).under("validation"))
+    if cluster.spec.snapshot is not None:
+        tree = tree.merge(_snapshot_agent(cluster).under("snapshot-agent"))
     return tree.with_checksums()

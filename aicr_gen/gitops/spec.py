@@ -14,11 +14,11 @@ from pathlib import Path as FilePath
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path
+from aicr_gen.yamlio import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
 KIND = "ClusterSpec"
@@ -115,6 +115,9 @@ class Spec(_Strict):
     deployers: list[Deployer] = Field(min_length=1, description="Bundle deployer(s), each at most once: "
                                                                 "helm, argocd, argocd-helm, flux, helmfile")
     repo: Repo = Field(description="Git location of the bundle")
+    versions: dict[str, NonEmpty] = Field(default_factory=dict,
+                                          description="Component version pins over the catalog's, component -> "
+                                                      "chart version (e.g. gpu-operator: v25.10.1)")
     overrides: Overrides | None = Field(None, description="Component value overrides")
     certification: Certification | None = Field(None, description="NVCRE certification; absent: none")
     sentinel: Sentinel | None = Field(None, description="NVSentinel operation; absent: not deployed by aicr-gen")
@@ -129,6 +132,11 @@ class ClusterSpec(_Strict):
     kind: Literal["ClusterSpec"] = Field(description=f"Always {KIND}")
     metadata: Metadata = Field(description="Name and labels of the cluster")
     spec: Spec = Field(description="The cluster")
+    _source: Document | None = PrivateAttr(None)
+
+    def where(self, path: Path) -> str:
+        """``file:line: field.path`` of ``path`` in the file the spec was loaded from (the path alone if none)."""
+        return self._source.where(path) if self._source is not None else format_path(path)
 
 
 # ------------------------------------------------------------------------------------------- loading
@@ -241,6 +249,7 @@ def parse_spec(doc: Document) -> ClusterSpec:
 
     cluster = check(doc, ClusterSpec)
     check_semantics(doc, cluster)
+    cluster._source = doc
     return cluster
 
 
@@ -268,6 +277,26 @@ def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None) -> dict[str
 
     folders = [str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs]
     catalog = open_catalog(folders)
-    query = criteria.normalise(criteria_values(cluster), criteria.catalog_values(catalog.overlays.values()))
-    result: dict[str, Any] = recipe.resolve(catalog, query, recipe.Options(nodes=cluster.spec.criteria.nodes or 0))
-    return result
+    try:
+        query = criteria.normalise(criteria_values(cluster), criteria.catalog_values(catalog.overlays.values()))
+        result: dict[str, Any] = recipe.resolve(catalog, query,
+                                                recipe.Options(nodes=cluster.spec.criteria.nodes or 0))
+    except InvalidInputError as err:
+        raise InvalidInputError(f"{cluster.where(('spec', 'criteria'))}: {err}") from None
+    return pin_versions(cluster, result)
+
+
+def pin_versions(cluster: ClusterSpec, resolved: dict[str, Any]) -> dict[str, Any]:
+    """``resolved`` with the spec's version pins (spec.versions) applied to its componentRefs; a pin naming a
+    component the recipe does not have is an input error listing the ones it has."""
+    versions = cluster.spec.versions
+    if not versions:
+        return resolved
+    refs = resolved.get("componentRefs", [])
+    names = sorted(str(ref.get("name")) for ref in refs)
+    for name in versions:
+        if name not in names:
+            raise InvalidInputError(f"{cluster.where(('spec', 'versions', name))}: the recipe has no component "
+                                    f"{name!r}; pin one of {', '.join(names)}")
+    pinned = [{**ref, "version": versions[ref["name"]]} if ref.get("name") in versions else ref for ref in refs]
+    return {**resolved, "componentRefs": pinned}

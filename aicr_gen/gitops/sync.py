@@ -68,13 +68,41 @@ def committed(repo: Any, rev: str, path: str) -> dict[str, str]:
     return files
 
 
-def stale(repo: Any, tree: Mapping[str, bytes], path: str, rev: str = "HEAD") -> list[str]:
-    """Files below ``path`` where ``rev`` differs from ``tree``, as 'stale|missing|extra PATH'."""
-    have = committed(repo, rev, path)
+def indexed(repo: Any, path: str) -> dict[str, str]:
+    """The index's (staged) files below ``path``: path relative to it -> blob sha."""
+    out: str = repo.git.ls_files("-s", "-z", "--", f"{path}/")
+    files: dict[str, str] = {}
+    for entry in filter(None, out.split("\0")):
+        meta, _, name = entry.partition("\t")
+        _mode, sha, _stage = meta.split()
+        if name.startswith(f"{path}/"):
+            files[name[len(path) + 1:]] = sha
+    return files
+
+
+def stale(have: Mapping[str, str], tree: Mapping[str, bytes], path: str) -> list[str]:
+    """Files below ``path`` where ``have`` (relative path -> blob sha) differs from ``tree``, as
+    'stale|missing|extra PATH' sorted by path."""
     out = [f"stale   {path}/{name}" for name, data in tree.items() if name in have and have[name] != blob_sha(data)]
     out += [f"missing {path}/{name}" for name in tree if name not in have]
     out += [f"extra   {path}/{name}" for name in have if name not in tree]
     return sorted(out, key=lambda line: line.split()[-1])
+
+
+def check_managed(repo: Any, path: str) -> None:
+    """Refuse a managed ``path`` that is (or passes through) a symlink in the work tree or in HEAD, or a
+    ``.git`` folder: writing there would land outside the managed folder."""
+    parts = path.split("/")
+    if any(part.lower() == ".git" for part in parts):
+        raise InvalidInputError(f"managed path {path!r} goes into a .git folder; choose a folder such as "
+                                "clusters/NAME")
+    root = Path(repo.working_tree_dir)
+    for end in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:end])
+        listed: str = repo.git.ls_tree("HEAD", "--", prefix, with_exceptions=False)
+        if (root / prefix).is_symlink() or listed.startswith("120000 "):
+            raise InvalidInputError(f"managed path {path!r}: {prefix} is a symlink in the repository; aicr-gen "
+                                    "never writes through links; point the path at a real folder")
 
 
 def dirty(repo: Any, path: str) -> list[str]:
@@ -170,6 +198,7 @@ def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: str, *, branc
     """Commit ``tree`` at ``path``: on HEAD's branch, or (``branch``) on a branch forked from HEAD without
     touching the checkout. No commit when nothing changed. Refuses a dirty ``path`` unless ``force``."""
     head = _head(repo)
+    check_managed(repo, path)
     current = _current_branch(repo)
     target = f"refs/heads/{branch}" if branch else (current or "HEAD")
     on_checkout = branch is None or target == current
@@ -191,7 +220,7 @@ def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: str, *, branc
             _align_worktree(repo, head, path, old_files, tree, force=force)
         return Result(None, target)
     sha = _commit(repo, new_tree, head, message)
-    changed = stale(repo, tree, path, head)
+    changed = stale(old_files, tree, path)
     if not on_checkout:
         repo.git.update_ref("-m", "aicr-gen sync", target, sha)
     else:

@@ -1,0 +1,103 @@
+"""The tree ``aicr-gen sync`` renders (pure, no Git): NVSentinel values merged into the nvsentinel component
+of every deployer, the ValidationRequest template and the snapshot agent, each checked by its consumer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.render_tree import render_tree
+from aicr_gen.gitops.spec import load_spec
+from tests.conftest import ROOT
+from tests.consumers import validate_manifests
+from tests.test_validation_request import crd_schema
+
+EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
+COMPONENT_VALUES = ROOT / "overlays" / "components" / "nvsentinel" / "values.yaml"
+
+
+def tree_of(tmp_path: Path, **sentinel_fields: Any) -> dict[str, bytes]:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["spec"]["deployers"] = ["argocd", "flux", "helm"]
+    data["spec"]["sentinel"].update(sentinel_fields)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return dict(render_tree(load_spec(path), tmp_path))
+
+
+@pytest.fixture(scope="module")
+def quarantine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    return tree_of(tmp_path_factory.mktemp("q"), mode="quarantine", breaker={"percentage": 10, "maxNodes": 3},
+                   lifecycle=True, validation=True)
+
+
+def flux_values(tree: dict[str, bytes]) -> dict[str, Any]:
+    release = yaml.safe_load(tree["flux/018-nvsentinel/helmrelease.yaml"])
+    values: dict[str, Any] = release["spec"]["values"]
+    return values
+
+
+@pytest.mark.parametrize("source", ["argocd/018-nvsentinel/values.yaml", "helm/018-nvsentinel/values.yaml", "flux"])
+def test_sentinel_values_are_merged_into_the_component(quarantine: dict[str, bytes], source: str) -> None:
+    ours = yaml.safe_load(quarantine["sentinel/values.yaml"])
+    merged = flux_values(quarantine) if source == "flux" else yaml.safe_load(quarantine[source])
+    component = yaml.safe_load(COMPONENT_VALUES.read_text())
+    assert merged["fault-quarantine"]["ruleSets"] == ours["fault-quarantine"]["ruleSets"]  # complete, not merged
+    assert merged["fault-quarantine"]["circuitBreaker"] == {"enabled": True, "percentage": 10, "duration": "5m",
+                                                            "maxNodes": 3}
+    assert merged["global"]["dryRun"] is False  # ours wins over the catalog's monitor-only true
+    assert merged["global"]["tolerations"] == component["global"]["tolerations"]  # the catalog's kept
+    assert merged["lifecycle-manager"] == ours["lifecycle-manager"]
+    assert merged["fullnameOverride"] == component["fullnameOverride"]
+
+
+def test_monitor_mode_keeps_the_catalog_values_switched_off(tmp_path: Path) -> None:
+    tree = tree_of(tmp_path)
+    merged = yaml.safe_load(tree["argocd/018-nvsentinel/values.yaml"])
+    assert merged["global"]["faultQuarantine"] == {"enabled": False}
+    assert "validation/validation-request.yaml" not in tree
+    assert "fault-quarantine" not in merged or not merged["fault-quarantine"].get("ruleSets")
+
+
+def test_validation_request_template_is_accepted_by_the_crd(quarantine: dict[str, bytes]) -> None:
+    files = {path: data for path, data in quarantine.items() if path.startswith("validation/")}
+    assert sorted(files) == ["validation/README.md", "validation/checksums.txt", "validation/validation-request.yaml"]
+    assert validate_manifests(files, extra_schemas=crd_schema()) == 1
+    request = yaml.safe_load(files["validation/validation-request.yaml"])
+    assert request["metadata"]["name"] == "node-name-validation"
+    assert request["spec"] == {"nodes": [{"name": "node-name"}]}  # the lifecycle manager's default tests
+
+
+def test_snapshot_agent_is_rendered_from_the_spec(quarantine: dict[str, bytes]) -> None:
+    files = {path: data for path, data in quarantine.items() if path.startswith("snapshot-agent/")}
+    assert validate_manifests(files) >= 6
+    cronjob = yaml.safe_load(files["snapshot-agent/cronjob.yaml"])
+    assert cronjob["metadata"]["namespace"] == "aicr" and cronjob["spec"]["schedule"] == "0 * * * *"
+    assert "cm://aicr/snapshot" in " ".join(cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+                                            ["containers"][0]["command"])
+
+
+def test_no_snapshot_section_no_agent(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    del data["spec"]["snapshot"]
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert not any(name.startswith("snapshot-agent/") for name in render_tree(load_spec(path), tmp_path))
+
+
+def test_sentinel_without_the_component_is_refused(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog"
+    (catalog / "overlays").mkdir(parents=True)
+    (catalog / "overlays" / "base.yaml").write_text(
+        (ROOT / "overlays" / "overlays" / "base.yaml").read_text().replace("- name: nvsentinel", "- name: nvsentinel\n"
+                                                                           "      overrides: {enabled: false}", 1))
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["spec"]["catalogs"] = [str(ROOT / "overlays"), str(catalog)]
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(InvalidInputError, match=r"spec\.yaml:\d+: spec\.sentinel: the recipe has no enabled nvs"):
+        render_tree(load_spec(path), tmp_path)
