@@ -358,3 +358,13 @@ def test_without_push_nothing_leaves(spec: Path, repo: Path, tmp_path: Path) -> 
     git(repo, "remote", "add", "origin", str(remote))
     assert sync(spec, repo, "--branch", "aicr/pr") == 0
     assert git(remote, "for-each-ref").strip() == ""
+
+
+def test_push_to_an_unreachable_remote_is_exit_3_and_keeps_the_commit(spec: Path, repo: Path, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    git(repo, "remote", "add", "origin", str(tmp_path / "no-such-remote.git"))
+    assert sync(spec, repo, "--branch", "aicr/pr", "--push") == 3
+    err = capsys.readouterr().err
+    assert "pushing it to origin failed" in err and "git push origin refs/heads/aicr/pr" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert git(repo, "rev-parse", "--verify", "aicr/pr").strip()

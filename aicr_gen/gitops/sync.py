@@ -18,7 +18,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from aicr_gen.errors import FindingsError, InvalidInputError
+from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
 
 EMPTY_SHA = "0" * 40
 
@@ -232,5 +232,21 @@ def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: str, *, branc
             _restore_worktree(repo, head, path, tree, bool(old_files))
             raise
     if push:
-        repo.git.push("origin", f"{target}:{target}" if target.startswith("refs/") else target)
+        _push(repo, target, sha)
     return Result(sha, target, message, changed)
+
+
+def _push(repo: Any, target: str, sha: str) -> None:
+    """Push ``target`` to origin; a refusal or an unreachable remote is exit 3 (the commit stays local)."""
+    import git
+
+    try:
+        repo.git.push("--porcelain", "origin", f"{target}:{target}")
+    except git.GitCommandError as err:
+        lines = [line.strip().removeprefix("stderr:").strip(" '") for line in str(err.stderr).splitlines()]
+        lines += [line.strip() for line in str(err.stdout).splitlines() if line.startswith("!")]
+        reason = next((line for line in lines if line.startswith(("fatal:", "error:", "!"))),
+                      next((line for line in lines if line), "no reason given"))
+        raise UnreachableError(f"committed {sha[:12]} on {target}, but pushing it to origin failed ({reason}); "
+                               "the commit is kept locally: "
+                               f"fix the remote and run 'git push origin {target}'") from None
