@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.render.options import Options, check_deployer
 from tests.bundles import (
     CHART_RECIPES,
     HELMS,
@@ -45,6 +48,8 @@ DEPLOYERS = ("argocd", "argocd-helm")
 APP = ("argoproj.io/v1alpha1", "Application")
 WAVE = "argocd.argoproj.io/sync-wave"
 TEMPLATE_TEXT = "{{ .Values.x }}"
+EXTRA_PATHS = ("clusters/gpu/certification", "clusters/gpu/snapshot-agent", "clusters/other/certification")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,51}[a-z0-9])?$")
 
 rendered, argocd = bundle_fixtures("argocd", "--repo", REPO, additions=[KUSTOMIZE_ADDON], bundle="argocd")
 """Each recipe's bundle per deployer (argocd unless named), rendered once per module; the small recipe with
@@ -221,6 +226,60 @@ def test_names_over_53_characters_are_refused(cli: Cli, tmp_path: Path, deployer
                                "--set", f"deployer:namePrefix={prefix}")
     assert_refused(result, "platform-config", "53")
     assert not (tmp_path / "out").exists()
+
+
+def test_extra_paths_become_applications_synced_after_the_whole_stack(cli: Cli, tmp_path: Path) -> None:
+    bundle = render_small(cli, "argocd", tmp_path, "--set", "deployer:path=clusters/gpu/argocd",
+                          "--set", "deployer:namePrefix=team-", "--set", f"deployer:extraPaths={','.join(EXTRA_PATHS)}")
+    files = read_tree(bundle.root)
+    local = sum(unit.kind == "local" for unit in bundle.units())
+    assert validate_manifests(files) == 1 + len(bundle.units()) + local + len(EXTRA_PATHS)
+    include = yaml.safe_load((bundle.root / "app-of-apps.yaml").read_text())["spec"]["source"]["directory"]["include"]
+    picked = [yaml.safe_load(files[path]) for path in sorted(files) if fnmatch.fnmatch(path, include)]
+    units = {f"team-{unit.name}" for unit in bundle.units()}
+    extra = {app["spec"]["source"]["path"]: app for app in picked if app["metadata"]["name"] not in units}
+    assert sorted(extra) == sorted(EXTRA_PATHS)
+    names = [app["metadata"]["name"] for app in picked]
+    assert len(names) == len(set(names)) == len(bundle.units()) + len(EXTRA_PATHS)
+    assert all(DNS_LABEL.match(name) for name in names), names
+    assert extra["clusters/gpu/certification"]["metadata"]["name"] == "team-certification"
+    assert extra["clusters/gpu/snapshot-agent"]["metadata"]["name"] == "team-snapshot-agent"
+    assert extra["clusters/other/certification"]["metadata"]["name"].startswith("team-certification-")
+    last_wave = max(int(app["metadata"]["annotations"][WAVE]) for app in applications(bundle).values())
+    component = next(iter(applications(bundle).values()))["spec"]
+    for path, app in extra.items():
+        assert int(app["metadata"]["annotations"][WAVE]) > last_wave, f"{path} must sync after every component"
+        spec = app["spec"]
+        assert spec["source"] == {"repoURL": REPO, "targetRevision": "main", "path": path}
+        assert spec["destination"] == {"server": "https://kubernetes.default.svc"}
+        assert (spec["project"], spec["syncPolicy"]) == (component["project"], component["syncPolicy"])
+    readme = (bundle.root / "README.md").read_text()
+    assert all(f"`{path}`" in readme for path in EXTRA_PATHS)
+    assert f"for app in {extra['clusters/other/certification']['metadata']['name']} team-snapshot-agent " \
+           "team-certification team-api " in readme
+
+
+@pytest.mark.parametrize("deployer", ["argocd", "flux"])
+@pytest.mark.parametrize(("value", "says"), [
+    ("../x", "'../x' is not a folder"), ("/abs/x", "'/abs/x' is not a folder"), ("a/b,a/b", "'a/b' is given twice"),
+    ("", "'' is not a folder"), ("a,,b", "'' is not a folder"), ("a/./b", "'a/./b' is not a folder"),
+], ids=["parent", "absolute", "duplicate", "empty", "empty-entry", "dot"])
+def test_extra_paths_outside_the_repository_are_refused(cli: Cli, tmp_path: Path, deployer: str, value: str,
+                                                        says: str) -> None:
+    recipe = write_recipe(cli, "small", tmp_path, KUSTOMIZE_ADDON)
+    result = recipe.run_bundle(cli, deployer, tmp_path / "out", "--repo", REPO, "--set", f"deployer:extraPaths={value}")
+    assert_refused(result, "deployer:extraPaths", says, "relative paths" if "twice" not in says else "once")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("deployer", ["helm", "helmfile", "argocd-helm"])
+def test_deployers_that_do_not_read_the_repository_refuse_extra_paths(deployer: str) -> None:
+    options = Options(extra_paths="clusters/gpu/certification")
+    with pytest.raises(InvalidInputError, match="deployer:extraPaths applies to argocd and flux"):
+        check_deployer(options, deployer)
+    for reading in ("argocd", "flux"):
+        check_deployer(options, reading)
+    check_deployer(Options(), deployer)
 
 
 # ------------------------------------------------------------------ argocd-helm: the bundle is a chart

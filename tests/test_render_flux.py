@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,9 +89,10 @@ def _render(cli: Cli, tmp_path: Path, name: str, *bundle_args: str, repo: str = 
     return FluxBundle(plain.source, plain.recipe, plain.root, url, path)
 
 
-def _applied(rendered: FluxBundle) -> dict[tuple[str, str], dict[str, Any]]:
+def _applied(rendered: FluxBundle, elsewhere: Collection[str] = ()) -> dict[tuple[str, str], dict[str, Any]]:
     """Every object Flux applies: the root ``kubectl kustomize`` build, plus the build of each folder a
-    Flux Kustomization of this bundle points at (inside the bundle repository)."""
+    Flux Kustomization of this bundle points at (inside the bundle repository), except the ``elsewhere``
+    paths of the repository outside the bundle."""
     objects: dict[tuple[str, str], dict[str, Any]] = {}
     pending = [rendered.root]
     while pending:
@@ -102,7 +104,8 @@ def _applied(rendered: FluxBundle) -> dict[tuple[str, str], dict[str, Any]]:
         for obj in built:
             ref = obj["spec"]["sourceRef"] if obj["kind"] == KUSTOMIZATION else {}
             source = objects.get((ref.get("kind", ""), ref.get("name", "")))
-            if source and source["kind"] == "GitRepository" and source["spec"]["url"] == rendered.url:
+            if (source and source["kind"] == "GitRepository" and source["spec"]["url"] == rendered.url
+                    and obj["spec"]["path"] not in elsewhere):
                 pending.append(_bundle_folder(rendered, obj["spec"]["path"]))
     return objects
 
@@ -301,6 +304,45 @@ def test_a_kustomize_component_without_a_pinned_tag_is_refused(cli: Cli, tmp_pat
     recipe = write_recipe(cli, "small", tmp_path, *FLUX_ADDITIONS, untagged)
     result = recipe.run_bundle(cli, "flux", tmp_path / "out", "--repo", REPO)
     assert_refused(result, "component 'addon'", "without a tag")
+
+
+def test_extra_paths_become_kustomizations_applied_once_the_whole_stack_is_ready(cli: Cli, tmp_path: Path) -> None:
+    extra = {"./clusters/gpu/certification": "certification", "./clusters/gpu/snapshot-agent": "snapshot-agent"}
+    folders = ",".join(path.removeprefix("./") for path in extra)
+    rendered = _render(cli, tmp_path, "small", "--set", f"deployer:extraPaths={folders}", path="clusters/gpu/flux")
+    objects = _applied(rendered, elsewhere=extra)
+    assert validate_objects(objects.values(), "flux bundle") == len(objects)
+    kustomizations = _of_kind(objects, KUSTOMIZATION)
+    added = {flux["spec"]["path"]: name for name, flux in kustomizations.items() if flux["spec"]["path"] in extra}
+    assert added == extra
+    bundle_repo = next(name for name, repo in _of_kind(objects, "GitRepository").items()
+                       if repo["spec"]["url"] == REPO)
+    interval = objects[(HELM_RELEASE, "api")]["spec"]["interval"]
+    waits: dict[str, set[str]] = {}
+    for (kind, name), obj in objects.items():
+        if kind in (HELM_RELEASE, KUSTOMIZATION):
+            waits.setdefault(name, set()).update(dep["name"] for dep in obj["spec"].get("dependsOn", []))
+    units = set(_expected_graph(rendered.recipe))
+    for name in extra.values():
+        spec = kustomizations[name]["spec"]
+        assert spec["sourceRef"] == {"kind": "GitRepository", "name": bundle_repo, "namespace": FLUX_NS}
+        assert (spec["prune"], spec["interval"]) == (True, interval)
+        # Flux waits only for Kustomizations, each Ready once what it applied is: every unit has been
+        # Ready before the ones this waits for started.
+        assert waits[name] <= {dep for dep, flux in kustomizations.items() if flux["spec"]["wait"]}
+        before, pending = set(), list(waits[name])
+        while pending:
+            unit = pending.pop()
+            before.add(unit)
+            pending += waits[unit] - before
+        assert before == units
+    # The graph of the stack itself is unchanged.
+    assert {unit: waits[unit] for unit in units} == _expected_graph(rendered.recipe)
+    resources = yaml.safe_load((rendered.root / "kustomization.yaml").read_text(encoding="utf-8"))["resources"]
+    assert {f"extra-{name}/flux-kustomization.yaml" for name in extra.values()} <= set(resources)
+    readme = (rendered.root / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{path.removeprefix('./')}`" in readme for path in extra)
+    assert readme.index("flux delete kustomization certification") < readme.index("flux delete helmrelease api")
 
 
 # ------------------------------------------------------------------ snapshot and determinism

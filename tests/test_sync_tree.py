@@ -13,7 +13,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.render_tree import render_tree
 from aicr_gen.gitops.spec import load_spec
 from tests.conftest import ROOT
-from tests.consumers import validate_manifests
+from tests.consumers import kustomize_build, validate_manifests, validate_objects
 from tests.test_validation_request import crd_schema
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
@@ -101,3 +101,38 @@ def test_sentinel_without_the_component_is_refused(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(InvalidInputError, match=r"spec\.yaml:\d+: spec\.sentinel: the recipe has no enabled nvs"):
         render_tree(load_spec(path), tmp_path)
+
+
+def test_argocd_and_flux_apply_the_cronjob_folders(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["spec"]["deployers"] = ["argocd", "flux", "helm"]
+    data["spec"]["certification"].update(schedule="0 3 * * 0", postChange=True)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    tree = dict(render_tree(load_spec(path), tmp_path))
+    managed = data["spec"]["repo"]["path"]
+    argocd = {yaml.safe_load(tree[name])["spec"]["source"]["path"] for name in tree
+              if name.startswith("argocd/extra-") and name.endswith("/application.yaml")}
+    flux = {yaml.safe_load(tree[name])["spec"]["path"] for name in tree
+            if name.startswith("flux/extra-") and name.endswith("/flux-kustomization.yaml")}
+    wanted = {"certification/schedule", "snapshot-agent"}
+    assert argocd == {f"{managed}/{folder}" for folder in [*wanted, "certification/post-change/argocd"]}
+    assert flux == {f"./{managed}/{folder}" for folder in wanted}
+    assert not any(name.startswith("helm/extra-") for name in tree)
+    out = tmp_path / "tree"
+    for name, body in tree.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(body)
+    for folder in sorted(argocd):  # what Argo CD and Flux build there: kustomize, accepted by the API schemas
+        objects = kustomize_build(out / folder.removeprefix(f"{managed}/"))
+        assert validate_objects(objects, folder) >= 3
+
+
+def test_extra_paths_are_refused_for_helm_on_the_command_line(cli: Any, tmp_path: Path) -> None:
+    recipe = tmp_path / "recipe.yaml"
+    assert cli("recipe", "--service", "kind", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu",
+               "--platform", "dynamo", "-o", str(recipe)).code == 0
+    result = cli("bundle", "--recipe", str(recipe), "--deployer", "helm", "-o", str(tmp_path / "out"),
+                 "--set", "deployer:extraPaths=clusters/x/snapshot-agent")
+    assert result.code == 2 and "deployer:extraPaths applies to argocd and flux, not to helm" in result.err
+    assert not (tmp_path / "out").exists()

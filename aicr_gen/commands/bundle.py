@@ -11,7 +11,7 @@ from aicr_gen.errors import OK, InvalidInputError
 _DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destinationServer": "destination_server",
                       "targetRevision": "revision", "path": "path", "appName": "app_name",
                       "argocdNamespace": "argocd_namespace", "fluxNamespace": "flux_namespace",
-                      "includeRootApp": "include_root_app"}
+                      "includeRootApp": "include_root_app", "extraPaths": "extra_paths"}
 
 
 def load_recipe(path: str) -> dict[str, Any]:

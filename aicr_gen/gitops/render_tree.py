@@ -138,6 +138,22 @@ def _snapshot_agent(cluster: ClusterSpec) -> Bundle:
     return agent_bundle(namespace, name, spec.schedule)
 
 
+def applied_folders(cluster: ClusterSpec, deployer: str) -> list[str]:
+    """The tree's folders (relative to the managed path) that ``deployer`` applies after the stack: the
+    certification CronJob, the Argo CD post-change hook and the snapshot agent. Only argocd and flux apply
+    folders from Git; the Flux post-change Kustomization and the one-off Certification stay manual (see
+    certification/README.md), as do the ValidationRequest template and the sentinel values."""
+    if deployer not in ("argocd", "flux"):
+        return []
+    folders: list[str] = []
+    cert = cluster.spec.certification
+    if cert is not None and cert.categories:
+        folders += ["certification/schedule"] if cert.schedule is not None else []
+        folders += ["certification/post-change/argocd"] if cert.postChange and deployer == "argocd" else []
+    folders += ["snapshot-agent"] if cluster.spec.snapshot is not None else []
+    return folders
+
+
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
                 recipe: dict[str, Any] | None = None) -> Bundle:
     """The whole managed tree of ``cluster`` (paths relative to the managed folder), with checksums.txt."""
@@ -150,8 +166,11 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     tree = Bundle({"recipe.yaml": dump(resolved).encode()})
     sentinel = None if cluster.spec.sentinel is None else _sentinel(cluster, base, resolved)
     for deployer in cluster.spec.deployers:
-        options = _options([f"deployer:targetRevision={cluster.spec.repo.branch}",
-                            f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url)
+        settings = [f"deployer:targetRevision={cluster.spec.repo.branch}", f"deployer:path={folder}/{deployer}"]
+        extras = applied_folders(cluster, deployer)
+        if extras:
+            settings.append(f"deployer:extraPaths={','.join(f'{folder}/{extra}' for extra in extras)}")
+        options = _options(settings, cluster.spec.repo.url)
         plan = _plan(cluster, resolved, deployer, sentinel)
         tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))
     if cluster.spec.certification is not None and cluster.spec.certification.categories:

@@ -21,6 +21,9 @@ def render_bundle(plan: Plan, deployer: str, options: Options) -> Bundle:
         from aicr_gen.errors import InvalidInputError
 
         raise InvalidInputError(f"--deployer {deployer!r}: use one of {', '.join(DEPLOYERS)}")
+    from aicr_gen.render.options import check_deployer
+
+    check_deployer(options, deployer)
     module: Any = importlib.import_module(f"aicr_gen.render.{_MODULES[deployer]}")
     files: Bundle = module.render(plan, options)
     recipe: Mapping[str, Any] = plan.recipe

@@ -8,6 +8,10 @@ its own component, so every dependency syncs in an earlier wave.
 Upstream charts are multi-source Applications: the chart from its repository, and ``values.yaml`` read
 from this bundle's Git repository through a ``ref: values`` source. Local charts and Kustomize sources are
 single-source Applications.
+
+``deployer:extraPaths`` folders of the repository (certification and snapshot-agent CronJobs next to the
+bundle, say) get one directory Application each in ``extra-<name>/``, in the band after the last
+component's, so they sync once the whole stack has.
 """
 
 from __future__ import annotations
@@ -15,13 +19,13 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
 from aicr_gen.render.bundle import Bundle, check_path
-from aicr_gen.render.options import Options
+from aicr_gen.render.options import Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, Plan, Unit
 from aicr_gen.yamlio import dump
 
@@ -147,6 +151,29 @@ def unit_sources(options: Options, unit: Unit) -> list[dict[str, Any]]:
     return [chart, {"repoURL": options.repo, "targetRevision": options.revision, "ref": "values"}]
 
 
+def extra_waves_start(plan: Plan) -> int:
+    """The first sync wave after every unit's: the band above the highest dependency level."""
+    return (max((unit.level for unit in plan.units), default=-1) + 1) * _BAND
+
+
+def extra_applications(plan: Plan, options: Options) -> dict[str, dict[str, Any]]:
+    """Application name -> the directory Application of each ``extraPaths`` folder (Argo CD detects a
+    ``kustomization.yaml`` there itself). The folder's manifests carry their namespaces, so the destination
+    names none."""
+    taken = [options.app_name, *(application_name(options, unit) for unit in plan.units)]
+    names = extra_names(options.extra_folders, taken, check_prefix(options.name_prefix), MAX_NAME,
+                        options.path)
+    wave = str(extra_waves_start(plan))
+    return {name: {"apiVersion": API_VERSION, "kind": "Application",
+                   "metadata": {"name": name, "namespace": options.argocd_namespace,
+                                "annotations": {SYNC_WAVE: wave}},
+                   "spec": {"project": options.project,
+                            "source": {"repoURL": options.repo, "targetRevision": options.revision, "path": folder},
+                            "destination": {"server": options.destination_server},
+                            "syncPolicy": sync_policy()}}
+            for folder, name in names.items()}
+
+
 def app_of_apps(options: Options) -> dict[str, Any]:
     """The parent Application: every ``*/application.yaml`` of the bundle folder in the repository.
 
@@ -177,11 +204,13 @@ def check_options(options: Options) -> None:
             raise InvalidInputError(f"{label} is empty; Argo CD Applications need it")
 
 
-def uninstall_steps(plan: Plan, options: Options, parent: str) -> list[str]:
-    """Delete the parent first (so it stops re-creating children), then each child with its resources."""
+def uninstall_steps(plan: Plan, options: Options, parent: str, extra: Sequence[str] = ()) -> list[str]:
+    """Delete the parent first (so it stops re-creating children), then each child with its resources; the
+    ``extra`` Applications synced last go first."""
     q = shlex.quote
     ns = q(options.argocd_namespace)
-    names = " ".join(q(application_name(options, unit)) for unit in readme.reverse(plan.units))
+    names = " ".join(q(name) for name in [*reversed(extra),
+                                          *(application_name(options, unit) for unit in readme.reverse(plan.units))])
     finalizer = '{"metadata":{"finalizers":["resources-finalizer.argocd.argoproj.io"]}}'
     return [
         "Delete the parent first so that it stops re-creating its children, then delete each child with the "
@@ -196,10 +225,10 @@ def uninstall_steps(plan: Plan, options: Options, parent: str) -> list[str]:
     ]
 
 
-def _check_includes(bundle: Bundle, plan: Plan) -> None:
+def _check_includes(bundle: Bundle, plan: Plan, extra: Sequence[str]) -> None:
     # Argo CD's include glob lets '*' cross '/', so a manifest named application.yaml inside a local
     # chart would be applied as a raw Application.
-    wanted = {f"{unit.folder}/application.yaml" for unit in plan.units}
+    wanted = {f"{folder}/application.yaml" for folder in [*(unit.folder for unit in plan.units), *extra]}
     stray = sorted(path for path in bundle if path.endswith("/application.yaml") and path not in wanted)
     if stray:
         raise InvalidInputError(
@@ -220,7 +249,9 @@ def render(plan: Plan, options: Options) -> Bundle:
         elif unit.kind != KUSTOMIZE:
             files["values.yaml"] = charts.values_file(unit)
         bundle = bundle.merge(Bundle(files).under(unit.folder))
-    _check_includes(bundle, plan)
+    extra = extra_applications(plan, options)
+    bundle = bundle.merge({f"extra-{name}/application.yaml": yaml_file(app) for name, app in extra.items()})
+    _check_includes(bundle, plan, [f"extra-{name}" for name in extra])
     where = f"`{repo_path(options)}` of" if options.path.strip("/") else "the root of"
     install = [
         f"1. Commit this folder to {where} `{options.repo}` on `{options.revision}` and push it.",
@@ -229,5 +260,8 @@ def render(plan: Plan, options: Options) -> Bundle:
         f"kubectl apply --namespace {shlex.quote(options.argocd_namespace)} -f app-of-apps.yaml",
         "```",
     ]
-    uninstall = uninstall_steps(plan, options, options.app_name)
+    if extra:
+        install += ["", "After the last component, Argo CD also syncs these folders of the repository:", "",
+                    *(f"- `{app['spec']['source']['path']}` (Application `{name}`)" for name, app in extra.items())]
+    uninstall = uninstall_steps(plan, options, options.app_name, list(extra))
     return bundle.merge({"README.md": readme.render(plan, "argocd", install, uninstall)})

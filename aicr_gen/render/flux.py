@@ -18,6 +18,8 @@ installs the stack.
   and ``<c>-pre`` -> ``<c>`` -> ``<c>-post``. A HelmRelease can only wait for HelmReleases and a Flux
   Kustomization only for Kustomizations, so a HelmRelease on either side of an edge to a Kustomize unit
   is applied through a Flux Kustomization of the same name (``wait: true``) that carries the edge.
+- ``deployer:extraPaths`` folders of the bundle repository get a Flux Kustomization each, in
+  ``extra-<name>/``, that waits for the units nothing else waits for, so it applies after the whole stack.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
 from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.names import DNS_LABEL, hashed, url_name
-from aicr_gen.render.options import Options
+from aicr_gen.render.options import Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit
 from aicr_gen.yamlio import dump
 
@@ -230,7 +232,13 @@ def wrapped_releases(plan: Plan) -> set[str]:
     return wrapped
 
 
-def _install(plan: Plan, options: Options, repo: Named) -> list[str]:
+def last_units(plan: Plan) -> list[str]:
+    """Units no other unit waits for, in install order: once they are Ready, every unit has been."""
+    waited = {dep for unit in plan.units for dep in unit.depends_on}
+    return [unit.name for unit in plan.units if unit.name not in waited]
+
+
+def _install(plan: Plan, options: Options, repo: Named, extra: Mapping[str, str]) -> list[str]:
     q = shlex.quote
     flag = {"branch": "--branch", "tag": "--tag", "commit": "--commit", "name": "--ref-name"}
     ref = " ".join(f"{flag[key]}={q(value)}" for key, value in repo.source.ref)
@@ -247,15 +255,21 @@ def _install(plan: Plan, options: Options, repo: Named) -> list[str]:
         "```", "",
         f"Flux installs the {len(plan.units)} units in dependency order (`dependsOn`); the bundle manages the "
         "GitRepository created above from then on.",
+        *(["", "Once the stack is Ready, Flux also applies these folders of the repository:", "",
+           *(f"- `{folder}` (Kustomization `{name}`)" for folder, name in extra.items())] if extra else []),
     ]
 
 
-def _uninstall(plan: Plan, options: Options, kustomizations: set[str]) -> list[str]:
+def _uninstall(plan: Plan, options: Options, kustomizations: set[str], extra: Sequence[str]) -> list[str]:
     q = shlex.quote
     ns = q(options.flux_namespace)
     lines = ["Suspend the stack, remove the units in reverse install order (each deletion waits until Flux has "
              "uninstalled the unit), then the stack itself:", "", "```bash",
              f"flux suspend kustomization {q(options.app_name)} --namespace={ns}"]
+    resource = "kustomizations.kustomize.toolkit.fluxcd.io"
+    lines += [f"flux delete kustomization {q(name)} --namespace={ns} --silent && "
+              f"kubectl wait --for=delete {resource}/{q(name)} --namespace={ns} --timeout={TIMEOUT}"
+              for name in reversed(extra)]
     for unit in readme.reverse(plan.units):
         kind, resource = (("kustomization", "kustomizations.kustomize.toolkit.fluxcd.io")
                           if unit.name in kustomizations else ("helmrelease", "helmreleases.helm.toolkit.fluxcd.io"))
@@ -275,6 +289,11 @@ def render(plan: Plan, options: Options) -> Bundle:
     named = name_sources([repo, *by_unit.values()])
     kinds = {unit.name: unit.kind for unit in plan.units}
     wrapped = wrapped_releases(plan)
+    extra = extra_names(options.extra_folders, [options.app_name, *kinds], "", DNS_LABEL, options.path)
+    last = last_units(plan) if extra else []
+    # A Flux Kustomization can only wait for Kustomizations (healthChecks are checked after it applies, so
+    # they cannot hold it back), so the last HelmReleases are wrapped like those next to a Kustomize unit.
+    wrapped |= {name for name in last if kinds[name] != KUSTOMIZE}
     # The bundle repository is polled often so commits roll out; every other source is pinned.
     files = {item.file: source_document(item, options, "1m" if item.source == repo else "1h")
              for item in named.values()}
@@ -305,8 +324,12 @@ def render(plan: Plan, options: Options) -> Bundle:
             resources.append(f"{folder}/flux-kustomization.yaml")
         else:
             resources.append(f"{folder}/helmrelease.yaml")
+    for path, name in extra.items():
+        files[f"extra-{name}/flux-kustomization.yaml"] = flux_kustomization(
+            name, named[repo], source_path([path], f"--set deployer:extraPaths: {path!r}"), last, options)
+        resources.append(f"extra-{name}/flux-kustomization.yaml")
     files["kustomization.yaml"] = kustomization(resources)
     kustomizations = wrapped | {name for name, kind in kinds.items() if kind == KUSTOMIZE}
-    files["README.md"] = readme.render(plan, "flux", _install(plan, options, named[repo]),
-                                       _uninstall(plan, options, kustomizations))
+    files["README.md"] = readme.render(plan, "flux", _install(plan, options, named[repo], extra),
+                                       _uninstall(plan, options, kustomizations, list(extra.values())))
     return Bundle(files)

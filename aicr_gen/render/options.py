@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.render.names import hashed
+
 DEPLOYERS = ("helm", "argocd", "argocd-helm", "flux", "helmfile")
+EXTRA_PATHS_DEPLOYERS = ("argocd", "flux")
+"""Deployers that can apply repository folders beside the stack (Argo CD and Flux read the repository)."""
+
+_EXTRA_PATHS = "--set deployer:extraPaths"
+_NAME_SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -21,3 +31,58 @@ class Options:
     app_name: str = "aicr-stack"
     flux_namespace: str = "flux-system"
     include_root_app: bool = True
+    extra_paths: str | None = None
+    """Comma-separated repository folders applied after the whole stack (argocd, flux); ``None`` when unset."""
+
+    def __post_init__(self) -> None:
+        parse_extra_paths(self.extra_paths)  # refused when set, not only when a deployer reads it
+
+    @property
+    def extra_folders(self) -> tuple[str, ...]:
+        """``extra_paths`` as checked folder paths, in the order given."""
+        return parse_extra_paths(self.extra_paths)
+
+
+def parse_extra_paths(text: str | None) -> tuple[str, ...]:
+    """``a/b,c/d`` -> ``("a/b", "c/d")``, each a plain relative folder path of the repository, given once."""
+    if text is None:
+        return ()
+    folders = tuple(path.strip() for path in text.split(","))
+    for folder in folders:
+        if (not folder or folder.startswith("/") or "\\" in folder or "\0" in folder
+                or any(part in ("", ".", "..") for part in folder.split("/"))):
+            raise InvalidInputError(
+                f"{_EXTRA_PATHS}={text}: {folder!r} is not a folder of the repository; give comma-separated "
+                "relative paths like clusters/gpu/certification (no empty entry, leading or trailing '/', '.', "
+                "'..' or '\\\\')")
+    duplicates = sorted({folder for folder in folders if folders.count(folder) > 1})
+    if duplicates:
+        raise InvalidInputError(f"{_EXTRA_PATHS}={text}: {duplicates[0]!r} is given twice; list each folder once")
+    return folders
+
+
+def check_deployer(options: Options, deployer: str) -> None:
+    """Refuse settings ``deployer`` would silently ignore."""
+    if options.extra_folders and deployer not in EXTRA_PATHS_DEPLOYERS:
+        raise InvalidInputError(
+            f"{_EXTRA_PATHS}: deployer:extraPaths applies to {' and '.join(EXTRA_PATHS_DEPLOYERS)}, not to "
+            f"{deployer}; drop the setting or render with --deployer argocd or flux")
+
+
+def extra_names(folders: Collection[str], taken: Collection[str], prefix: str, limit: int,
+                base: str | None = None) -> dict[str, str]:
+    """Folder -> object name: ``prefix`` + the folder below ``base`` (the folder holding the bundle: a
+    sibling ``certification/schedule`` becomes ``certification-schedule``), else its last segment, as a DNS
+    label; a name that is already ``taken`` (or too long) gets a short hash of the folder appended, so every
+    name is unique."""
+    used = set(taken)
+    names: dict[str, str] = {}
+    parent = f"{base.rsplit('/', 1)[0]}/" if base and "/" in base else None
+    for folder in folders:
+        tail = folder.removeprefix(parent) if parent and folder.startswith(parent) else folder.rsplit("/", 1)[-1]
+        name = prefix + (_NAME_SEPARATORS.sub("-", tail.lower()).strip("-") or "extra")
+        if name in used or len(name) > limit:
+            name = hashed(name, folder, limit)
+        used.add(name)
+        names[folder] = name
+    return names
