@@ -2,7 +2,12 @@
 
 For 256, 4,096 and 8,192 GPU nodes: thousands of sysctl keys, ~1,500 images (items keyed by context),
 200 NodeTopology labels whose node lists cover the cluster. Prints the median wall time of a few runs and
-the peak RSS of the child processes (resource.getrusage(RUSAGE_CHILDREN)).
+the peak RSS of the child processes (resource.getrusage(RUSAGE_CHILDREN)) against issue 5's targets:
+
+* 256 nodes: at most 2x the Go AICR binary (~65 ms) -> median <= 130 ms;
+* 4,096 and 8,192 nodes: under 2 s each, linear (8,192 <= 2.2x 4,096), peak RSS < 500 MiB.
+
+It also prints the floor no diff can go under: a bare interpreter importing DeepDiff (the comparison engine).
 
     python bench/bench_diff.py [RUNS]
 """
@@ -46,27 +51,54 @@ def snapshot(nodes: int, drift: bool) -> dict[str, Any]:
                 {"type": "NodeTopology", "subtypes": [{"subtype": "label", "data": labels}]}]}
 
 
+AICR_MS = 65
+TARGET_256_MS = 2 * AICR_MS
+TARGET_LARGE_MS = 2000
+LINEAR = 2.2
+TARGET_RSS_MIB = 500
+
+
+def _median_ms(command: list[str], runs: int) -> tuple[float, subprocess.CompletedProcess[str]]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(command, capture_output=True, text=True, check=False)
+        times.append(time.perf_counter() - start)
+        if proc.returncode != 0:
+            raise SystemExit(proc.stderr)
+    return statistics.median(times) * 1000, proc
+
+
+def _verdict(ok: bool) -> str:
+    return "ok  " if ok else "MISS"
+
+
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    floor, _ = _median_ms([sys.executable, "-c", "from deepdiff import DeepDiff"], runs)
+    bare, _ = _median_ms([sys.executable, "-c", "pass"], runs)
+    print(f"floor: interpreter {bare:.0f} ms, interpreter + import deepdiff {floor:.0f} ms", flush=True)
+    medians: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for nodes in (256, 4096, 8192):
             base, target = Path(tmp, f"a{nodes}.json"), Path(tmp, f"b{nodes}.json")
             base.write_text(json.dumps(snapshot(nodes, False)))
             target.write_text(json.dumps(snapshot(nodes, True)))
-            times = []
-            for _ in range(runs):
-                start = time.perf_counter()
-                proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", "diff", "--baseline", str(base),
-                                       "--target", str(target), "--format", "json"],
-                                      capture_output=True, text=True, check=False)
-                times.append(time.perf_counter() - start)
-                if proc.returncode != 0:
-                    raise SystemExit(proc.stderr)
+            medians[nodes], proc = _median_ms([sys.executable, "-m", "aicr_gen.cli", "diff", "--baseline", str(base),
+                                               "--target", str(target), "--format", "json"], runs)
             total = json.loads(proc.stdout)["summary"]["total"]
             peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            median = statistics.median(times) * 1000
-            print(f"{nodes:5d} nodes  {base.stat().st_size / 1e6:6.1f} MB  median {median:7.0f} ms"
+            print(f"{nodes:5d} nodes  {base.stat().st_size / 1e6:6.1f} MB  median {medians[nodes]:7.0f} ms"
                   f"  changes {total}  peak RSS so far {peak:5.0f} MiB", flush=True)
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    ratio = medians[8192] / medians[4096]
+    print(f"{_verdict(medians[256] <= TARGET_256_MS)}  256 nodes: {medians[256]:.0f} ms <= {TARGET_256_MS} ms "
+          f"(2x AICR's ~{AICR_MS} ms): {medians[256] / AICR_MS:.2f}x AICR")
+    for nodes in (4096, 8192):
+        print(f"{_verdict(medians[nodes] < TARGET_LARGE_MS)}  {nodes} nodes: {medians[nodes]:.0f} ms < "
+              f"{TARGET_LARGE_MS} ms")
+    print(f"{_verdict(ratio <= LINEAR)}  linear: 8192 / 4096 = {ratio:.2f} <= {LINEAR}")
+    print(f"{_verdict(peak < TARGET_RSS_MIB)}  peak RSS {peak:.0f} MiB < {TARGET_RSS_MIB} MiB")
 
 
 if __name__ == "__main__":

@@ -229,3 +229,83 @@ def test_deterministic_output(tmp_path: Path) -> None:
     assert len(outputs) == 1
     for fmt in ("table", "yaml"):
         assert run_process("diff", "--baseline", base, "--target", target, "--format", fmt).code == 0
+
+
+def _sub(mtype: str, name: str, data: dict[str, Any] | None = None, **rest: Any) -> dict[str, Any]:
+    return {"type": mtype, "subtypes": [{"subtype": name, **({"data": data} if data is not None else {}), **rest}]}
+
+
+def _item(name: str, tag: str) -> dict[str, Any]:
+    return {"context": {"n": name}, "data": {"t": tag}}
+
+
+def test_drift_hidden_among_equal_readings_is_found() -> None:
+    # the equality pre-pass drops equal readings; the one that changed, even 1 -> true, must survive it
+    sysctl = {f"/proc/sys/net/key{i}": str(i) for i in range(2000)}
+    base = {"measurements": [_sub("OS", "sysctl", {**sysctl, "flag": 1, "ratio": 1.0, "off": None})]}
+    new = copy.deepcopy(base)
+    data = new["measurements"][0]["subtypes"][0]["data"]
+    data["/proc/sys/net/key1234"] = "x"
+    data["flag"] = True
+    data["ratio"] = 1
+    data["off"] = "<nil>"
+    changes = diff.diff_snapshots(base, new)["changes"]
+    assert [(c["kind"], c["path"], c["baseline"], c["target"]) for c in changes] == [
+        ("modified", "OS.sysctl./proc/sys/net/key1234", "1234", "x"),
+        ("modified", "OS.sysctl.flag", 1, True),
+        ("modified", "OS.sysctl.off", None, "<nil>"),
+        ("modified", "OS.sysctl.ratio", 1.0, 1),
+    ]
+
+
+def test_reordered_items_are_equal_and_one_changed_item_is_found() -> None:
+    items = [{"context": {"name": f"img{i}", "namespace": "ns"}, "data": {"tag": f"v{i}", "size": i}}
+             for i in range(300)]
+    base = {"measurements": [_sub("K8s", "image", items=items)]}
+    new = copy.deepcopy(base)
+    new_items = new["measurements"][0]["subtypes"][0]["items"]
+    new_items.reverse()
+    assert diff.diff_snapshots(base, new)["changes"] == []
+    new_items[10]["data"]["size"] = float(new_items[10]["data"]["size"])  # same value, other type
+    new_items[20]["data"]["extra"] = "yes"
+    paths = [(c["kind"], c["path"]) for c in diff.diff_snapshots(base, new)["changes"]]
+    assert paths == [("added", "K8s.image.items[name=img279,namespace=ns].data.extra"),
+                     ("modified", "K8s.image.items[name=img289,namespace=ns].data.size")]
+
+
+def test_shared_node_lists_are_split_per_label() -> None:
+    # labels sharing one node list are split once; each still reports its own members and value
+    nodes = ",".join(f"gpu-{i}" for i in range(50))
+    fewer = ",".join(f"gpu-{i}" for i in range(49))
+    base = {"measurements": [_sub("NodeTopology", "label", {"a": f"x|{nodes}", "b": f"y|{nodes}", "c": f"z|{nodes}"})]}
+    new = {"measurements": [_sub("NodeTopology", "label", {"a": f"x|{fewer}", "b": f"y|{fewer}", "c": f"w|{nodes}"})]}
+    changes = diff.diff_snapshots(base, new)["changes"]
+    assert [c["path"] for c in changes if c["kind"] == "removed"] == [
+        "NodeTopology.label.a[gpu-49]", "NodeTopology.label.b[gpu-49]"]
+    assert [(c["baseline"], c["target"]) for c in changes if c["kind"] == "modified"] == [("z", "w")] * 50
+
+
+@pytest.mark.parametrize("pair", [
+    # a repeated (multi-instance) type: the later measurement wins the same path on each side
+    ([_sub("NetworkTopology", "nic", {"mtu": 1500}), _sub("NetworkTopology", "nic", {"mtu": 9000})],
+     [_sub("NetworkTopology", "nic", {"mtu": 9000}), _sub("NetworkTopology", "nic", {"mtu": 9000})]),
+    # a subtype path that is a dotted prefix of another: K8s.helm's "x.v" and K8s.helm.x's "v" meet
+    ([_sub("K8s", "helm", {"x.v": "1"}), _sub("K8s", "helm.x", {"v": "2"})],
+     [_sub("K8s", "helm", {"x.v": "1"}), _sub("K8s", "helm.x", {"v": "3"})]),
+    # a data key that meets the subtype's context, and one that meets an item
+    ([_sub("K8s", "s", {"context.a": "1", "items[n=1].data.t": "2"}, context={"a": "9"},
+           items=[{"context": {"n": "1"}, "data": {"t": "8"}}])],
+     [_sub("K8s", "s", {"context.a": "1", "items[n=1].data.t": "3"}, context={"a": "9"},
+           items=[{"context": {"n": "1"}, "data": {"t": "8"}}])]),
+    # repeated item contexts (#2) next to a context that reads like one
+    ([_sub("K8s", "image", items=[_item("a", "1"), _item("a", "2"), _item("a#2", "3")])],
+     [_sub("K8s", "image", items=[_item("a#2", "3"), _item("a", "1"), _item("a", "2")])]),
+    # nested mappings and non-string keys flatten onto dotted string keys
+    ([_sub("K8s", "s", {"a": {"b": "1"}, "a.b": "1", 1: "x", "1": "x"})],
+     [_sub("K8s", "s", {"a.b": "1", "a": {"b": "1"}, "1": "x", 1: "y"})]),
+])
+def test_equality_pre_pass_matches_plain_normalisation(pair: tuple[list[Any], list[Any]]) -> None:
+    base, new = ({"measurements": measurements} for measurements in pair)
+    expected = diff.compare(diff.normalise(base), diff.normalise(new))
+    assert diff.diff_snapshots(base, new)["changes"] == expected
+    assert diff.diff_snapshots(new, base)["changes"] == diff.compare(diff.normalise(new), diff.normalise(base))

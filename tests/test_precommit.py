@@ -7,6 +7,7 @@ session-wide PRE_COMMIT_HOME keeps it to a single hook environment install (from
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,8 @@ HOOK_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "aicr_gen
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
 THRESHOLDS = "    thresholds: {}\n"
+SYNC_HOOK = "aicr-gen-sync-check"
+TRAINING, INFERENCE = "clusters/h100-eks-ubuntu-training", "clusters/h100-eks-ubuntu-inference"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
 
@@ -50,7 +53,8 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _aicr_gen(*args: str, cwd: Path) -> None:
-    subprocess.run([sys.executable, "-m", "aicr_gen", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "aicr_gen", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                   env={**os.environ, **GIT_ENV})
 
 
 def _consumer(tmp_path: Path, edit: Callable[[str], str] | None = None) -> Path:
@@ -68,9 +72,31 @@ def _consumer(tmp_path: Path, edit: Callable[[str], str] | None = None) -> Path:
     return repo
 
 
-def _try_repo(hook_repo: Path, home: Path, consumer: Path, hook: str) -> subprocess.CompletedProcess[str]:
+def _synced_consumer(tmp_path: Path) -> Path:
+    """A GitOps repository: two ClusterSpecs under clusters/, each with its tree committed by ``aicr-gen sync``."""
+    repo = _consumer(tmp_path)
+    _aicr_gen("spec", "init", "--service", "eks", "--accelerator", "h100", "--intent", "inference",
+              "--os", "ubuntu", "-o", "clusters/y.yaml", cwd=repo)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "specs")
+    for spec in ("clusters/x.yaml", "clusters/y.yaml"):
+        _aicr_gen("sync", spec, "--repo", ".", cwd=repo)
+    assert (repo / TRAINING / "checksums.txt").is_file() and (repo / INFERENCE / "checksums.txt").is_file()
+    return repo
+
+
+def _override_driver(spec: Path) -> None:
+    text = spec.read_text()
+    assert "    set: []" in text
+    spec.write_text(text.replace("    set: []", '    set: ["gpu-operator:driver.enabled=false"]', 1))
+
+
+def _try_repo(hook_repo: Path, home: Path, consumer: Path, hook: str, *,
+              all_files: bool = True) -> subprocess.CompletedProcess[str]:
+    """``pre-commit try-repo``: on every file, or (``all_files=False``) on the staged ones as for a commit."""
     env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--all-files", "--verbose"]
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--verbose",
+               *(["--all-files"] if all_files else [])]
     return subprocess.run(command, cwd=consumer, capture_output=True, text=True, env=env, check=False)
 
 
@@ -110,3 +136,47 @@ def test_spec_hook_fails_on_a_typo_with_file_and_line(hook_repo: Path, pre_commi
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "postChnage" in proc.stdout
     assert f"clusters/x.yaml:{line}" in proc.stdout, proc.stdout
+
+
+def test_sync_check_hook_passes_a_spec_change_staged_with_its_tree(hook_repo: Path, pre_commit_home: Path,
+                                                                    tmp_path: Path) -> None:
+    consumer = _synced_consumer(tmp_path)
+    _override_driver(consumer / "clusters" / "x.yaml")
+    _aicr_gen("sync", "clusters/x.yaml", "--repo", ".", cwd=consumer)
+    # the spec edit and the sync's tree (its commit undone) staged together: the commit being made is in the
+    # index, HEAD is behind it
+    _git(consumer, "reset", "-q", "--soft", "HEAD~1")
+    _git(consumer, "add", "-A")
+    behind = subprocess.run([sys.executable, "-m", "aicr_gen", "sync", "--check", "--repo", ".", "clusters/x.yaml"],
+                            cwd=consumer, capture_output=True, text=True, check=False)
+    assert behind.returncode == 1, behind.stdout + behind.stderr
+    proc = _try_repo(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Passed" in proc.stdout
+
+
+def test_sync_check_hook_fails_on_a_spec_change_without_a_sync(hook_repo: Path, pre_commit_home: Path,
+                                                               tmp_path: Path) -> None:
+    consumer = _synced_consumer(tmp_path)
+    _override_driver(consumer / "clusters" / "x.yaml")
+    _git(consumer, "add", "-A")
+    proc = _try_repo(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Failed" in proc.stdout
+    assert re.search(rf"stale +{TRAINING}/argocd/\d+-gpu-operator/values\.yaml", proc.stdout), proc.stdout
+    assert f"stale   {TRAINING}/checksums.txt" in proc.stdout
+    assert "aicr-gen sync" in proc.stdout
+    assert not re.search(rf"(stale|missing|extra) +{INFERENCE}/", proc.stdout), proc.stdout
+
+
+def test_sync_check_hook_fails_on_a_hand_edited_rendered_file(hook_repo: Path, pre_commit_home: Path,
+                                                             tmp_path: Path) -> None:
+    consumer = _synced_consumer(tmp_path)
+    values = next((consumer / INFERENCE / "argocd").glob("*-gpu-operator/values.yaml"))
+    values.write_text(values.read_text() + "# tuned by hand\n")
+    _git(consumer, "add", "-A")
+    proc = _try_repo(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Failed" in proc.stdout
+    assert f"stale   {values.relative_to(consumer).as_posix()}" in proc.stdout, proc.stdout
+    assert not re.search(rf"(stale|missing|extra) +{TRAINING}/", proc.stdout), proc.stdout

@@ -333,7 +333,9 @@ def test_check_several_specs(spec: Path, repo: Path, tmp_path: Path, capsys: pyt
                                                 (("SECOND", "--check", "--path", "x"), "--path names the folder")])
 def test_usage_errors(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str], extra: tuple[str, ...],
                       message: str) -> None:
-    args = [str(spec) if item == "SECOND" else item for item in extra]
+    second = spec.with_name("second.yaml")
+    second.write_text(spec.read_text())
+    args = [str(second) if item == "SECOND" else item for item in extra]
     assert main(["sync", str(spec), *args, "--repo", str(repo)]) == 2
     assert message in capsys.readouterr().err
 
@@ -368,3 +370,14 @@ def test_push_to_an_unreachable_remote_is_exit_3_and_keeps_the_commit(spec: Path
     assert "pushing it to origin failed" in err and "git push origin refs/heads/aicr/pr" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert git(repo, "rev-parse", "--verify", "aicr/pr").strip()
+
+
+def test_check_expands_spec_patterns(spec: Path, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert sync(spec, repo) == 0
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["sync", "--check", "--repo", str(repo), "sp*.yaml"]) == 0
+    assert f"{MANAGED} is up to date with spec.yaml" in capsys.readouterr().out
+    assert main(["sync", "--check", "--repo", str(repo), "nothing/*.yaml"]) == 2
+    assert "SPEC 'nothing/*.yaml' matches no file" in capsys.readouterr().err

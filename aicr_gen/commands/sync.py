@@ -107,13 +107,31 @@ def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bo
     return OK
 
 
+def expand(patterns: list[str]) -> list[str]:
+    """SPEC arguments with glob patterns (``*``, ``?``, ``[``) expanded in sorted order, as a shell would
+    (pre-commit passes hook args without one); a pattern matching no file is an input error."""
+    import glob
+
+    specs: list[str] = []
+    for pattern in patterns:
+        if not glob.has_magic(pattern):
+            specs.append(pattern)
+            continue
+        found = sorted(glob.glob(pattern))  # noqa: PTH207 (absolute patterns too, like a shell)
+        if not found:
+            raise InvalidInputError(f"SPEC {pattern!r} matches no file; give ClusterSpec paths or a pattern "
+                                    "that matches some (e.g. clusters/*.yaml)")
+        specs += found
+    return list(dict.fromkeys(specs))
+
+
 def run(args: argparse.Namespace) -> int:
     """Render the spec's tree; ``--check`` compares it with HEAD, otherwise commit it (once, if changed)."""
     from aicr_gen.gitops import sync
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
 
-    specs: list[str] = args.spec_files
+    specs = expand(args.spec_files)
     if args.staged and not args.check:
         raise InvalidInputError("--staged compares with the index and needs --check; add --check")
     if len(specs) > 1 and not args.check:

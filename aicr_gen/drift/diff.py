@@ -13,14 +13,18 @@ Both sides are first normalised into a flat mapping ``{path: scalar}``:
   itself), so a node that joined is ``added``, one that left ``removed``, and one whose value changed
   ``modified``.
 
-The flat mappings are compared by key first (cheap even for a million entries); only the entries that differ
-go to ``DeepDiff(..., ignore_order=True)``, whose tree result is translated into AICR's change list.
+Snapshot vs snapshot first drops what is equal on both sides before building paths (``normalise_pair``): a
+subtype reading, or an item matched by context, whose value is the same on both sides (same type too: ``1`` is
+not ``true``) cannot drift. The flat mappings are then compared by key (cheap even for a million entries); only
+the entries that differ go to ``DeepDiff(..., ignore_order=True)``, whose tree result is translated into AICR's
+change list.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,35 +71,46 @@ class _Encoded:
 def normalise(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """The flat ``{path: value}`` mapping of a snapshot's measurements (node lists still packed)."""
     flat: dict[str, Any] = {}
+    for base, nodes, sub in _subtypes(snapshot):
+        _put(flat, base, sub.get("data"), nodes)
+        _put(flat, f"{base}.context", sub.get("context"), False)
+        for key, data in _items(sub):
+            _put(flat, f"{base}.items[{key}].data", data, nodes)
+    return flat
+
+
+def _subtypes(snapshot: Mapping[str, Any]) -> Iterator[tuple[str, bool, Mapping[str, Any]]]:
+    """``(path prefix, holds node lists, subtype)`` for each subtype, in document order."""
     for measurement in _list(snapshot.get("measurements")):
         if not isinstance(measurement, Mapping):
             continue
         mtype = str(measurement.get("type", ""))
         for sub in _list(measurement.get("subtypes")):
-            if not isinstance(sub, Mapping):
-                continue
-            name = str(sub.get("subtype", sub.get("name", "")))
-            base = f"{mtype}.{name}"
-            nodes = (mtype, name) in NODE_SUBTYPES
-            _put(flat, base, sub.get("data"), nodes)
-            _put(flat, f"{base}.context", sub.get("context"), False)
-            seen: dict[str, int] = {}
-            for item in _list(sub.get("items")):
-                if not isinstance(item, Mapping):
-                    continue
-                key = item_key(item.get("context"))
-                seen[key] = seen.get(key, 0) + 1
-                if seen[key] > 1:
-                    key = f"{key}#{seen[key]}"
-                _put(flat, f"{base}.items[{key}].data", item.get("data"), nodes)
-    return flat
+            if isinstance(sub, Mapping):
+                name = str(sub.get("subtype", sub.get("name", "")))
+                yield f"{mtype}.{name}", (mtype, name) in NODE_SUBTYPES, sub
+
+
+def _items(sub: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(key, data)`` of a subtype's items, keyed by context; a repeated context gets ``#2``..."""
+    out: list[tuple[str, Any]] = []
+    seen: dict[str, int] = {}
+    for item in _list(sub.get("items")):
+        if not isinstance(item, Mapping):
+            continue
+        key = item_key(item.get("context"))
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            key = f"{key}#{seen[key]}"
+        out.append((key, item.get("data")))
+    return out
 
 
 def item_key(context: Any) -> str:
     """The stable key of an item: its context as sorted ``k=v`` pairs."""
     if not isinstance(context, Mapping):
         return ""
-    return ",".join(f"{key}={_text(context[key])}" for key in sorted(context, key=str))
+    return ",".join([f"{key}={_text(context[key])}" for key in sorted(context, key=str)])
 
 
 def _list(value: Any) -> list[Any]:
@@ -106,11 +121,16 @@ def _put(flat: dict[str, Any], base: str, data: Any, nodes: bool) -> None:
     if not isinstance(data, Mapping):
         return
     for raw_key, value in data.items():
-        key = str(raw_key)
+        key = raw_key if type(raw_key) is str else str(raw_key)
         if VOLATILE.search(key):
             continue
         path = f"{base}.{key}"
-        if isinstance(value, Mapping):
+        kind = type(value)
+        if kind is str:
+            flat[path] = _Encoded(value) if nodes and "|" in value else value
+        elif kind in _SCALARS:
+            flat[path] = value
+        elif isinstance(value, Mapping):
             _put(flat, path, value, nodes)
         elif isinstance(value, list):
             flat[path] = Members(None, frozenset(_text(member) for member in value))
@@ -121,6 +141,8 @@ def _put(flat: dict[str, Any], base: str, data: Any, nodes: bool) -> None:
 
 
 def _text(value: Any) -> str:
+    if type(value) is str:
+        return value
     if value is None:
         return "<nil>"
     if isinstance(value, bool):
@@ -128,17 +150,104 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _unpack(value: Any) -> Any:
-    return value.split() if isinstance(value, _Encoded) else value
+# ---------------------------------------------------------------- equality pre-pass
+
+_SCALARS = (str, int, float, bool, type(None))
+"""Reading types the pre-pass compares; a subtype holding anything else (a mapping, ...) is normalised whole."""
+
+_RESERVED = ("context", "items[")
+"""A data key starting so could share a path with the subtype's context or items."""
 
 
-def _expand(path: str, value: Any) -> Iterable[tuple[str, Any]]:
-    value = _unpack(value)
-    if isinstance(value, Members):
-        for member in value.members:
-            yield f"{path}[{member}]", member if value.value is None else value.value
-    else:
-        yield path, value
+def normalise_pair(baseline: Mapping[str, Any], target: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``normalise`` of both snapshots less entries equal on both sides, so ``compare`` finds the same changes.
+
+    Skipped: readings of a subtype present on both sides, and the data of items with the same context key, equal
+    in value and type (``1`` is not ``true``). Skipping is exact only when no two entries share a path, so
+    whatever could make them share one (a repeated subtype, a subtype path that is a dotted prefix of another,
+    a data key ``context...`` or ``items[...``, a nested or non-string key, ``]`` in an item key) is normalised
+    whole."""
+    left_subs, right_subs = list(_subtypes(baseline)), list(_subtypes(target))
+    if not _disjoint([base for base, _, _ in left_subs], [base for base, _, _ in right_subs]):
+        return normalise(baseline), normalise(target)
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    olds = {base: sub for base, _, sub in left_subs}
+    news = {base: sub for base, _, sub in right_subs}
+    for base, nodes, sub in left_subs:
+        new = news.get(base)
+        old_data, new_data, old_items, new_items = _unequal(sub, new) if new is not None else (
+            sub.get("data"), None, _items(sub), [])
+        _put_subtype(left, base, nodes, sub, data=old_data, items=old_items)
+        if new is not None:
+            _put_subtype(right, base, nodes, new, data=new_data, items=new_items)
+    for base, nodes, sub in right_subs:
+        if base not in olds:
+            _put_subtype(right, base, nodes, sub, data=sub.get("data"), items=_items(sub))
+    return left, right
+
+
+def _put_subtype(flat: dict[str, Any], base: str, nodes: bool, sub: Mapping[str, Any], *, data: Any,
+                 items: list[tuple[str, Any]]) -> None:
+    _put(flat, base, data, nodes)
+    _put(flat, f"{base}.context", sub.get("context"), False)
+    for key, value in items:
+        _put(flat, f"{base}.items[{key}].data", value, nodes)
+
+
+def _disjoint(left: list[str], right: list[str]) -> bool:
+    """Each subtype path once per side, none a dotted prefix of another (``K8s.helm`` of ``K8s.helm.x``): then
+    the paths of one subtype never meet another's."""
+    if len(set(left)) < len(left) or len(set(right)) < len(right):
+        return False
+    names = sorted({f"{base}." for base in left} | {f"{base}." for base in right})
+    # sorted, every name extending a prefix follows it directly or after others extending it
+    return not any(later.startswith(earlier) for earlier, later in itertools.pairwise(names))
+
+
+def _unequal(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Any, Any, list[tuple[str, Any]],
+                                                                       list[tuple[str, Any]]]:
+    """Data and items of one subtype on both sides, less what is equal on both (or all of it when unsafe)."""
+    old_data, new_data = old.get("data"), new.get("data")
+    old_items, new_items = _items(old), _items(new)
+    if not (_plain(old_data) and _plain(new_data)):
+        return old_data, new_data, old_items, new_items
+    if isinstance(old_data, Mapping) and isinstance(new_data, Mapping):
+        kept = {key: value for key, value in old_data.items() if not _same(value, new_data.get(key, _MISSING))}
+        new_data = {key: value for key, value in new_data.items() if key in kept or key not in old_data}
+        old_data = kept
+    old_by_key, new_by_key = dict(old_items), dict(new_items)
+    if len(old_by_key) < len(old_items) or len(new_by_key) < len(new_items) \
+            or any("]" in key for key in old_by_key) or any("]" in key for key in new_by_key):
+        return old_data, new_data, old_items, new_items
+    equal = {key for key, value in old_items if key in new_by_key and _same_data(value, new_by_key[key])}
+    return (old_data, new_data, [entry for entry in old_items if entry[0] not in equal],
+            [entry for entry in new_items if entry[0] not in equal])
+
+
+def _plain(data: Any) -> bool:
+    """Not a mapping, or one whose keys are strings that cannot meet context/items paths and values are
+    readings or lists (nothing nested that could flatten onto another key)."""
+    if not isinstance(data, Mapping):
+        return True
+    return all(type(key) is str and not key.startswith(_RESERVED) and (type(value) in _SCALARS or
+                                                                      type(value) is list)
+               for key, value in data.items())
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal readings of the same type (lists are left to ``compare``)."""
+    return type(old) is type(new) and type(old) in _SCALARS and old == new
+
+
+def _same_data(old: Any, new: Any) -> bool:
+    """Item data that normalises to the same entries: neither a mapping, or the same string keys with equal
+    readings."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return not isinstance(old, Mapping) and not isinstance(new, Mapping)
+    return old.keys() == new.keys() and all(
+        type(key) is str and type(value) is type(other := new[key]) and type(value) in _SCALARS and value == other
+        for key, value in old.items())
 
 
 # ---------------------------------------------------------------- compare
@@ -146,19 +255,20 @@ def _expand(path: str, value: Any) -> Iterable[tuple[str, Any]]:
 
 def compare(baseline: Mapping[str, Any], target: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The changes between two flat mappings, sorted by path."""
+    nodes = _NodeSets()
     left: dict[str, Any] = {}
     right: dict[str, Any] = {}
     for path in baseline.keys() - target.keys():
-        left.update(_expand(path, baseline[path]))
+        left.update(_expand(path, nodes.unpack(baseline[path])))
     for path in target.keys() - baseline.keys():
-        right.update(_expand(path, target[path]))
+        right.update(_expand(path, nodes.unpack(target[path])))
     for path in baseline.keys() & target.keys():
         old, new = baseline[path], target[path]
         if type(old) is not type(new) or old != new:
-            old, new = _unpack(old), _unpack(new)
+            old, new = nodes.unpack(old), nodes.unpack(new)
             if isinstance(old, Members) and isinstance(new, Members) and old.value == new.value:
                 # same value: only the members that joined or left differ
-                old, new = Members(old.value, old.members - new.members), Members(new.value, new.members - old.members)
+                old, new = nodes.moved(old, new)
             left.update(_expand(path, old))
             right.update(_expand(path, new))
     if not left and not right:
@@ -176,6 +286,40 @@ def compare(baseline: Mapping[str, Any], target: Mapping[str, Any]) -> list[dict
         for level in tree.get(report, ()):
             changes.append(change("modified", _key(level), baseline=level.t1, target=level.t2))
     return sort(changes)
+
+
+class _NodeSets:
+    """Node lists split once: many labels and taints of a cluster share one node list, so the same list (and
+    the same pair of lists) is split and subtracted once per diff, not once per label."""
+
+    def __init__(self) -> None:
+        self._sets: dict[str, frozenset[str]] = {}
+        self._moved: dict[tuple[frozenset[str], frozenset[str]], tuple[frozenset[str], frozenset[str]]] = {}
+
+    def unpack(self, value: Any) -> Any:
+        if not isinstance(value, _Encoded):
+            return value
+        label, _, nodes = value.raw.rpartition("|")
+        members = self._sets.get(nodes)
+        if members is None:
+            members = self._sets[nodes] = frozenset(node for node in nodes.split(",") if node)
+        return Members(label, members)
+
+    def moved(self, old: Members, new: Members) -> tuple[Members, Members]:
+        """The members that left and those that joined."""
+        key = (old.members, new.members)
+        moved = self._moved.get(key)
+        if moved is None:
+            moved = self._moved[key] = (old.members - new.members, new.members - old.members)
+        return Members(old.value, moved[0]), Members(new.value, moved[1])
+
+
+def _expand(path: str, value: Any) -> Iterable[tuple[str, Any]]:
+    if isinstance(value, Members):
+        for member in value.members:
+            yield f"{path}[{member}]", member if value.value is None else value.value
+    else:
+        yield path, value
 
 
 def _key(level: Any) -> str:
@@ -209,7 +353,7 @@ def result(baseline_source: str, target_source: str, changes: list[dict[str, Any
 def diff_snapshots(baseline: Mapping[str, Any], target: Mapping[str, Any], baseline_source: str = "baseline",
                    target_source: str = "target") -> dict[str, Any]:
     """Snapshot vs snapshot."""
-    return result(baseline_source, target_source, compare(normalise(baseline), normalise(target)))
+    return result(baseline_source, target_source, compare(*normalise_pair(baseline, target)))
 
 
 # ---------------------------------------------------------------- recipe vs snapshot
