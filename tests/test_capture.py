@@ -8,9 +8,7 @@ import datetime
 import gzip
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +20,10 @@ from aicr_gen.drift import capture
 from aicr_gen.drift.agent import agent_bundle
 from aicr_gen.drift.kube import KubeClient
 from aicr_gen.drift.snapshot import load_snapshot
-from aicr_gen.yamlio import dump
 from tests.consumers import validate_manifests
+from tests.kubeapi import FakeApi, kubeconfig, serve, subtype_data, url, without_proxies
 
 FIXTURES = Path(__file__).parent / "fixtures" / "capture"
-TOKEN = "capture-token"
 NOW = datetime.datetime(2026, 3, 2, 9, 15, 0, tzinfo=datetime.UTC)
 
 
@@ -65,92 +62,23 @@ SECRETS = {"kind": "SecretList", "apiVersion": "v1", "metadata": {"resourceVersi
 ]}
 
 
-class _Api(ThreadingHTTPServer):
-    requests: list[dict[str, Any]]
-    routes: dict[str, bytes]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Api
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def _send(self, code: int, payload: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _record(self) -> bool:
-        length = int(self.headers.get("Content-Length") or 0)
-        self.server.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                     "body": self.rfile.read(length) if length else b""})
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-            self._send(401, b'{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized",'
-                            b'"reason":"Unauthorized","code":401}')
-            return False
-        return True
-
-    def do_GET(self) -> None:
-        if self._record():
-            payload = self.server.routes.get(self.path.partition("?")[0])
-            self._send(200, payload) if payload else self._send(404, b'{"kind":"Status","code":404}')
-
-    def do_PATCH(self) -> None:
-        if self._record():
-            applied = json.loads(self.server.requests[-1]["body"])
-            applied["metadata"].update({"uid": "a1b2c3d4-0000-4000-8000-000000000001", "resourceVersion": "1"})
-            self._send(200, json.dumps(applied).encode())
-
-
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Api]:
-    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    server = _Api(("127.0.0.1", 0), _Handler)
-    server.requests = []
-    server.routes = {
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApi]:
+    without_proxies(monkeypatch)
+    yield from serve({
         "/version": (FIXTURES / "version.json").read_bytes(),
         "/api/v1/nodes": (FIXTURES / "nodes.json").read_bytes(),
         "/api/v1/pods": (FIXTURES / "pods.json").read_bytes(),
         "/api/v1/secrets": json.dumps(SECRETS).encode(),
-    }
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join()
-
-
-def _kubeconfig(tmp_path: Path, server: str) -> str:
-    path = tmp_path / "kubeconfig"
-    path.write_text(dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "local", "cluster": {"server": server}}],
-        "contexts": [{"name": "test", "context": {"cluster": "local", "user": "me"}}],
-        "users": [{"name": "me", "user": {"token": TOKEN}}],
-    }), encoding="utf-8")
-    return str(path)
-
-
-def _url(api: _Api) -> str:
-    return f"http://127.0.0.1:{api.server_address[1]}"
-
-
-def _data(snapshot: dict[str, Any], kind: str, subtype: str) -> dict[str, Any]:
-    measurement = next(m for m in snapshot["measurements"] if m["type"] == kind)
-    return dict(next(s for s in measurement["subtypes"] if s["subtype"] == subtype)["data"])
+    })
 
 
 GPU_NODES = "ip-10-0-12-34.ec2.internal,ip-10-0-12-35.ec2.internal"
 ALL_NODES = f"ip-10-0-1-10.ec2.internal,{GPU_NODES}"
 
 
-def test_capture_builds_a_valid_aicr_snapshot(api: _Api, tmp_path: Path) -> None:
-    client = KubeClient.from_kubeconfig(_kubeconfig(tmp_path, _url(api)))
+def test_capture_builds_a_valid_aicr_snapshot(api: FakeApi, tmp_path: Path) -> None:
+    client = KubeClient.from_kubeconfig(kubeconfig(tmp_path, url(api)))
     snapshot = capture.capture(client, NOW)
     assert {r["method"] for r in api.requests} == {"GET"}
     assert [r["path"].partition("?")[0] for r in api.requests] == [
@@ -158,32 +86,32 @@ def test_capture_builds_a_valid_aicr_snapshot(api: _Api, tmp_path: Path) -> None
     assert "labelSelector=owner%3Dhelm" in api.requests[2]["path"]
     assert snapshot["kind"] == "Snapshot" and snapshot["apiVersion"] == "aicr.run/v1alpha2"
     assert snapshot["metadata"] == {"timestamp": "2026-03-02T09:15:00Z", "version": "0.1.0", "source": "aicr-gen"}
-    assert _data(snapshot, "K8s", "server") == {"version": "v1.33.0-eks-4096722", "platform": "linux/amd64",
+    assert subtype_data(snapshot, "K8s", "server") == {"version": "v1.33.0-eks-4096722", "platform": "linux/amd64",
                                                 "goVersion": "go1.24.2"}
-    assert _data(snapshot, "K8s", "helm") == {
+    assert subtype_data(snapshot, "K8s", "helm") == {
         "gpu-operator.chart": "gpu-operator", "gpu-operator.version": "v25.10.1",
         "gpu-operator.namespace": "gpu-operator",
         "nvsentinel.chart": "nvsentinel", "nvsentinel.version": "v1.9.0", "nvsentinel.namespace": "nvsentinel"}
-    assert _data(snapshot, "K8s", "image") == {
+    assert subtype_data(snapshot, "K8s", "image") == {
         "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/coredns": "v1.11.4-eksbuild.2",
         "nginx": "1.27,latest",
         "nvcr.io/nvidia/cuda": "12.8.0-base-ubi9",
         "nvcr.io/nvidia/gpu-operator": "v25.10.1",
         "nvcr.io/nvidia/k8s-device-plugin": "v0.18.1",
         "registry.k8s.io/pause": "sha256:" + "cd" * 32}
-    node = _data(snapshot, "K8s", "node")
+    node = subtype_data(snapshot, "K8s", "node")
     assert node["os-image"] == "Ubuntu 24.04.1 LTS"
     assert node["kernel-version"] == f"6.8.0-1015-aws|{GPU_NODES};6.8.0-1016-aws|ip-10-0-1-10.ec2.internal"
-    assert _data(snapshot, "GPU", "hardware") == {"gpu-present": True, "gpu-count": 8, "driver-loaded": True,
+    assert subtype_data(snapshot, "GPU", "hardware") == {"gpu-present": True, "gpu-count": 8, "driver-loaded": True,
                                                   "detection-source": "node-labels",
                                                   "model": "NVIDIA-H100-80GB-HBM3"}
-    assert _data(snapshot, "NodeTopology", "summary") == {"node-count": 3, "gpu-node-count": 2}
-    labels = _data(snapshot, "NodeTopology", "label")
+    assert subtype_data(snapshot, "NodeTopology", "summary") == {"node-count": 3, "gpu-node-count": 2}
+    labels = subtype_data(snapshot, "NodeTopology", "label")
     assert labels["nvidia.com/gpu.present"] == f"true|{GPU_NODES}"
     assert labels["kubernetes.io/os"] == f"linux|{ALL_NODES}"
     assert labels["node.kubernetes.io/instance-type"] == f"m5.xlarge|ip-10-0-1-10.ec2.internal;p5.48xlarge|{GPU_NODES}"
     assert "kubernetes.io/hostname" not in labels
-    assert _data(snapshot, "NodeTopology", "taint") == {"nvidia.com/gpu": f"NoSchedule|present|{GPU_NODES}"}
+    assert subtype_data(snapshot, "NodeTopology", "taint") == {"nvidia.com/gpu": f"NoSchedule|present|{GPU_NODES}"}
 
 
 def test_images_list_is_sorted_and_unique() -> None:
@@ -195,13 +123,13 @@ def test_images_list_is_sorted_and_unique() -> None:
     assert capture.split_image("r/app:1@sha256:ab") == ("r/app", "1@sha256:ab")
 
 
-def test_cli_writes_yaml_file_that_loads_and_is_deterministic(api: _Api, tmp_path: Path,
+def test_cli_writes_yaml_file_that_loads_and_is_deterministic(api: FakeApi, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     import argparse
 
     from aicr_gen.commands import snapshot as command
 
-    config = _kubeconfig(tmp_path, _url(api))
+    config = kubeconfig(tmp_path, url(api))
     outputs = []
     for name in ("a.yaml", "b.yaml"):
         args = argparse.Namespace(kubeconfig=config, output=str(tmp_path / name), agent_cronjob=None)
@@ -214,8 +142,8 @@ def test_cli_writes_yaml_file_that_loads_and_is_deterministic(api: _Api, tmp_pat
     assert load_snapshot(str(tmp_path / "c.yaml"))["measurements"] == loaded["measurements"]
 
 
-def test_cm_output_is_a_server_side_apply(api: _Api, tmp_path: Path) -> None:
-    config = _kubeconfig(tmp_path, _url(api))
+def test_cm_output_is_a_server_side_apply(api: FakeApi, tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path, url(api))
     assert main(["snapshot", "--kubeconfig", config, "-o", "cm://aicr-system/live"]) == 0
     patch = api.requests[-1]
     assert patch["method"] == "PATCH"
@@ -229,24 +157,24 @@ def test_cm_output_is_a_server_side_apply(api: _Api, tmp_path: Path) -> None:
     assert body["data"]["format"] == "yaml" and "binaryData" not in body
     assert body["data"]["timestamp"].endswith("Z")
     (tmp_path / "from-cm.yaml").write_text(body["data"]["snapshot.yaml"])
-    assert _data(load_snapshot(str(tmp_path / "from-cm.yaml")), "NodeTopology", "summary")["node-count"] == 3
+    assert subtype_data(load_snapshot(str(tmp_path / "from-cm.yaml")), "NodeTopology", "summary")["node-count"] == 3
 
 
-def test_cm_output_gzips_above_900_kib(api: _Api, tmp_path: Path) -> None:
+def test_cm_output_gzips_above_900_kib(api: FakeApi, tmp_path: Path) -> None:
     pods = json.loads((FIXTURES / "pods.json").read_text())
     template = pods["items"][0]
     many = [f"registry.example.com/team-{i // 100}/service-{i}:v1.{i}.0" for i in range(16_000)]
     pods["items"].append({**template, "spec": {"containers": [{"name": f"c{i}", "image": image}
                                                                for i, image in enumerate(many)]}})
     api.routes["/api/v1/pods"] = json.dumps(pods).encode()
-    assert main(["snapshot", "--kubeconfig", _kubeconfig(tmp_path, _url(api)), "-o", "cm://aicr-system/big"]) == 0
+    assert main(["snapshot", "--kubeconfig", kubeconfig(tmp_path, url(api)), "-o", "cm://aicr-system/big"]) == 0
     body = json.loads(api.requests[-1]["body"])
     assert sorted(body["data"]) == ["format", "timestamp"]
     packed = base64.b64decode(body["binaryData"]["snapshot.yaml.gz"])
     text = gzip.decompress(packed)
     assert len(text) > 900 * 1024 > len(packed)
     (tmp_path / "big.yaml.gz").write_bytes(packed)
-    image = _data(load_snapshot(str(tmp_path / "big.yaml.gz")), "K8s", "image")
+    image = subtype_data(load_snapshot(str(tmp_path / "big.yaml.gz")), "K8s", "image")
     assert image["registry.example.com/team-159/service-15999"] == "v1.15999.0"
 
 
@@ -254,7 +182,7 @@ def test_unreachable_cluster_exits_3(tmp_path: Path, capsys: pytest.CaptureFixtu
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    config = _kubeconfig(tmp_path, f"http://127.0.0.1:{port}")
+    config = kubeconfig(tmp_path, f"http://127.0.0.1:{port}")
     assert main(["snapshot", "--kubeconfig", config]) == 3
     assert "cannot reach the Kubernetes API" in capsys.readouterr().err
 

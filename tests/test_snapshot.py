@@ -7,12 +7,10 @@ import io
 import json
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -21,11 +19,11 @@ from aicr_gen.drift.snapshot import is_recipe, load_document, load_snapshot
 from aicr_gen.errors import InvalidInputError, UnreachableError
 from aicr_gen.yamlio import dump
 from tests.conftest import REFERENCE
+from tests.kubeapi import TOKEN, FakeApi, kubeconfig, serve, subtype_data, url, without_proxies
 
 ROOT = Path(__file__).resolve().parent.parent
 KUBE = Path(__file__).parent / "fixtures" / "kube"
 MOCK = REFERENCE / "aicr" / "tests" / "chainsaw" / "cli" / "cuj1-training" / "mock-snapshot.yaml"
-TOKEN = "test-token"
 
 
 def _mock_text() -> str:
@@ -35,19 +33,14 @@ def _mock_text() -> str:
     return str(json.loads((KUBE / "configmap-snapshot.json").read_text())["data"]["snapshot.yaml"])
 
 
-def _data(snapshot: dict[str, Any], kind: str, subtype: str) -> dict[str, Any]:
-    measurement = next(m for m in snapshot["measurements"] if m["type"] == kind)
-    return dict(next(s for s in measurement["subtypes"] if s["subtype"] == subtype)["data"])
-
-
 def _assert_cuj1(snapshot: dict[str, Any]) -> None:
     assert "kind" not in snapshot
-    assert _data(snapshot, "K8s", "server") == {"version": "v1.33.0"}
-    helm = _data(snapshot, "K8s", "helm")
+    assert subtype_data(snapshot, "K8s", "server") == {"version": "v1.33.0"}
+    helm = subtype_data(snapshot, "K8s", "helm")
     assert helm["gpu-operator.version"] == "v25.10.1"
     assert helm["aws-ebs-csi-driver.version"] == "2.55.0"
-    assert _data(snapshot, "OS", "release") == {"ID": "ubuntu", "VERSION_ID": "24.04"}
-    assert _data(snapshot, "OS", "sysctl")["/proc/sys/kernel/osrelease"] == "6.8.0-1015-aws"
+    assert subtype_data(snapshot, "OS", "release") == {"ID": "ubuntu", "VERSION_ID": "24.04"}
+    assert subtype_data(snapshot, "OS", "sysctl")["/proc/sys/kernel/osrelease"] == "6.8.0-1015-aws"
 
 
 # ---------------------------------------------------------------- files and stdin
@@ -81,8 +74,8 @@ def test_example_and_golden_snapshots_load() -> None:
     live = load_snapshot(str(ROOT / "snapshots" / "example-live.yaml"))
     golden = load_snapshot(str(ROOT / "snapshots" / "golden-baseline.yaml"))
     assert live["kind"] == golden["kind"] == "Snapshot"
-    assert _data(live, "GPU", "hardware")["gpu-count"] == 8
-    live_helm, golden_helm = _data(live, "K8s", "helm"), _data(golden, "K8s", "helm")
+    assert subtype_data(live, "GPU", "hardware")["gpu-count"] == 8
+    live_helm, golden_helm = subtype_data(live, "K8s", "helm"), subtype_data(golden, "K8s", "helm")
     assert live_helm.keys() == golden_helm.keys()
     assert sorted(k for k in live_helm if live_helm[k] != golden_helm[k]) == [
         "gpu-operator.version", "kube-prometheus-stack.version", "nvsentinel.version"]
@@ -158,96 +151,25 @@ def test_ten_thousand_helm_keys_load_fast(tmp_path: Path) -> None:
     start = time.perf_counter()
     snapshot = load_snapshot(str(path))
     assert time.perf_counter() - start < 1.0
-    assert len(_data(snapshot, "K8s", "helm")) == 10_000
+    assert len(subtype_data(snapshot, "K8s", "helm")) == 10_000
 
 
 # ---------------------------------------------------------------- cm:// against a local API server
 
 
-class _Api(ThreadingHTTPServer):
-    requests: list[dict[str, Any]]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Api
-    routes: ClassVar[dict[str, str]] = {
-        "/api/v1/namespaces/aicr/configmaps/cuj1-snapshot": "configmap-snapshot.json",
-        "/api/v1/namespaces/aicr/configmaps/live-snapshot": "configmap-snapshot-gz.json",
-        "/api/v1/namespaces/aicr/configmaps/kube-root-ca.crt": "configmap-other.json",
-    }
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def _send(self, code: int, fixture: str | None = None, body: bytes | None = None) -> None:
-        payload = (KUBE / fixture).read_bytes() if fixture else (body or b"")
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _record(self) -> bool:
-        length = int(self.headers.get("Content-Length") or 0)
-        self.server.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                     "body": self.rfile.read(length) if length else b""})
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-            self._send(401, "status-401.json")
-            return False
-        return True
-
-    def do_GET(self) -> None:
-        if self._record():
-            fixture = self.routes.get(self.path)
-            self._send(200, fixture) if fixture else self._send(404, "status-404.json")
-
-    def do_PATCH(self) -> None:
-        if self._record():
-            applied = json.loads(self.server.requests[-1]["body"])
-            applied["metadata"].update({"uid": "a1b2c3d4-0000-4000-8000-000000000001", "resourceVersion": "1"})
-            self._send(200, body=json.dumps(applied).encode())
-
-
-def _serve(context: ssl.SSLContext | None = None) -> Iterator[_Api]:
-    server = _Api(("127.0.0.1", 0), _Handler)
-    server.requests = []
-    if context is not None:
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+ROUTES = {f"/api/v1/namespaces/aicr/configmaps/{name}": (KUBE / fixture).read_bytes() for name, fixture in (
+    ("cuj1-snapshot", "configmap-snapshot.json"), ("live-snapshot", "configmap-snapshot-gz.json"),
+    ("kube-root-ca.crt", "configmap-other.json"))}
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Api]:
-    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    yield from _serve()
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApi]:
+    without_proxies(monkeypatch)
+    yield from serve(ROUTES)
 
 
-def _kubeconfig(tmp_path: Path, server: str, user: dict[str, Any] | None = None,
-                cluster: dict[str, Any] | None = None) -> str:
-    path = tmp_path / "kubeconfig"
-    path.write_text(dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "local", "cluster": {"server": server, **(cluster or {})}}],
-        "contexts": [{"name": "test", "context": {"cluster": "local", "user": "me"}}],
-        "users": [{"name": "me", "user": user if user is not None else {"token": TOKEN}}],
-    }), encoding="utf-8")
-    return str(path)
-
-
-def _url(server: _Api, scheme: str = "http") -> str:
-    return f"{scheme}://127.0.0.1:{server.server_address[1]}"
-
-
-def test_cm_snapshot_from_data_key(api: _Api, tmp_path: Path) -> None:
-    snapshot = load_snapshot("cm://aicr/cuj1-snapshot", kubeconfig=_kubeconfig(tmp_path, _url(api)))
+def test_cm_snapshot_from_data_key(api: FakeApi, tmp_path: Path) -> None:
+    snapshot = load_snapshot("cm://aicr/cuj1-snapshot", kubeconfig=kubeconfig(tmp_path, url(api)))
     _assert_cuj1(snapshot)
     [request] = api.requests
     assert request["method"] == "GET"
@@ -256,24 +178,24 @@ def test_cm_snapshot_from_data_key(api: _Api, tmp_path: Path) -> None:
     assert request["headers"]["Accept"] == "application/json"
 
 
-def test_cm_snapshot_from_gzip_binary_data_and_kubeconfig_env(api: _Api, tmp_path: Path,
+def test_cm_snapshot_from_gzip_binary_data_and_kubeconfig_env(api: FakeApi, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
-    monkeypatch.setenv("KUBECONFIG", _kubeconfig(tmp_path, _url(api), {"tokenFile": str(token_file)}))
+    monkeypatch.setenv("KUBECONFIG", kubeconfig(tmp_path, url(api), {"tokenFile": str(token_file)}))
     kind, snapshot = load_document("cm://aicr/live-snapshot")
     assert kind == "Snapshot"
     assert snapshot == load_snapshot(str(ROOT / "snapshots" / "example-live.yaml"))
 
 
-def test_cm_errors_are_unreachable_with_reason(api: _Api, tmp_path: Path) -> None:
-    config = _kubeconfig(tmp_path, _url(api))
+def test_cm_errors_are_unreachable_with_reason(api: FakeApi, tmp_path: Path) -> None:
+    config = kubeconfig(tmp_path, url(api))
     with pytest.raises(UnreachableError, match="ConfigMap aicr/missing not found") as err:
         load_snapshot("cm://aicr/missing", kubeconfig=config)
     assert err.value.exit_code == 3
     with pytest.raises(UnreachableError, match=r"has no snapshot.yaml or snapshot.json key \(keys: ca.crt\)"):
         load_snapshot("cm://aicr/kube-root-ca.crt", kubeconfig=config)
-    wrong = _kubeconfig(tmp_path, _url(api), {"token": "expired"})
+    wrong = kubeconfig(tmp_path, url(api), {"token": "expired"})
     with pytest.raises(UnreachableError, match=r"unauthorized \(401\) for ConfigMap aicr/cuj1-snapshot: Unauthorized"):
         load_snapshot("cm://aicr/cuj1-snapshot", kubeconfig=wrong)
     with pytest.raises(InvalidInputError, match="expected cm://NAMESPACE/NAME"):
@@ -286,15 +208,15 @@ def test_cm_closed_port_is_unreachable(tmp_path: Path) -> None:
         port = sock.getsockname()[1]
     server = f"http://127.0.0.1:{port}"
     with pytest.raises(UnreachableError, match=f"cannot reach the Kubernetes API at {server}") as err:
-        load_snapshot("cm://aicr/snap", kubeconfig=_kubeconfig(tmp_path, server))
+        load_snapshot("cm://aicr/snap", kubeconfig=kubeconfig(tmp_path, server))
     assert err.value.exit_code == 3
 
 
-def test_apply_configmap_is_a_server_side_apply(api: _Api, tmp_path: Path) -> None:
+def test_apply_configmap_is_a_server_side_apply(api: FakeApi, tmp_path: Path) -> None:
     labels = {"app.kubernetes.io/name": "aicr", "app.kubernetes.io/component": "Snapshot"}
     applied = kube.apply_configmap("aicr", "snap", {"snapshot.yaml": "measurements: []\n", "format": "yaml"},
                                    {"snapshot.yaml.gz": b"\x1f\x8b-bytes"}, labels,
-                                   kubeconfig=_kubeconfig(tmp_path, _url(api)))
+                                   kubeconfig=kubeconfig(tmp_path, url(api)))
     assert applied["metadata"]["resourceVersion"] == "1"
     [request] = api.requests
     assert request["method"] == "PATCH"
@@ -337,7 +259,7 @@ def test_https_with_certificate_authority_data(tmp_path: Path, monkeypatch: pyte
     context.load_cert_chain(tmp_path / "tls.pem")
     for proxy in ("https_proxy", "HTTPS_PROXY"):
         monkeypatch.delenv(proxy, raising=False)
-    for server in _serve(context):
-        config = _kubeconfig(tmp_path, _url(server, "https"),
+    for server in serve(ROUTES, context):
+        config = kubeconfig(tmp_path, url(server, "https"),
                              cluster={"certificate-authority-data": base64.b64encode(cert_pem).decode()})
         _assert_cuj1(load_snapshot("cm://aicr/cuj1-snapshot", kubeconfig=config))
