@@ -58,20 +58,14 @@ def _plan(cluster: ClusterSpec, recipe: dict[str, Any], deployer: str, sentinel:
 
 
 def _certification(cluster: ClusterSpec) -> Bundle:
+    """The certification bundle of spec.certification (checked when the spec was loaded)."""
     from aicr_gen.certify import cron, nvcre
-    from aicr_gen.certify.thresholds import compile_thresholds
-    from aicr_gen.gitops.spec import _option_text
+    from aicr_gen.gitops.spec import certification_options
 
     cert_spec = cluster.spec.certification
     assert cert_spec is not None
     entries = [nvcre.category(name, f"spec.certification.categories {name!r}") for name in cert_spec.categories]
-    options: dict[str, Any] = {}
-    for key, value in cert_spec.options.items():
-        where = f"spec.certification.options.{key}"
-        option_path, typed = nvcre.parse_option(key, _option_text(value), where)
-        nvcre.set_option(options, option_path, typed, where)
-    if cert_spec.thresholds:
-        compile_thresholds(cert_spec.thresholds, "spec.certification.thresholds")
+    options = certification_options(cert_spec, lambda key: f"spec.certification.options.{key}")
     cron.check_names(CERT_NAME, cert_spec.schedule is not None, cert_spec.postChange)
     target = nvcre.target(cert_spec.nodeSelector or DEFAULT_SELECTOR, [], [])
     cert = nvcre.certification(CERT_NAME, CERT_NAMESPACE, target_spec=target, entries=entries,

@@ -165,6 +165,17 @@ def _option_text(value: str | int | bool) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
+def certification_options(cert: Certification, where: Callable[[str], str]) -> dict[str, Any]:
+    """spec.certification.options as NVCRE's typed option tree (``where(key)`` names a bad one)."""
+    from aicr_gen.certify import nvcre
+
+    options: dict[str, Any] = {}
+    for key, value in cert.options.items():
+        option_path, typed = nvcre.parse_option(key, _option_text(value), where(key))
+        nvcre.set_option(options, option_path, typed, where(key))
+    return options
+
+
 def _check_certification(doc: Document, cert: Certification) -> None:
     from aicr_gen.certify import cron, nvcre, thresholds
 
@@ -176,11 +187,7 @@ def _check_certification(doc: Document, cert: Certification) -> None:
         entries.append(nvcre.category(name, doc.where((*base, "categories", index))))
     if cert.thresholds:
         _at(doc, (*base, "thresholds"), lambda: thresholds.compile_thresholds(cert.thresholds, "thresholds"))
-    options: dict[str, Any] = {}
-    for key, value in cert.options.items():
-        where = doc.where((*base, "options", key))
-        option_path, typed = nvcre.parse_option(key, _option_text(value), where)
-        nvcre.set_option(options, option_path, typed, where)
+    options = certification_options(cert, lambda key: doc.where((*base, "options", key)))
     if options:
         nvcre.check_global_options(entries, options, doc.where((*base, "options")))
     if cert.schedule is not None:
