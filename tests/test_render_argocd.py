@@ -274,7 +274,7 @@ def test_extra_paths_outside_the_repository_are_refused(cli: Cli, tmp_path: Path
 
 @pytest.mark.parametrize("deployer", ["helm", "helmfile", "argocd-helm"])
 def test_deployers_that_do_not_read_the_repository_refuse_extra_paths(deployer: str) -> None:
-    options = Options(extra_paths="clusters/gpu/certification")
+    options = Options(extra_paths=("clusters/gpu/certification",))
     with pytest.raises(InvalidInputError, match="deployer:extraPaths applies to argocd and flux"):
         check_deployer(options, deployer)
     for reading in ("argocd", "flux"):

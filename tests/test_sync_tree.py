@@ -136,3 +136,19 @@ def test_extra_paths_are_refused_for_helm_on_the_command_line(cli: Any, tmp_path
                  "--set", "deployer:extraPaths=clusters/x/snapshot-agent")
     assert result.code == 2 and "deployer:extraPaths applies to argocd and flux, not to helm" in result.err
     assert not (tmp_path / "out").exists()
+
+
+def test_catalog_layers_are_relative_to_the_spec_for_resolving_and_rendering(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    layer = tmp_path / "cluster" / "catalog" / "components" / "gpu-operator"
+    layer.mkdir(parents=True)
+    base_values = (ROOT / "overlays" / "components" / "gpu-operator" / "values.yaml").read_text()
+    (layer / "values.yaml").write_text(base_values + "\naicrGenLayerMarker: from-the-spec-folder\n")
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["spec"]["catalogs"] = [str(ROOT / "overlays"), "catalog"]
+    path = tmp_path / "cluster" / "spec.yaml"
+    path.write_text(yaml.safe_dump(data))
+    monkeypatch.chdir(tmp_path)  # elsewhere: the layer must still be found beside the spec
+    tree = render_tree(load_spec(path), path.parent)
+    values = yaml.safe_load(tree["argocd/012-gpu-operator/values.yaml"])
+    assert values["aicrGenLayerMarker"] == "from-the-spec-folder"

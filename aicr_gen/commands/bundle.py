@@ -78,6 +78,8 @@ def _options(settings: list[str], repo: str | None) -> Any:
         if types[field] in ("bool", bool) and not isinstance(parsed, bool):
             raise InvalidInputError(f"--set {text}: {key} takes true or false")
         new_value: Any = parsed if types[field] in ("bool", bool) else value
+        if field == "extra_paths":
+            new_value = tuple(folder.strip() for folder in value.split(","))
         options = replace(options, **{field: new_value})
     return options
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.spec import ClusterSpec, resolve_spec
+from aicr_gen.gitops.spec import ClusterSpec, open_spec_catalog, resolve_spec
 from aicr_gen.render.bundle import Bundle
 
 CERT_NAME = "gpu-certification"
@@ -42,19 +42,19 @@ def managed_path(cluster: ClusterSpec, override: str | None = None) -> str:
                                 "'.', empty parts or a leading '/' (e.g. clusters/prod)") from None
 
 
-def _plan(cluster: ClusterSpec, recipe: dict[str, Any], deployer: str, sentinel: dict[str, Any] | None) -> Any:
+def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: str,
+          sentinel: dict[str, Any] | None) -> Any:
     """The deployment plan of ``recipe`` for ``deployer``, as ``aicr-gen bundle`` builds it: the NVSentinel
     values (if any) deep-merged over the nvsentinel component's as Helm layers values files, then the
     spec's overrides."""
     from aicr_gen.commands.bundle import plan_for
-    from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.render.values import Override, parse
 
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
     parsed += [parse("--set", text) for text in (overrides.set if overrides else [])]
     parsed += [parse("--set-json", text) for text in (overrides.setJson if overrides else [])]
-    return plan_for(recipe, open_catalog(list(cluster.spec.catalogs)), parsed, deployer)
+    return plan_for(recipe, catalog, parsed, deployer)
 
 
 def _certification(cluster: ClusterSpec) -> Bundle:
@@ -137,7 +137,9 @@ def applied_folders(cluster: ClusterSpec, deployer: str) -> list[str]:
     certification CronJob, the Argo CD post-change hook and the snapshot agent. Only argocd and flux apply
     folders from Git; the Flux post-change Kustomization and the one-off Certification stay manual (see
     certification/README.md), as do the ValidationRequest template and the sentinel values."""
-    if deployer not in ("argocd", "flux"):
+    from aicr_gen.render.options import EXTRA_PATHS_DEPLOYERS
+
+    if deployer not in EXTRA_PATHS_DEPLOYERS:
         return []
     folders: list[str] = []
     cert = cluster.spec.certification
@@ -151,21 +153,22 @@ def applied_folders(cluster: ClusterSpec, deployer: str) -> list[str]:
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
                 recipe: dict[str, Any] | None = None) -> Bundle:
     """The whole managed tree of ``cluster`` (paths relative to the managed folder), with checksums.txt."""
+    from dataclasses import replace
+
     from aicr_gen.commands.bundle import _options
     from aicr_gen.render import render_bundle
     from aicr_gen.yamlio import dump
 
     folder = managed_path(cluster, path)
-    resolved = recipe if recipe is not None else resolve_spec(cluster, base)
+    catalog = open_spec_catalog(cluster, base)
+    resolved = recipe if recipe is not None else resolve_spec(cluster, base, catalog)
     tree = Bundle({"recipe.yaml": dump(resolved).encode()})
     sentinel = None if cluster.spec.sentinel is None else _sentinel(cluster, base, resolved)
     for deployer in cluster.spec.deployers:
-        settings = [f"deployer:targetRevision={cluster.spec.repo.branch}", f"deployer:path={folder}/{deployer}"]
-        extras = applied_folders(cluster, deployer)
-        if extras:
-            settings.append(f"deployer:extraPaths={','.join(f'{folder}/{extra}' for extra in extras)}")
-        options = _options(settings, cluster.spec.repo.url)
-        plan = _plan(cluster, resolved, deployer, sentinel)
+        options = replace(_options([f"deployer:targetRevision={cluster.spec.repo.branch}",
+                                    f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url),
+                          extra_paths=tuple(f"{folder}/{extra}" for extra in applied_folders(cluster, deployer)))
+        plan = _plan(cluster, catalog, resolved, deployer, sentinel)
         tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))
     if cluster.spec.certification is not None and cluster.spec.certification.categories:
         tree = tree.merge(_certification(cluster).under("certification"))

@@ -277,13 +277,19 @@ def criteria_values(cluster: ClusterSpec) -> dict[str, str | None]:
     return {dim: found.get(dim) for dim in DIMENSIONS}
 
 
-def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None) -> dict[str, Any]:
-    """Resolve the spec's recipe: its catalogs (relative to ``base``, the spec's folder) or the embedded one."""
+def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any:
+    """The spec's catalog: its layers (relative to ``base``, the spec's folder) or the embedded one."""
     from aicr_gen.commands.recipe import open_catalog
+
+    return open_catalog([str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs])
+
+
+def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> dict[str, Any]:
+    """Resolve the spec's recipe from ``catalog`` (default: ``open_spec_catalog``)."""
     from aicr_gen.resolve import criteria, recipe
 
-    folders = [str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs]
-    catalog = open_catalog(folders)
+    if catalog is None:
+        catalog = open_spec_catalog(cluster, base)
     try:
         query = criteria.normalise(criteria_values(cluster), criteria.catalog_values(catalog.overlays.values()))
         result: dict[str, Any] = recipe.resolve(catalog, query,

@@ -161,7 +161,7 @@ def extra_applications(plan: Plan, options: Options) -> dict[str, dict[str, Any]
     ``kustomization.yaml`` there itself). The folder's manifests carry their namespaces, so the destination
     names none."""
     taken = [options.app_name, *(application_name(options, unit) for unit in plan.units)]
-    names = extra_names(options.extra_folders, taken, check_prefix(options.name_prefix), MAX_NAME,
+    names = extra_names(options.extra_paths, taken, check_prefix(options.name_prefix), MAX_NAME,
                         options.path)
     wave = str(extra_waves_start(plan))
     return {name: {"apiVersion": API_VERSION, "kind": "Application",

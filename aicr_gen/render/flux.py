@@ -289,7 +289,7 @@ def render(plan: Plan, options: Options) -> Bundle:
     named = name_sources([repo, *by_unit.values()])
     kinds = {unit.name: unit.kind for unit in plan.units}
     wrapped = wrapped_releases(plan)
-    extra = extra_names(options.extra_folders, [options.app_name, *kinds], "", DNS_LABEL, options.path)
+    extra = extra_names(options.extra_paths, [options.app_name, *kinds], "", DNS_LABEL, options.path)
     last = last_units(plan) if extra else []
     # A Flux Kustomization can only wait for Kustomizations (healthChecks are checked after it applies, so
     # they cannot hold it back), so the last HelmReleases are wrapped like those next to a Kustomize unit.

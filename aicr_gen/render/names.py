@@ -14,7 +14,7 @@ DNS_LABEL = 63
 """The longest DNS label (RFC 1123), and so the longest Kubernetes object name of most kinds."""
 
 _HASH = 8
-_SEPARATORS = re.compile(r"[^a-z0-9]+")
+SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 
 def hashed(name: str, key: str, limit: int | None = None) -> str:
@@ -38,7 +38,7 @@ def url_name(url: str, *, fallback: str, source_only: bool = False, limit: int |
     rest = rest.lower()
     if source_only:
         rest = rest.removesuffix(".git")
-    name = _SEPARATORS.sub("-", rest).strip("-") or fallback
+    name = SEPARATORS.sub("-", rest).strip("-") or fallback
     if limit is not None and len(name) > limit:
         name = hashed(name, url, limit)
     return name

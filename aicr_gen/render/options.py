@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.render.names import hashed
+from aicr_gen.render.names import SEPARATORS, hashed
 
 DEPLOYERS = ("helm", "argocd", "argocd-helm", "flux", "helmfile")
 EXTRA_PATHS_DEPLOYERS = ("argocd", "flux")
 """Deployers that can apply repository folders beside the stack (Argo CD and Flux read the repository)."""
 
 _EXTRA_PATHS = "--set deployer:extraPaths"
-_NAME_SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -31,39 +29,34 @@ class Options:
     app_name: str = "aicr-stack"
     flux_namespace: str = "flux-system"
     include_root_app: bool = True
-    extra_paths: str | None = None
-    """Comma-separated repository folders applied after the whole stack (argocd, flux); ``None`` when unset."""
+    extra_paths: tuple[str, ...] = ()
+    """Repository folders applied after the whole stack (argocd, flux)."""
 
     def __post_init__(self) -> None:
-        parse_extra_paths(self.extra_paths)  # refused when set, not only when a deployer reads it
-
-    @property
-    def extra_folders(self) -> tuple[str, ...]:
-        """``extra_paths`` as checked folder paths, in the order given."""
-        return parse_extra_paths(self.extra_paths)
+        check_extra_paths(self.extra_paths)  # refused when set, not only when a deployer reads it
 
 
-def parse_extra_paths(text: str | None) -> tuple[str, ...]:
-    """``a/b,c/d`` -> ``("a/b", "c/d")``, each a plain relative folder path of the repository, given once."""
-    if text is None:
-        return ()
-    folders = tuple(path.strip() for path in text.split(","))
+def check_extra_paths(folders: tuple[str, ...]) -> None:
+    """Each folder a plain relative path of the repository (``check_path``), given once."""
+    from aicr_gen.render.bundle import check_path
+
+    text = ",".join(folders)
     for folder in folders:
-        if (not folder or folder.startswith("/") or "\\" in folder or "\0" in folder
-                or any(part in ("", ".", "..") for part in folder.split("/"))):
+        try:
+            check_path(folder)
+        except InvalidInputError:
             raise InvalidInputError(
                 f"{_EXTRA_PATHS}={text}: {folder!r} is not a folder of the repository; give comma-separated "
                 "relative paths like clusters/gpu/certification (no empty entry, leading or trailing '/', '.', "
-                "'..' or '\\\\')")
+                "'..' or '\\\\')") from None
     duplicates = sorted({folder for folder in folders if folders.count(folder) > 1})
     if duplicates:
         raise InvalidInputError(f"{_EXTRA_PATHS}={text}: {duplicates[0]!r} is given twice; list each folder once")
-    return folders
 
 
 def check_deployer(options: Options, deployer: str) -> None:
     """Refuse settings ``deployer`` would silently ignore."""
-    if options.extra_folders and deployer not in EXTRA_PATHS_DEPLOYERS:
+    if options.extra_paths and deployer not in EXTRA_PATHS_DEPLOYERS:
         raise InvalidInputError(
             f"{_EXTRA_PATHS}: deployer:extraPaths applies to {' and '.join(EXTRA_PATHS_DEPLOYERS)}, not to "
             f"{deployer}; drop the setting or render with --deployer argocd or flux")
@@ -80,7 +73,7 @@ def extra_names(folders: Collection[str], taken: Collection[str], prefix: str, l
     parent = f"{base.rsplit('/', 1)[0]}/" if base and "/" in base else None
     for folder in folders:
         tail = folder.removeprefix(parent) if parent and folder.startswith(parent) else folder.rsplit("/", 1)[-1]
-        name = prefix + (_NAME_SEPARATORS.sub("-", tail.lower()).strip("-") or "extra")
+        name = prefix + (SEPARATORS.sub("-", tail.lower()).strip("-") or "extra")
         if name in used or len(name) > limit:
             name = hashed(name, folder, limit)
         used.add(name)
