@@ -149,12 +149,13 @@ def run(args: argparse.Namespace) -> int:
     recipe = resolve_spec(cluster, base)
     _policy_errors(cluster, base, recipe, spec_file)
     tree = render_tree(cluster, base, path, recipe)
-    changed = sync.stale(sync.committed(repo, sync._head(repo), path), tree, path)
-    if args.message:
-        text = "\n".join([args.message.rstrip(), "", *trailers(tree["recipe.yaml"])]) + "\n"
-    else:
-        text = message(cluster.metadata.name, path, old_recipe=_old_recipe(repo, path), new_recipe=recipe,
+
+    def text(changed: list[str]) -> str:
+        if args.message:
+            return "\n".join([args.message.rstrip(), "", *trailers(tree["recipe.yaml"])]) + "\n"
+        return message(cluster.metadata.name, path, old_recipe=_old_recipe(repo, path), new_recipe=recipe,
                        changed=changed, recipe_bytes=tree["recipe.yaml"])
+
     result = sync.sync(repo, tree, path, text, branch=args.branch, force=args.force, push=args.push)
     if result.commit is None:
         sys.stdout.write(f"aicr-gen: {path} is up to date on {result.ref}; nothing to commit\n")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
@@ -59,24 +59,23 @@ def blob_sha(data: bytes) -> str:
 def committed(repo: Any, rev: str, path: str) -> dict[str, str]:
     """``rev``'s files below ``path``: path relative to it -> blob sha (empty when absent)."""
     out: str = repo.git.ls_tree("-r", "-z", rev, "--", f"{path}/")
-    files: dict[str, str] = {}
-    for entry in filter(None, out.split("\0")):
-        meta, _, name = entry.partition("\t")
-        _mode, kind, sha = meta.split()
-        if kind == "blob" and name.startswith(f"{path}/"):
-            files[name[len(path) + 1:]] = sha
-    return files
+    return _listing(out, path, sha_column=2)
 
 
 def indexed(repo: Any, path: str) -> dict[str, str]:
     """The index's (staged) files below ``path``: path relative to it -> blob sha."""
     out: str = repo.git.ls_files("-s", "-z", "--", f"{path}/")
+    return _listing(out, path, sha_column=1)
+
+
+def _listing(out: str, path: str, sha_column: int) -> dict[str, str]:
+    """``ls-tree``/``ls-files -s`` output (``-z``): blob entries below ``path`` -> their sha."""
     files: dict[str, str] = {}
     for entry in filter(None, out.split("\0")):
         meta, _, name = entry.partition("\t")
-        _mode, sha, _stage = meta.split()
-        if name.startswith(f"{path}/"):
-            files[name[len(path) + 1:]] = sha
+        fields = meta.split()
+        if fields[1] != "commit" and name.startswith(f"{path}/"):
+            files[name[len(path) + 1:]] = fields[sha_column]
     return files
 
 
@@ -193,7 +192,8 @@ def _restore_worktree(repo: Any, old: str, path: str, tree: Mapping[str, bytes],
         repo.git.checkout(old, "--", f"{path}/")
 
 
-def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: str, *, branch: str | None = None,
+def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: Callable[[list[str]], str], *,
+         branch: str | None = None,
          force: bool = False, push: bool = False) -> Result:
     """Commit ``tree`` at ``path``: on HEAD's branch, or (``branch``) on a branch forked from HEAD without
     touching the checkout. No commit when nothing changed. Refuses a dirty ``path`` unless ``force``."""
@@ -219,8 +219,9 @@ def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: str, *, branc
         if on_checkout and force:
             _align_worktree(repo, head, path, old_files, tree, force=force)
         return Result(None, target)
-    sha = _commit(repo, new_tree, head, message)
     changed = stale(old_files, tree, path)
+    text = message(changed)
+    sha = _commit(repo, new_tree, head, text)
     if not on_checkout:
         repo.git.update_ref("-m", "aicr-gen sync", target, sha)
     else:
@@ -233,7 +234,7 @@ def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: str, *, branc
             raise
     if push:
         _push(repo, target, sha)
-    return Result(sha, target, message, changed)
+    return Result(sha, target, text, changed)
 
 
 def _push(repo: Any, target: str, sha: str) -> None:
