@@ -31,15 +31,14 @@ TEMPLATE_NODE = "node-name"  # the placeholder of the ValidationRequest template
 
 def managed_path(cluster: ClusterSpec, override: str | None = None) -> str:
     """The folder the tree lives in: ``--path``, else spec.repo.path (required by the schema)."""
-    from aicr_gen.render.bundle import check_path
+    from aicr_gen.gitops.spec import repo_folder
 
-    path = override if override is not None else cluster.spec.repo.path
-    where = "--path" if override is not None else cluster.where(("spec", "repo", "path"))
+    if override is None:
+        return repo_folder(cluster.spec.repo.path)  # checked at load, with its line
     try:
-        return check_path(path.removesuffix("/"))
-    except InvalidInputError:
-        raise InvalidInputError(f"{where} {path!r}: give a relative folder inside the repository, without '..', "
-                                "'.', empty parts or a leading '/' (e.g. clusters/prod)") from None
+        return repo_folder(override)
+    except InvalidInputError as err:
+        raise InvalidInputError(f"--path {err}") from None
 
 
 def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: str,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path as FilePath
-from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -154,11 +153,22 @@ def _fail(doc: Document, path: Path, message: str) -> InvalidInputError:
     return InvalidInputError(f"{doc.where(path)}: {message}")
 
 
+def repo_folder(text: str) -> str:
+    """``text`` as a folder of the repository: a plain relative path (``check_path``) outside ``.git``;
+    anything else is an input error saying what to give."""
+    from aicr_gen.render.bundle import check_path
+
+    try:
+        if any(part.lower() == ".git" for part in text.split("/")):
+            raise InvalidInputError(".git")
+        return check_path(text.removesuffix("/"))
+    except InvalidInputError:
+        raise InvalidInputError(f"{text!r} must be a relative POSIX path inside the repository, outside .git, "
+                                "without '..', '.' or empty parts (e.g. clusters/prod)") from None
+
+
 def _relative(doc: Document, path: Path, text: str) -> None:
-    pure = PurePosixPath(text)
-    if "\\" in text or pure.is_absolute() or ".." in pure.parts or text.startswith("~"):
-        raise _fail(doc, path, f"{text!r} must be a relative POSIX path inside the repository, without '..' "
-                               "(e.g. clusters/prod)")
+    _at(doc, path, lambda: repo_folder(text))
 
 
 def _option_text(value: str | int | bool) -> str:

@@ -89,12 +89,9 @@ def stale(have: Mapping[str, str], tree: Mapping[str, bytes], path: str) -> list
 
 
 def check_managed(repo: Any, path: str) -> None:
-    """Refuse a managed ``path`` that is (or passes through) a symlink in the work tree or in HEAD, or a
-    ``.git`` folder: writing there would land outside the managed folder."""
+    """Refuse a managed ``path`` that is (or passes through) a symlink in the work tree or in HEAD: writing
+    there would land outside the managed folder."""
     parts = path.split("/")
-    if any(part.lower() == ".git" for part in parts):
-        raise InvalidInputError(f"managed path {path!r} goes into a .git folder; choose a folder such as "
-                                "clusters/NAME")
     root = Path(repo.working_tree_dir)
     for end in range(1, len(parts) + 1):
         prefix = "/".join(parts[:end])
