@@ -60,9 +60,15 @@ class _Encoded:
 
     raw: str
 
-    def split(self) -> Members:
+    def split(self, known: dict[str, frozenset[str]] | None = None) -> Members:
+        """The value and its node set (taken from, or added to, ``known``: node list -> set)."""
         value, _, nodes = self.raw.rpartition("|")
-        return Members(value, frozenset(node for node in nodes.split(",") if node))
+        members = None if known is None else known.get(nodes)
+        if members is None:
+            members = frozenset(node for node in nodes.split(",") if node)
+            if known is not None:
+                known[nodes] = members
+        return Members(value, members)
 
 
 # ---------------------------------------------------------------- normalise
@@ -72,10 +78,7 @@ def normalise(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """The flat ``{path: value}`` mapping of a snapshot's measurements (node lists still packed)."""
     flat: dict[str, Any] = {}
     for base, nodes, sub in _subtypes(snapshot):
-        _put(flat, base, sub.get("data"), nodes)
-        _put(flat, f"{base}.context", sub.get("context"), False)
-        for key, data in _items(sub):
-            _put(flat, f"{base}.items[{key}].data", data, nodes)
+        _put_subtype(flat, base, nodes, sub, data=sub.get("data"), items=_items(sub))
     return flat
 
 
@@ -125,17 +128,12 @@ def _put(flat: dict[str, Any], base: str, data: Any, nodes: bool) -> None:
         if VOLATILE.search(key):
             continue
         path = f"{base}.{key}"
-        kind = type(value)
-        if kind is str:
+        if isinstance(value, str):
             flat[path] = _Encoded(value) if nodes and "|" in value else value
-        elif kind in _SCALARS:
-            flat[path] = value
         elif isinstance(value, Mapping):
             _put(flat, path, value, nodes)
         elif isinstance(value, list):
             flat[path] = Members(None, frozenset(_text(member) for member in value))
-        elif nodes and isinstance(value, str) and "|" in value:
-            flat[path] = _Encoded(value)
         else:
             flat[path] = value
 
@@ -245,9 +243,7 @@ def _same_data(old: Any, new: Any) -> bool:
     readings."""
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
         return not isinstance(old, Mapping) and not isinstance(new, Mapping)
-    return old.keys() == new.keys() and all(
-        type(key) is str and type(value) is type(other := new[key]) and type(value) in _SCALARS and value == other
-        for key, value in old.items())
+    return old.keys() == new.keys() and all(type(key) is str and _same(value, new[key]) for key, value in old.items())
 
 
 # ---------------------------------------------------------------- compare
@@ -297,13 +293,7 @@ class _NodeSets:
         self._moved: dict[tuple[frozenset[str], frozenset[str]], tuple[frozenset[str], frozenset[str]]] = {}
 
     def unpack(self, value: Any) -> Any:
-        if not isinstance(value, _Encoded):
-            return value
-        label, _, nodes = value.raw.rpartition("|")
-        members = self._sets.get(nodes)
-        if members is None:
-            members = self._sets[nodes] = frozenset(node for node in nodes.split(",") if node)
-        return Members(label, members)
+        return value.split(self._sets) if isinstance(value, _Encoded) else value
 
     def moved(self, old: Members, new: Members) -> tuple[Members, Members]:
         """The members that left and those that joined."""
