@@ -450,3 +450,29 @@ def test_rendering_twice_gives_identical_bytes(cli: Cli, tmp_path: Path, deploye
     first = render_small(cli, deployer, tmp_path / "one", "--set", "api:x=1")
     second = render_small(cli, deployer, tmp_path / "two", "--set", "api:x=1")
     assert read_tree(first.root) == read_tree(second.root)
+
+
+def test_an_extra_path_with_its_namespace_makes_it_the_created_destination(cli: Cli, tmp_path: Path) -> None:
+    bundle = render_small(cli, "argocd", tmp_path, "--set",
+                          "deployer:extraPaths=clusters/gpu/certification=nvcre-system,clusters/gpu/other")
+    apps = {app["spec"]["source"]["path"]: app for app in (
+        yaml.safe_load(path.read_text()) for path in bundle.root.glob("extra-*/application.yaml"))}
+    certification = apps["clusters/gpu/certification"]["spec"]
+    assert certification["destination"] == {"server": "https://kubernetes.default.svc", "namespace": "nvcre-system"}
+    assert "CreateNamespace=true" in certification["syncPolicy"]["syncOptions"]
+    assert apps["clusters/gpu/other"]["spec"]["destination"] == {"server": "https://kubernetes.default.svc"}
+    validate_manifests(read_tree(bundle.root))
+
+
+@pytest.mark.parametrize("value", ["a/b=Bad_NS", "a/b=", "a/b=x/y"])
+def test_an_extra_path_namespace_that_is_not_a_namespace_name_is_refused(cli: Cli, tmp_path: Path,
+                                                                          value: str) -> None:
+    recipe = write_recipe(cli, "small", tmp_path, KUSTOMIZE_ADDON)
+    result = recipe.run_bundle(cli, "argocd", tmp_path / "out", "--repo", REPO, "--set", f"deployer:extraPaths={value}")
+    assert_refused(result, "deployer:extraPaths", "is not a namespace name")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_namespace_for_a_folder_that_is_not_an_extra_path_is_refused() -> None:
+    with pytest.raises(InvalidInputError, match="'b', which is not one of the extraPaths folders"):
+        Options(extra_paths=("a",), extra_namespaces=(("b", "ns"),))

@@ -361,3 +361,17 @@ def test_rendering_is_deterministic(cli: Cli, tmp_path: Path) -> None:
     first = read_tree(_render(cli, tmp_path / "a", "cuj2").root)
     second = read_tree(_render(cli, tmp_path / "b", "cuj2", out=tmp_path / "b" / "elsewhere").root)
     assert first == second
+
+
+def test_an_extra_path_namespace_no_component_creates_is_applied_with_the_bundle(cli: Cli, tmp_path: Path) -> None:
+    # worker is the namespace of a component (its HelmRelease creates it); aicr is nobody's
+    value = "clusters/gpu/snapshot-agent=aicr,clusters/gpu/certification=worker,clusters/gpu/cron=aicr"
+    rendered = _render(cli, tmp_path, "small", "--set", f"deployer:extraPaths={value}", path="clusters/gpu/flux")
+    built = kustomize_build(rendered.root)
+    namespaces = [obj for obj in built if obj["kind"] == "Namespace"]
+    assert [ns["metadata"]["name"] for ns in namespaces].count("aicr") == 1
+    assert "worker" not in [ns["metadata"]["name"] for ns in namespaces]
+    aicr = next(ns for ns in namespaces if ns["metadata"]["name"] == "aicr")
+    # deleting a namespace deletes everything in it: Flux must never prune it
+    assert aicr["metadata"]["annotations"] == {"kustomize.toolkit.fluxcd.io/prune": "disabled"}
+    validate_objects(built, "flux bundle")

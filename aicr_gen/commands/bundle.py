@@ -64,7 +64,7 @@ def _parsed_values(sources: dict[str, bytes], names: list[str]) -> dict[str, Any
 def _options(settings: list[str], repo: str | None) -> Any:
     from dataclasses import fields, replace
 
-    from aicr_gen.render.options import Options
+    from aicr_gen.render.options import Options, parse_extra_paths
     from aicr_gen.render.values import typed
 
     options = Options() if repo is None else Options(repo=repo)
@@ -79,7 +79,9 @@ def _options(settings: list[str], repo: str | None) -> Any:
             raise InvalidInputError(f"--set {text}: {key} takes true or false")
         new_value: Any = parsed if types[field] in ("bool", bool) else value
         if field == "extra_paths":
-            new_value = tuple(folder.strip() for folder in value.split(","))
+            folders, namespaces = parse_extra_paths(value)
+            options = replace(options, extra_paths=folders, extra_namespaces=namespaces)
+            continue
         options = replace(options, **{field: new_value})
     return options
 

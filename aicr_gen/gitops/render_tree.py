@@ -23,7 +23,8 @@ from aicr_gen.gitops.spec import ClusterSpec, open_spec_catalog, resolve_spec
 from aicr_gen.render.bundle import Bundle
 
 CERT_NAME = "gpu-certification"
-CERT_NAMESPACE = "nvcre-system"
+CERT_NAMESPACE = "nvcre-system"  # NVCRE's chart namespace, where the recipe has no nvcre component to say
+NVCRE_COMPONENT = "nvcre"
 DEFAULT_SELECTOR = {"nvidia.com/gpu.present": "true"}  # spec.certification.nodeSelector empty: every GPU node
 SENTINEL_COMPONENT = "nvsentinel"
 TEMPLATE_NODE = "node-name"  # the placeholder of the ValidationRequest template
@@ -56,7 +57,20 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     return plan_for(recipe, catalog, parsed, deployer)
 
 
-def _certification(cluster: ClusterSpec) -> Bundle:
+def _enabled(recipe: dict[str, Any], component: str) -> dict[str, Any] | None:
+    from aicr_gen.resolve.refs import is_enabled
+
+    return next((ref for ref in recipe.get("componentRefs", []) if ref.get("name") == component and is_enabled(ref)),
+                None)
+
+
+def certification_namespace(recipe: dict[str, Any]) -> str:
+    """Where the certification objects live: beside NVCRE, i.e. the nvcre component's namespace."""
+    nvcre = _enabled(recipe, NVCRE_COMPONENT)
+    return str(nvcre.get("namespace") or CERT_NAMESPACE) if nvcre else CERT_NAMESPACE
+
+
+def _certification(cluster: ClusterSpec, namespace: str) -> Bundle:
     """The certification bundle of spec.certification (checked when the spec was loaded)."""
     from aicr_gen.certify import cron, nvcre
     from aicr_gen.gitops.spec import certification_options
@@ -67,7 +81,7 @@ def _certification(cluster: ClusterSpec) -> Bundle:
     options = certification_options(cert_spec, lambda key: f"spec.certification.options.{key}")
     cron.check_names(CERT_NAME, cert_spec.schedule is not None, cert_spec.postChange)
     target = nvcre.target(cert_spec.nodeSelector or DEFAULT_SELECTOR, [], [])
-    cert = nvcre.certification(CERT_NAME, CERT_NAMESPACE, target_spec=target, entries=entries,
+    cert = nvcre.certification(CERT_NAME, namespace, target_spec=target, entries=entries,
                                global_options=options, category_options={},
                                global_thresholds=dict(cert_spec.thresholds), category_thresholds={})
     return cron.render(cert, schedule=cert_spec.schedule, post_change=cert_spec.postChange).with_checksums()
@@ -76,7 +90,6 @@ def _certification(cluster: ClusterSpec) -> Bundle:
 def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[str, Any]:
     """NVSentinel values of spec.sentinel; the recipe must carry an enabled nvsentinel component for them."""
     from aicr_gen.certify import sentinel
-    from aicr_gen.resolve.refs import is_enabled
     from aicr_gen.yamlio import decode, load_text
 
     spec = cluster.spec.sentinel
@@ -91,7 +104,7 @@ def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[
     breaker = sentinel.Breaker(percentage=found.percentage if found else None,
                                duration=found.duration if found else None,
                                max_nodes=found.maxNodes if found else None)
-    if not any(ref.get("name") == SENTINEL_COMPONENT and is_enabled(ref) for ref in recipe.get("componentRefs", [])):
+    if _enabled(recipe, SENTINEL_COMPONENT) is None:
         raise InvalidInputError(f"{cluster.where(('spec', 'sentinel'))}: the recipe has no enabled "
                                 f"{SENTINEL_COMPONENT} component to carry these values; use a catalog that "
                                 "includes it or drop spec.sentinel")
@@ -131,21 +144,26 @@ def _snapshot_agent(cluster: ClusterSpec) -> Bundle:
     return agent_bundle(namespace, name, spec.schedule)
 
 
-def applied_folders(cluster: ClusterSpec, deployer: str) -> list[str]:
-    """The tree's folders (relative to the managed path) that ``deployer`` applies after the stack: the
-    certification CronJob, the Argo CD post-change hook and the snapshot agent. Only argocd and flux apply
-    folders from Git; the Flux post-change Kustomization and the one-off Certification stay manual (see
-    certification/README.md), as do the ValidationRequest template and the sentinel values."""
+def applied_folders(cluster: ClusterSpec, deployer: str, recipe: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(folder, namespace)`` of the tree's folders (relative to the managed path) that ``deployer`` applies
+    after the stack: the certification CronJob, the Argo CD post-change hook and the snapshot agent. The
+    deployer creates each namespace that no component does. Only argocd and flux apply folders from Git; the
+    Flux post-change Kustomization and the one-off Certification stay manual (see certification/README.md),
+    as do the ValidationRequest template and the sentinel values."""
+    from aicr_gen.drift.snapshot import parse_cm_source
     from aicr_gen.render.options import EXTRA_PATHS_DEPLOYERS
 
     if deployer not in EXTRA_PATHS_DEPLOYERS:
         return []
-    folders: list[str] = []
+    folders: list[tuple[str, str]] = []
     cert = cluster.spec.certification
     if cert is not None and cert.categories:
-        folders += ["certification/schedule"] if cert.schedule is not None else []
-        folders += ["certification/post-change/argocd"] if cert.postChange and deployer == "argocd" else []
-    folders += ["snapshot-agent"] if cluster.spec.snapshot is not None else []
+        namespace = certification_namespace(recipe)
+        folders += [("certification/schedule", namespace)] if cert.schedule is not None else []
+        folders += [("certification/post-change/argocd", namespace)] if cert.postChange and deployer == "argocd" \
+            else []
+    if cluster.spec.snapshot is not None:
+        folders.append(("snapshot-agent", parse_cm_source(cluster.spec.snapshot.configmap)[0]))
     return folders
 
 
@@ -164,13 +182,15 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     tree = Bundle({"recipe.yaml": dump(resolved).encode()})
     sentinel = None if cluster.spec.sentinel is None else _sentinel(cluster, base, resolved)
     for deployer in cluster.spec.deployers:
+        applied = [(f"{folder}/{extra}", namespace)
+                   for extra, namespace in applied_folders(cluster, deployer, resolved)]
         options = replace(_options([f"deployer:targetRevision={cluster.spec.repo.branch}",
                                     f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url),
-                          extra_paths=tuple(f"{folder}/{extra}" for extra in applied_folders(cluster, deployer)))
+                          extra_paths=tuple(path for path, _ in applied), extra_namespaces=tuple(applied))
         plan = _plan(cluster, catalog, resolved, deployer, sentinel)
         tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))
     if cluster.spec.certification is not None and cluster.spec.certification.categories:
-        tree = tree.merge(_certification(cluster).under("certification"))
+        tree = tree.merge(_certification(cluster, certification_namespace(resolved)).under("certification"))
     if sentinel is not None:
         tree = tree.merge({"sentinel/values.yaml": dump(sentinel).encode()})
         if cluster.spec.sentinel is not None and cluster.spec.sentinel.lifecycle:

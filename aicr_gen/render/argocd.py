@@ -11,7 +11,8 @@ single-source Applications.
 
 ``deployer:extraPaths`` folders of the repository (certification and snapshot-agent CronJobs next to the
 bundle, say) get one directory Application each in ``extra-<name>/``, in the band after the last
-component's, so they sync once the whole stack has.
+component's, so they sync once the whole stack has; ``DIR=NAMESPACE`` makes NAMESPACE its destination,
+created by ``CreateNamespace=true``.
 """
 
 from __future__ import annotations
@@ -158,8 +159,8 @@ def extra_waves_start(plan: Plan) -> int:
 
 def extra_applications(plan: Plan, options: Options) -> dict[str, dict[str, Any]]:
     """Application name -> the directory Application of each ``extraPaths`` folder (Argo CD detects a
-    ``kustomization.yaml`` there itself). The folder's manifests carry their namespaces, so the destination
-    names none."""
+    ``kustomization.yaml`` there itself). A folder given with its namespace has it as the destination, which
+    ``CreateNamespace=true`` creates before the sync (Argo CD creates only a destination namespace)."""
     taken = [options.app_name, *(application_name(options, unit) for unit in plan.units)]
     names = extra_names(options.extra_paths, taken, check_prefix(options.name_prefix), MAX_NAME,
                         options.path)
@@ -169,9 +170,14 @@ def extra_applications(plan: Plan, options: Options) -> dict[str, dict[str, Any]
                                 "annotations": {SYNC_WAVE: wave}},
                    "spec": {"project": options.project,
                             "source": {"repoURL": options.repo, "targetRevision": options.revision, "path": folder},
-                            "destination": {"server": options.destination_server},
+                            "destination": _extra_destination(options, folder),
                             "syncPolicy": sync_policy()}}
             for folder, name in names.items()}
+
+
+def _extra_destination(options: Options, folder: str) -> dict[str, str]:
+    namespace = options.extra_namespace(folder)
+    return {"server": options.destination_server, **({"namespace": namespace} if namespace else {})}
 
 
 def app_of_apps(options: Options) -> dict[str, Any]:

@@ -20,6 +20,8 @@ installs the stack.
   is applied through a Flux Kustomization of the same name (``wait: true``) that carries the edge.
 - ``deployer:extraPaths`` folders of the bundle repository get a Flux Kustomization each, in
   ``extra-<name>/``, that waits for the units nothing else waits for, so it applies after the whole stack.
+  A folder given with its namespace (``DIR=NAMESPACE``) that no component creates gets that Namespace in
+  ``extra-<name>/namespace.yaml``, applied with the bundle (Flux Kustomizations create no namespace).
 """
 
 from __future__ import annotations
@@ -324,10 +326,16 @@ def render(plan: Plan, options: Options) -> Bundle:
             resources.append(f"{folder}/flux-kustomization.yaml")
         else:
             resources.append(f"{folder}/helmrelease.yaml")
+    namespaces |= {unit.namespace for unit in plan.units}  # HelmReleases create theirs (install.createNamespace)
     for path, name in extra.items():
         files[f"extra-{name}/flux-kustomization.yaml"] = flux_kustomization(
             name, named[repo], source_path([path], f"--set deployer:extraPaths: {path!r}"), last, options)
         resources.append(f"extra-{name}/flux-kustomization.yaml")
+        namespace = options.extra_namespace(path)
+        if namespace and namespace not in namespaces:  # applied with the bundle, so before the folder is
+            namespaces.add(namespace)
+            files[f"extra-{name}/namespace.yaml"] = namespace_document(namespace)
+            resources.append(f"extra-{name}/namespace.yaml")
     files["kustomization.yaml"] = kustomization(resources)
     kustomizations = wrapped | {name for name, kind in kinds.items() if kind == KUSTOMIZE}
     files["README.md"] = readme.render(plan, "flux", _install(plan, options, named[repo], extra),

@@ -31,9 +31,37 @@ class Options:
     include_root_app: bool = True
     extra_paths: tuple[str, ...] = ()
     """Repository folders applied after the whole stack (argocd, flux)."""
+    extra_namespaces: tuple[tuple[str, str], ...] = ()
+    """``(folder, namespace)`` for the ``extra_paths`` whose objects live in one namespace, which the deployer
+    then creates when no component does (``deployer:extraPaths=DIR=NAMESPACE``)."""
 
     def __post_init__(self) -> None:
         check_extra_paths(self.extra_paths)  # refused when set, not only when a deployer reads it
+        unknown = sorted({folder for folder, _ in self.extra_namespaces} - set(self.extra_paths))
+        if unknown:
+            raise InvalidInputError(f"{_EXTRA_PATHS}: a namespace is given for {unknown[0]!r}, which is not one of "
+                                    "the extraPaths folders")
+
+    def extra_namespace(self, folder: str) -> str | None:
+        """The namespace of an ``extra_paths`` folder's objects, when known."""
+        return dict(self.extra_namespaces).get(folder)
+
+
+def parse_extra_paths(value: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """``DIR[=NAMESPACE][,DIR[=NAMESPACE]]...`` -> (folders, (folder, namespace) pairs)."""
+    from aicr_gen.render.names import DNS_LABEL_PATTERN
+
+    folders: list[str] = []
+    namespaces: list[tuple[str, str]] = []
+    for entry in value.split(","):
+        folder, sep, namespace = entry.strip().partition("=")
+        folders.append(folder.strip())
+        if sep:
+            if not DNS_LABEL_PATTERN.match(namespace.strip()):
+                raise InvalidInputError(f"{_EXTRA_PATHS}={value}: {namespace.strip()!r} after {folder!r} is not a "
+                                        "namespace name (lower-case letters, digits and '-', 63 at most)")
+            namespaces.append((folder.strip(), namespace.strip()))
+    return tuple(folders), tuple(namespaces)
 
 
 def check_extra_paths(folders: tuple[str, ...]) -> None:

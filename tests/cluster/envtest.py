@@ -237,15 +237,30 @@ def start(folder: Path, binaries: Path) -> ControlPlane:
     return ControlPlane(server, ca_file, kubeconfig, folder, time.monotonic() - began, processes)
 
 
-@pytest.fixture(scope="session")
-def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """The session's control plane (started on first use, stopped by PID at the end)."""
+def _binaries() -> Path:
     binaries = assets()
     if binaries is None:
         if os.environ.get("AICR_GEN_REQUIRE_REFERENCE"):
             pytest.fail(f"AICR_GEN_REQUIRE_REFERENCE is set: {missing_reason()}")
         pytest.skip(missing_reason())
-    plane = start(tmp_path_factory.mktemp("envtest"), binaries)
+    return binaries
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """The session's control plane (started on first use, stopped by PID at the end)."""
+    plane = start(tmp_path_factory.mktemp("envtest"), _binaries())
+    try:
+        yield plane
+    finally:
+        plane.stop()
+
+
+@pytest.fixture
+def fresh_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A control plane of the test's own, for what must start from an empty cluster (no controller-manager
+    runs, so a namespace deleted stays Terminating: one cluster cannot be emptied between trees)."""
+    plane = start(tmp_path_factory.mktemp("envtest"), _binaries())
     try:
         yield plane
     finally:

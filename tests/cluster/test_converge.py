@@ -1,0 +1,115 @@
+"""Every ``sync`` tree converges: applied as Argo CD or Flux applies it, to a real API server with the real CRDs,
+nothing is refused (tests/cluster/converge.py says what is real and what is emulated)."""
+
+from __future__ import annotations
+
+import subprocess
+import tarfile
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cluster.converge import Outcome, converge_argocd, converge_flux
+from tests.cluster.envtest import ControlPlane
+from tests.conftest import Result
+
+REPO_URL = "https://github.com/example/gitops.git"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One ClusterSpec of the matrix."""
+
+    name: str
+    criteria: dict[str, str]
+    certification: dict[str, Any] | None
+    sentinel: dict[str, Any]
+    snapshot: dict[str, Any] | None
+
+
+INFERENCE = {"service": "eks", "accelerator": "h100", "intent": "inference", "os": "ubuntu", "platform": "dynamo"}
+TRAINING = {"service": "gke", "accelerator": "h100", "intent": "training", "os": "cos", "platform": "kubeflow"}
+NCCL = ["communication/nccl-all-reduce"]
+CASES = [
+    Case("inference-everything", INFERENCE,
+         {"categories": NCCL, "thresholds": {"busBandwidthGBps": "value >= 300"}, "schedule": "0 3 * * 0",
+          "postChange": True},
+         {"mode": "monitor"}, {"configmap": "cm://aicr/snapshot"}),
+    Case("training-quarantine-lifecycle", TRAINING,
+         {"categories": [*NCCL, "training/nemotron5-8b"], "thresholds": {"busBandwidthGBps": "value >= 300"},
+          "schedule": "0 3 * * 0", "postChange": True},
+         {"mode": "quarantine", "lifecycle": True, "validation": True,
+          "breaker": {"percentage": 20, "duration": "10m", "maxNodes": 4}},
+         {"configmap": "cm://gpu-drift/snapshot", "schedule": "*/30 * * * *"}),
+    Case("inference-bare-quarantine", INFERENCE, None, {"mode": "quarantine", "breaker": {"percentage": 10}}, None),
+    Case("training-post-change-only", TRAINING,
+         {"categories": NCCL, "thresholds": {"busBandwidthGBps": "value >= 300"}, "postChange": True},
+         {"mode": "monitor", "dryRun": True}, {"configmap": "cm://nvcre-system/snapshot"}),
+]
+
+
+def spec_for(case: Case) -> dict[str, Any]:
+    spec: dict[str, Any] = {"criteria": case.criteria, "deployers": ["argocd", "flux"],
+                            "repo": {"url": REPO_URL, "path": f"clusters/{case.name}", "branch": "main"},
+                            "sentinel": case.sentinel}
+    if case.certification is not None:
+        spec["certification"] = case.certification
+    if case.snapshot is not None:
+        spec["snapshot"] = case.snapshot
+    return {"apiVersion": "aicr-gen.dev/v1alpha1", "kind": "ClusterSpec", "metadata": {"name": case.name},
+            "spec": spec}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
+    return done.stdout.decode()
+
+
+def synced_checkout(cli: Any, tmp_path: Path, case: Case) -> Path:
+    """``sync`` the case into a new repository; the committed tree (``git archive HEAD``), as a controller
+    clones it."""
+    repo = tmp_path / "gitops"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "i")
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(yaml.safe_dump(spec_for(case), sort_keys=False), encoding="utf-8")
+    result: Result = cli("sync", str(spec), "--repo", str(repo))
+    assert result.code == 0, result.err
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", "HEAD"], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(checkout, filter="data")
+    return checkout
+
+
+def assert_converged(outcome: Outcome) -> None:
+    assert not outcome.refused, "refused:\n" + "\n".join(outcome.refused)
+    assert outcome.applied
+
+
+@pytest.mark.parametrize("deployer", ["argocd", "flux"])
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_sync_tree_converges_with_zero_refusals(cli: Any, tmp_path: Path, fresh_control_plane: ControlPlane,
+                                                case: Case, deployer: str) -> None:
+    checkout = synced_checkout(cli, tmp_path, case)
+    converge = converge_argocd if deployer == "argocd" else converge_flux
+    outcome = converge(fresh_control_plane, checkout, f"clusters/{case.name}/{deployer}", REPO_URL)
+    assert_converged(outcome)
+    applied = set(outcome.applied)
+    cert = case.certification or {}
+    namespace = "nvcre-system"
+    if cert.get("schedule"):
+        assert f"CronJob {namespace}/gpu-certification-schedule" in applied
+    if cert.get("postChange") and deployer == "argocd":
+        assert f"Job {namespace}/gpu-certification-post-sync" in applied
+    if case.snapshot is not None:
+        snapshot_ns = case.snapshot["configmap"].removeprefix("cm://").split("/")[0]
+        assert f"CronJob {snapshot_ns}/aicr-snapshot-agent" in applied
+    # only sources outside the repository are emulated, never one of ours
+    assert not [line for line in outcome.emulated if REPO_URL in line], outcome.emulated
