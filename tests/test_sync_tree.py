@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.render_tree import render_tree
 from aicr_gen.gitops.spec import load_spec
@@ -152,3 +153,50 @@ def test_catalog_layers_are_relative_to_the_spec_for_resolving_and_rendering(
     tree = render_tree(load_spec(path), path.parent)
     values = yaml.safe_load(tree["argocd/012-gpu-operator/values.yaml"])
     assert values["aicrGenLayerMarker"] == "from-the-spec-folder"
+
+
+def _post_change_tree(tmp_path: Path, name: str, edit: Any) -> dict[str, bytes]:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["spec"]["deployers"] = ["argocd", "flux"]
+    data["spec"]["certification"].update(postChange=True, schedule="0 3 * * 0")
+    edit(data["spec"])
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return dict(render_tree(load_spec(path), tmp_path))
+
+
+def _synced_by_argocd(tree: dict[str, bytes]) -> dict[str, Any]:
+    """What the post-change Application compares with the cluster: its folder's objects, hooks left out (Argo
+    CD does not count hooks for sync status)."""
+    folder = "certification/post-change/argocd/"
+    objects = [yaml.safe_load(data) for path, data in tree.items()
+               if path.startswith(folder) and path.endswith(".yaml") and not path.endswith("kustomization.yaml")]
+    return {obj["kind"]: obj for obj in objects
+            if "argocd.argoproj.io/hook" not in (obj["metadata"].get("annotations") or {})}
+
+
+def test_post_change_certification_changes_exactly_when_the_stack_does(tmp_path: Path) -> None:
+    base = _post_change_tree(tmp_path, "base", lambda spec: None)
+    recipe = yaml.safe_load(base["recipe.yaml"])
+    current = next(ref["version"] for ref in recipe["componentRefs"] if ref["name"] == "gpu-operator")
+    major, minor = current.lstrip("v").split(".")[:2]
+    bumped = _post_change_tree(tmp_path, "bumped",
+                               lambda spec: spec["versions"].update({"gpu-operator": f"v{major}.{int(minor) + 1}.0"}))
+    values = _post_change_tree(tmp_path, "values", lambda spec: spec["overrides"]["set"].append(
+        "gpu-operator:driver.enabled=false"))
+    unrelated = _post_change_tree(tmp_path, "unrelated", lambda spec: (
+        spec["snapshot"].update(schedule="*/15 * * * *"), spec["certification"].update(schedule="0 4 * * 1")))
+    digest = STACK_DIGEST
+    before = _synced_by_argocd(base)
+    assert before["ConfigMap"]["metadata"]["annotations"][digest].startswith("sha256:")
+    for changed in (bumped, values):
+        after = _synced_by_argocd(changed)
+        assert after["ConfigMap"]["metadata"]["annotations"][digest] != before["ConfigMap"]["metadata"][
+            "annotations"][digest]
+        job = yaml.safe_load(changed["certification/post-change/argocd/job.yaml"])
+        assert job["metadata"]["annotations"][digest] == after["ConfigMap"]["metadata"]["annotations"][digest]
+        template = yaml.safe_load(after["ConfigMap"]["data"]["certification.yaml"])
+        assert template["metadata"]["annotations"][digest] == job["metadata"]["annotations"][digest]
+    # other edits leave the stack digest, and so the post-change folder, unchanged: nothing re-certifies
+    assert _synced_by_argocd(unrelated) == before
+    assert unrelated["argocd/012-gpu-operator/application.yaml"] == base["argocd/012-gpu-operator/application.yaml"]

@@ -70,8 +70,9 @@ def certification_namespace(recipe: dict[str, Any]) -> str:
     return str(nvcre.get("namespace") or CERT_NAMESPACE) if nvcre else CERT_NAMESPACE
 
 
-def _certification(cluster: ClusterSpec, namespace: str) -> Bundle:
-    """The certification bundle of spec.certification (checked when the spec was loaded)."""
+def _certification(cluster: ClusterSpec, namespace: str, stack_digest: str) -> Bundle:
+    """The certification bundle of spec.certification (checked when the spec was loaded); its post-change
+    jobs carry the digest of the stack, so they run again exactly when it changes."""
     from aicr_gen.certify import cron, nvcre
     from aicr_gen.gitops.spec import certification_options
 
@@ -84,7 +85,8 @@ def _certification(cluster: ClusterSpec, namespace: str) -> Bundle:
     cert = nvcre.certification(CERT_NAME, namespace, target_spec=target, entries=entries,
                                global_options=options, category_options={},
                                global_thresholds=dict(cert_spec.thresholds), category_thresholds={})
-    return cron.render(cert, schedule=cert_spec.schedule, post_change=cert_spec.postChange).with_checksums()
+    return cron.render(cert, schedule=cert_spec.schedule, post_change=cert_spec.postChange,
+                       stack_digest=stack_digest).with_checksums()
 
 
 def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[str, Any]:
@@ -181,6 +183,7 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     resolved = recipe if recipe is not None else resolve_spec(cluster, base, catalog)
     tree = Bundle({"recipe.yaml": dump(resolved).encode()})
     sentinel = None if cluster.spec.sentinel is None else _sentinel(cluster, base, resolved)
+    stack_digest = ""
     for deployer in cluster.spec.deployers:
         applied = [(f"{folder}/{extra}", namespace)
                    for extra, namespace in applied_folders(cluster, deployer, resolved)]
@@ -188,9 +191,11 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
                                     f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url),
                           extra_paths=tuple(path for path, _ in applied), extra_namespaces=tuple(applied))
         plan = _plan(cluster, catalog, resolved, deployer, sentinel)
+        stack_digest = stack_digest or plan.digest()  # the deployers' plans deploy the same stack
         tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))
     if cluster.spec.certification is not None and cluster.spec.certification.categories:
-        tree = tree.merge(_certification(cluster, certification_namespace(resolved)).under("certification"))
+        tree = tree.merge(_certification(cluster, certification_namespace(resolved), stack_digest)
+                          .under("certification"))
     if sentinel is not None:
         tree = tree.merge({"sentinel/values.yaml": dump(sentinel).encode()})
         if cluster.spec.sentinel is not None and cluster.spec.sentinel.lifecycle:

@@ -52,6 +52,21 @@ class Plan:
     recipe: Mapping[str, Any]
     units: tuple[Unit, ...]
 
+    def digest(self) -> str:
+        """``sha256:<hex>`` of what the stack deploys: every unit's chart, version, source, namespace, order,
+        values and manifests (not the recipe's other fields, nor anything a deployer adds around the units),
+        so it changes exactly when the stack applied to the cluster does."""
+        import hashlib
+        import json
+
+        units = [{"name": unit.name, "component": unit.component, "kind": unit.kind, "namespace": unit.namespace,
+                  "dependsOn": unit.depends_on, "values": unit.values, "chart": unit.chart,
+                  "repository": unit.repository, "version": unit.version, "path": unit.path, "tag": unit.tag,
+                  "manifests": [(rel, hashlib.sha256(data).hexdigest()) for rel, data in unit.manifests]}
+                 for unit in self.units]
+        text = json.dumps(units, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
     def levels(self) -> list[list[Unit]]:
         """Units grouped by their component's dependency depth."""
         depth = max((unit.level for unit in self.units), default=-1)
