@@ -100,7 +100,9 @@ def _results(commands: Any) -> None:
 
 def _drift(commands: Any) -> None:
     snapshot = commands.add_parser("snapshot", help="capture a read-only AICR snapshot through the Kubernetes API")
-    snapshot.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config)")
+    snapshot.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, "
+                          "in a pod its service account)")
+    snapshot.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current-context)")
     snapshot.add_argument("--output", "-o", metavar="FILE|cm://NS/NAME", help="where to write (default: stdout)")
     snapshot.add_argument("--agent-cronjob", metavar="DIR",
                           help="instead, write a CronJob (+RBAC) that runs AICR's snapshot agent into cm://")
@@ -113,6 +115,7 @@ def _drift(commands: Any) -> None:
     validate.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file")
     validate.add_argument("--snapshot", required=True, metavar="SRC", help="snapshot file, - or cm://NAMESPACE/NAME")
     validate.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
+    validate.add_argument("--context", metavar="NAME", help="kubeconfig context for cm:// sources")
     validate.add_argument("--format", choices=("table", "json"), default="table", help="json: a CTRF report")
     validate.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
 
@@ -120,6 +123,7 @@ def _drift(commands: Any) -> None:
     diff.add_argument("--baseline", required=True, metavar="SRC", help="snapshot or recipe: file, - or cm://NS/NAME")
     diff.add_argument("--target", required=True, metavar="SRC", help="snapshot: file, - or cm://NS/NAME")
     diff.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
+    diff.add_argument("--context", metavar="NAME", help="kubeconfig context for cm:// sources")
     diff.add_argument("--fail-on-drift", action="store_true", help="exit 1 when anything drifted")
     diff.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table")
     diff.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")

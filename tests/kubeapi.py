@@ -1,10 +1,12 @@
-"""A fake Kubernetes API server on 127.0.0.1 for the cm:// and capture tests: it serves recorded API
-objects by path, answers like the real one (Status objects for 401/404, server-side apply echoes the
-object with a uid), and records every request for the tests to inspect."""
+"""Helpers for the tests that talk to an API server: kubeconfigs derived from the control plane's, and what the
+real server cannot show: a recorded-response HTTPS server on 127.0.0.1 (a redirect to another port, the
+credentials a client sends) and a CONNECT proxy."""
 
 from __future__ import annotations
 
 import json
+import selectors
+import socket
 import ssl
 import threading
 from collections.abc import Iterator, Mapping
@@ -13,70 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from aicr_gen.yamlio import dump
+from tests.cluster.envtest import ControlPlane
 
-TOKEN = "test-token"
-STATUS = Path(__file__).parent / "fixtures" / "kube"  # status-401.json, status-404.json
-PROXIES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy")
-
-
-class FakeApi(ThreadingHTTPServer):
-    """``routes``: request path (without the query) -> response body; ``requests``: what was asked."""
-
-    requests: list[dict[str, Any]]
-    routes: dict[str, bytes]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: FakeApi
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def _send(self, code: int, payload: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _record(self) -> bool:
-        length = int(self.headers.get("Content-Length") or 0)
-        self.server.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                     "body": self.rfile.read(length) if length else b""})
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-            self._send(401, (STATUS / "status-401.json").read_bytes())
-            return False
-        return True
-
-    def do_GET(self) -> None:
-        if self._record():
-            payload = self.server.routes.get(self.path.partition("?")[0])
-            self._send(200, payload) if payload else self._send(404, (STATUS / "status-404.json").read_bytes())
-
-    def do_PATCH(self) -> None:
-        if self._record():
-            applied = json.loads(self.server.requests[-1]["body"])
-            applied["metadata"].update({"uid": "a1b2c3d4-0000-4000-8000-000000000001", "resourceVersion": "1"})
-            self._send(200, json.dumps(applied).encode())
-
-
-def serve(routes: Mapping[str, bytes], context: ssl.SSLContext | None = None) -> Iterator[FakeApi]:
-    """Run a server (TLS with ``context``) until the generator is closed."""
-    server = FakeApi(("127.0.0.1", 0), _Handler)
-    server.requests = []
-    server.routes = dict(routes)
-    if context is not None:
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+PROXIES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "no_proxy",
+           "NO_PROXY")
+NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "not found", "reason": "NotFound",
+             "code": 404}
 
 
 def without_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -85,21 +31,125 @@ def without_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def kubeconfig(tmp_path: Path, server: str, user: dict[str, Any] | None = None,
-               cluster: dict[str, Any] | None = None) -> str:
-    """A kubeconfig file for ``server`` (the token by default), its path as a string."""
-    path = tmp_path / "kubeconfig"
-    path.write_text(dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "local", "cluster": {"server": server, **(cluster or {})}}],
-        "contexts": [{"name": "test", "context": {"cluster": "local", "user": "me"}}],
-        "users": [{"name": "me", "user": user if user is not None else {"token": TOKEN}}],
-    }), encoding="utf-8")
+def derive(plane: ControlPlane, path: Path, *, cluster: Mapping[str, Any] | None = None,
+           users: Mapping[str, Mapping[str, Any]] | None = None, **top: Any) -> str:
+    """A copy of the control plane's kubeconfig at ``path``: ``cluster`` fields merged into its one cluster (a
+    None value removes the field), ``users`` replacing those users' credentials, ``top`` replacing top-level
+    fields (``**{"current-context": "cert"}``). Its path as a string."""
+    config = yaml.safe_load(plane.kubeconfig.read_text(encoding="utf-8"))
+    entry = config["clusters"][0]["cluster"]
+    for key, value in (cluster or {}).items():
+        entry.pop(key, None) if value is None else entry.__setitem__(key, value)
+    for user in config["users"]:
+        user["user"] = dict((users or {}).get(user["name"], user["user"]))
+    config.update(top)
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return str(path)
 
 
-def url(server: FakeApi, scheme: str = "http") -> str:
-    return f"{scheme}://127.0.0.1:{server.server_address[1]}"
+def serving_context(plane: ControlPlane) -> ssl.SSLContext:
+    """A server-side TLS context with the control plane's own serving certificate (valid for 127.0.0.1)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    certs = plane.ca_file.parent
+    context.load_cert_chain(certs / "apiserver.crt", certs / "apiserver.key")
+    return context
+
+
+class Recorder(ThreadingHTTPServer):
+    """``routes``: request path (without the query) -> (status, headers, JSON body); ``requests``: what was
+    asked (method, path, headers by lower-case name)."""
+
+    routes: dict[str, tuple[int, dict[str, str], Any]]
+    requests: list[dict[str, Any]]
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if isinstance(self.socket, ssl.SSLSocket) else "http"
+        return f"{scheme}://127.0.0.1:{self.server_address[1]}"
+
+
+class _Answer(BaseHTTPRequestHandler):
+    server: Recorder
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        self.server.requests.append({"method": self.command, "path": self.path, "headers": headers})
+        status, headers, body = self.server.routes.get(self.path.partition("?")[0], (404, {}, NOT_FOUND))
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_PATCH = _answer
+
+
+def record(context: ssl.SSLContext | None = None) -> Iterator[Recorder]:
+    """A recording server on 127.0.0.1 (TLS with ``context``) until the generator is closed."""
+    server = Recorder(("127.0.0.1", 0), _Answer)
+    server.routes, server.requests = {}, []
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    yield from _running(server)
+
+
+class Proxy(ThreadingHTTPServer):
+    """An HTTP CONNECT proxy; ``targets`` lists the ``host:port`` of every tunnel asked for."""
+
+    targets: list[str]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Tunnel(BaseHTTPRequestHandler):
+    server: Proxy
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_CONNECT(self) -> None:
+        self.server.targets.append(self.path)
+        host, _, port = self.path.rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=10) as upstream:
+            self.send_response(200, "Connection established")
+            self.end_headers()
+            with selectors.DefaultSelector() as selector:
+                selector.register(self.connection, selectors.EVENT_READ, upstream)
+                selector.register(upstream, selectors.EVENT_READ, self.connection)
+                while events := selector.select(timeout=10):
+                    for key, _ in events:
+                        chunk = key.fileobj.recv(65536)  # type: ignore[union-attr]
+                        if not chunk:
+                            return
+                        key.data.sendall(chunk)
+
+
+def proxy() -> Iterator[Proxy]:
+    """A CONNECT proxy on 127.0.0.1 until the generator is closed."""
+    server = Proxy(("127.0.0.1", 0), _Tunnel)
+    server.targets = []
+    yield from _running(server)
+
+
+def _running(server: ThreadingHTTPServer) -> Iterator[Any]:
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def subtype_data(snapshot: Mapping[str, Any], kind: str, subtype: str) -> dict[str, Any]:

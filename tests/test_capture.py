@@ -1,5 +1,5 @@
-"""``aicr-gen snapshot``: read-only capture from a local fake API server serving recorded API objects,
-cm:// output (plain and gzip), unreachable clusters and the agent CronJob bundle."""
+"""``aicr-gen snapshot`` without a cluster: the snapshot built from recorded EKS API objects, Helm release
+decoding, image names and the agent CronJob bundle (tests/cluster/test_capture_real.py captures a real one)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import base64
 import datetime
 import gzip
 import json
-import socket
-from collections.abc import Iterator
+import random
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +15,21 @@ import pytest
 import yaml
 
 from aicr_gen.cli import main
+from aicr_gen.commands.snapshot import configmap_payload
 from aicr_gen.drift import capture
 from aicr_gen.drift.agent import agent_bundle
-from aicr_gen.drift.kube import KubeClient
-from aicr_gen.drift.snapshot import load_snapshot
+from aicr_gen.errors import InvalidInputError
 from tests.consumers import validate_manifests
-from tests.kubeapi import FakeApi, kubeconfig, serve, subtype_data, url, without_proxies
+from tests.kubeapi import subtype_data
 
 FIXTURES = Path(__file__).parent / "fixtures" / "capture"
 NOW = datetime.datetime(2026, 3, 2, 9, 15, 0, tzinfo=datetime.UTC)
 
 
-def _release(name: str, namespace: str, revision: int, status: str, chart: str, *, version: str) -> dict[str, Any]:
-    """A Helm 3 release Secret exactly as the API returns it: data.release is base64 (by the API) of Helm's
-    base64 of the gzip'ed release JSON."""
+def release_secret(name: str, namespace: str, revision: int, status: str, chart: str, *,
+                   version: str) -> dict[str, Any]:
+    """A Helm 3 release Secret as Helm stores it (also what to create on a test server): data.release is
+    base64 (by the API) of Helm's base64 of the gzip'ed release JSON."""
     release = {
         "name": name,
         "info": {"first_deployed": "2026-03-01T08:00:00Z", "last_deployed": f"2026-03-0{revision}T08:00:00Z",
@@ -46,8 +46,8 @@ def _release(name: str, namespace: str, revision: int, status: str, chart: str, 
     }
     helm_encoded = base64.b64encode(gzip.compress(json.dumps(release).encode()))
     return {
+        "apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": f"sh.helm.release.v1.{name}.v{revision}", "namespace": namespace,
-                     "uid": f"22222222-0000-4000-8000-00000000000{revision}", "resourceVersion": str(100 + revision),
                      "labels": {"name": name, "owner": "helm", "status": status, "version": str(revision)}},
         "type": "helm.sh/release.v1",
         "data": {"release": base64.b64encode(helm_encoded).decode()},
@@ -55,35 +55,25 @@ def _release(name: str, namespace: str, revision: int, status: str, chart: str, 
 
 
 SECRETS = {"kind": "SecretList", "apiVersion": "v1", "metadata": {"resourceVersion": "4713"}, "items": [
-    _release("gpu-operator", "gpu-operator", 1, "superseded", "gpu-operator", version="v25.3.0"),
-    _release("gpu-operator", "gpu-operator", 2, "deployed", "gpu-operator", version="v25.10.1"),
-    _release("gpu-operator", "gpu-operator", 3, "failed", "gpu-operator", version="v26.3.1"),
-    _release("nvsentinel", "nvsentinel", 1, "deployed", "nvsentinel", version="v1.9.0"),
+    release_secret("gpu-operator", "gpu-operator", 1, "superseded", "gpu-operator", version="v25.3.0"),
+    release_secret("gpu-operator", "gpu-operator", 2, "deployed", "gpu-operator", version="v25.10.1"),
+    release_secret("gpu-operator", "gpu-operator", 3, "failed", "gpu-operator", version="v26.3.1"),
+    release_secret("nvsentinel", "nvsentinel", 1, "deployed", "nvsentinel", version="v1.9.0"),
 ]}
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApi]:
-    without_proxies(monkeypatch)
-    yield from serve({
-        "/version": (FIXTURES / "version.json").read_bytes(),
-        "/api/v1/nodes": (FIXTURES / "nodes.json").read_bytes(),
-        "/api/v1/pods": (FIXTURES / "pods.json").read_bytes(),
-        "/api/v1/secrets": json.dumps(SECRETS).encode(),
-    })
 
 
 GPU_NODES = "ip-10-0-12-34.ec2.internal,ip-10-0-12-35.ec2.internal"
 ALL_NODES = f"ip-10-0-1-10.ec2.internal,{GPU_NODES}"
 
 
-def test_capture_builds_a_valid_aicr_snapshot(api: FakeApi, tmp_path: Path) -> None:
-    client = KubeClient.from_kubeconfig(kubeconfig(tmp_path, url(api)))
-    snapshot = capture.capture(client, NOW)
-    assert {r["method"] for r in api.requests} == {"GET"}
-    assert [r["path"].partition("?")[0] for r in api.requests] == [
-        "/version", "/api/v1/nodes", "/api/v1/secrets", "/api/v1/pods"]
-    assert "labelSelector=owner%3Dhelm" in api.requests[2]["path"]
+def _recorded(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_snapshot_of_recorded_eks_objects() -> None:
+    """Objects as an EKS API server returns them (kubelet-set statuses and digests the test server lacks)."""
+    snapshot = capture.build_snapshot(_recorded("version.json"), _recorded("nodes.json")["items"], SECRETS["items"],
+                                      _recorded("pods.json")["items"], NOW)
     assert snapshot["kind"] == "Snapshot" and snapshot["apiVersion"] == "aicr.run/v1alpha2"
     assert snapshot["metadata"] == {"timestamp": "2026-03-02T09:15:00Z", "version": "0.1.0", "source": "aicr-gen"}
     assert subtype_data(snapshot, "K8s", "server") == {"version": "v1.33.0-eks-4096722", "platform": "linux/amd64",
@@ -123,70 +113,6 @@ def test_images_list_is_sorted_and_unique() -> None:
     assert capture.split_image("r/app:1@sha256:ab") == ("r/app", "1@sha256:ab")
 
 
-def test_cli_writes_yaml_file_that_loads_and_is_deterministic(api: FakeApi, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import argparse
-
-    from aicr_gen.commands import snapshot as command
-
-    config = kubeconfig(tmp_path, url(api))
-    outputs = []
-    for name in ("a.yaml", "b.yaml"):
-        args = argparse.Namespace(kubeconfig=config, output=str(tmp_path / name), agent_cronjob=None)
-        assert command.run(args, now=NOW) == 0
-        outputs.append((tmp_path / name).read_bytes())
-    assert outputs[0] == outputs[1]
-    loaded = load_snapshot(str(tmp_path / "a.yaml"))
-    assert loaded["metadata"]["timestamp"] == "2026-03-02T09:15:00Z"
-    assert main(["snapshot", "--kubeconfig", config, "-o", str(tmp_path / "c.yaml")]) == 0
-    assert load_snapshot(str(tmp_path / "c.yaml"))["measurements"] == loaded["measurements"]
-
-
-def test_cm_output_is_a_server_side_apply(api: FakeApi, tmp_path: Path) -> None:
-    config = kubeconfig(tmp_path, url(api))
-    assert main(["snapshot", "--kubeconfig", config, "-o", "cm://aicr-system/live"]) == 0
-    patch = api.requests[-1]
-    assert patch["method"] == "PATCH"
-    assert patch["path"] == "/api/v1/namespaces/aicr-system/configmaps/live?fieldManager=aicr-gen&force=true"
-    assert patch["headers"]["Content-Type"] == "application/apply-patch+yaml"
-    body = json.loads(patch["body"])
-    assert body["metadata"] == {"name": "live", "namespace": "aicr-system", "labels": {
-        "app.kubernetes.io/name": "aicr", "app.kubernetes.io/component": "Snapshot",
-        "app.kubernetes.io/version": "0.1.0"}}
-    assert sorted(body["data"]) == ["format", "snapshot.yaml", "timestamp"]
-    assert body["data"]["format"] == "yaml" and "binaryData" not in body
-    assert body["data"]["timestamp"].endswith("Z")
-    (tmp_path / "from-cm.yaml").write_text(body["data"]["snapshot.yaml"])
-    assert subtype_data(load_snapshot(str(tmp_path / "from-cm.yaml")), "NodeTopology", "summary")["node-count"] == 3
-
-
-def test_cm_output_gzips_above_900_kib(api: FakeApi, tmp_path: Path) -> None:
-    pods = json.loads((FIXTURES / "pods.json").read_text())
-    template = pods["items"][0]
-    many = [f"registry.example.com/team-{i // 100}/service-{i}:v1.{i}.0" for i in range(16_000)]
-    pods["items"].append({**template, "spec": {"containers": [{"name": f"c{i}", "image": image}
-                                                               for i, image in enumerate(many)]}})
-    api.routes["/api/v1/pods"] = json.dumps(pods).encode()
-    assert main(["snapshot", "--kubeconfig", kubeconfig(tmp_path, url(api)), "-o", "cm://aicr-system/big"]) == 0
-    body = json.loads(api.requests[-1]["body"])
-    assert sorted(body["data"]) == ["format", "timestamp"]
-    packed = base64.b64decode(body["binaryData"]["snapshot.yaml.gz"])
-    text = gzip.decompress(packed)
-    assert len(text) > 900 * 1024 > len(packed)
-    (tmp_path / "big.yaml.gz").write_bytes(packed)
-    image = subtype_data(load_snapshot(str(tmp_path / "big.yaml.gz")), "K8s", "image")
-    assert image["registry.example.com/team-159/service-15999"] == "v1.15999.0"
-
-
-def test_unreachable_cluster_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    config = kubeconfig(tmp_path, f"http://127.0.0.1:{port}")
-    assert main(["snapshot", "--kubeconfig", config]) == 3
-    assert "cannot reach the Kubernetes API" in capsys.readouterr().err
-
-
 def test_bad_helm_secrets_are_skipped() -> None:
     good = SECRETS["items"][1]
     broken = {**good, "data": {"release": base64.b64encode(b"not base64 !!").decode()}}
@@ -195,7 +121,7 @@ def test_bad_helm_secrets_are_skipped() -> None:
     assert capture.helm_data([broken, other, good]) == {
         "gpu-operator.chart": "gpu-operator", "gpu-operator.version": "v25.10.1",
         "gpu-operator.namespace": "gpu-operator"}
-    failed_only = _release("kai", "kai-scheduler", 1, "failed", "kai-scheduler", version="v0.14.1")
+    failed_only = release_secret("kai", "kai-scheduler", 1, "failed", "kai-scheduler", version="v0.14.1")
     assert capture.helm_data([failed_only])["kai.status"] == "failed"
 
 
@@ -216,3 +142,11 @@ def test_agent_cronjob_bundle_validates(tmp_path: Path) -> None:
     assert container["command"] == ["aicr", "snapshot", "--output=cm://aicr-system/aicr-snapshot"]
     assert {"name": "AICR_AGENT_MODE", "value": "true"} in container["env"]
     assert main(["snapshot", "--agent-cronjob", str(out), "--schedule", "61 * * * *", "--force"]) == 2
+
+
+def test_configmap_payload_gzips_above_900_kib_and_refuses_what_stays_too_big() -> None:
+    assert configmap_payload("measurements: []\n", "T") == (
+        {"snapshot.yaml": "measurements: []\n", "format": "yaml", "timestamp": "T"}, {})
+    noise = base64.b64encode(random.Random(0).randbytes(1_100_000)).decode()
+    with pytest.raises(InvalidInputError, match="even gzip'ed, over the 1 MiB ConfigMap limit; write it to a file"):
+        configmap_payload(noise, "T")

@@ -16,10 +16,10 @@ from aicr_gen.errors import OK, InvalidInputError
 DRIFT = 1
 
 
-def _load(source: str, kubeconfig: str | None) -> tuple[str, dict[str, Any]]:
+def _load(source: str, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     from aicr_gen.drift.snapshot import load_document
 
-    kind, data = load_document(source, kubeconfig=kubeconfig)
+    kind, data = load_document(source, kubeconfig=args.kubeconfig, context=args.context)
     if kind == "RecipeResult" and not source.startswith("cm://") and source != "-" and Path(source).is_file():
         from aicr_gen.commands.bundle import load_recipe
 
@@ -33,8 +33,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.baseline == "-" and args.target == "-":
         raise InvalidInputError("--baseline and --target cannot both read standard input (-); give a file")
-    base_kind, baseline = _load(args.baseline, args.kubeconfig)
-    target_kind, target = _load(args.target, args.kubeconfig)
+    base_kind, baseline = _load(args.baseline, args)
+    target_kind, target = _load(args.target, args)
     if target_kind != "Snapshot":
         raise InvalidInputError(f"--target {args.target}: is a recipe; the target must be a snapshot "
                                 "(the recipe goes in --baseline)")

@@ -37,24 +37,24 @@ def configmap_payload(text: str, stamp: str) -> tuple[dict[str, str], dict[str, 
 def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     if args.agent_cronjob:
         return _agent(args)
-    from aicr_gen.drift.capture import capture, timestamp
-    from aicr_gen.drift.kube import KubeClient
+    from aicr_gen.drift.capture import build_snapshot, timestamp
     from aicr_gen.drift.snapshot import CM_PREFIX, parse_cm_source
+    from aicr_gen.kube.client import connect
     from aicr_gen.output import write_text
     from aicr_gen.yamlio import dump
 
     output = args.output
     target: tuple[str, str] | None = parse_cm_source(output) if output and output.startswith(CM_PREFIX) else None
-    client = KubeClient.from_kubeconfig(args.kubeconfig)
-    moment = now or datetime.datetime.now(datetime.UTC)
-    snapshot: dict[str, Any] = capture(client, moment)
-    text = dump(snapshot)
-    if target is None:
-        write_text(output, text)
-        return OK
-    data, binary = configmap_payload(text, timestamp(moment))
-    labels = {**LABELS, "app.kubernetes.io/version": str(snapshot["metadata"]["version"])}
-    client.apply_configmap(target[0], target[1], data, binary, labels)
+    with connect(args.kubeconfig, args.context) as cluster:
+        moment = now or datetime.datetime.now(datetime.UTC)
+        snapshot: dict[str, Any] = build_snapshot(*cluster.inventory(), moment)
+        text = dump(snapshot)
+        if target is None:
+            write_text(output, text)
+            return OK
+        data, binary = configmap_payload(text, timestamp(moment))
+        labels = {**LABELS, "app.kubernetes.io/version": str(snapshot["metadata"]["version"])}
+        cluster.apply_configmap(target[0], target[1], data, binary, labels)
     return OK
 
 

@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     constraints = recipe.get("constraints") or []
     # Check the constraints before reading the snapshot: a bad recipe is reported without a cluster call.
     evaluate(constraints, {"measurements": []})
-    snapshot = load_snapshot(args.snapshot, kubeconfig=getattr(args, "kubeconfig", None))
+    snapshot = load_snapshot(args.snapshot, kubeconfig=getattr(args, "kubeconfig", None),
+                             context=getattr(args, "context", None))
     results = evaluate(constraints, snapshot)
     text = dump_json(ctrf_report(results)) if args.format == "json" else table(results)
     write_text(args.output, text)

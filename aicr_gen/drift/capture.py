@@ -1,5 +1,5 @@
-"""Read-only capture of an AICR-format snapshot (``kind: Snapshot``, aicr.run/v1alpha2) through the
-Kubernetes API, with the user's kubeconfig. Only GET requests are made:
+"""An AICR-format snapshot (``kind: Snapshot``, aicr.run/v1alpha2) built from what ``aicr_gen.kube`` reads
+through the Kubernetes API (GET only; ``Cluster.inventory``):
 
 - ``/version``: ``K8s.server`` (version, platform, goVersion);
 - ``/api/v1/nodes``: ``K8s.node`` (os-image, kernel-version, container-runtime-version, kubelet-version),
@@ -38,56 +38,22 @@ import base64
 import binascii
 import datetime
 import json
-import urllib.parse
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aicr_gen import __version__
-from aicr_gen.drift.kube import KubeClient
 from aicr_gen.drift.snapshot import API_VERSION, SNAPSHOT_KIND, validate_snapshot
-from aicr_gen.errors import UnreachableError
 from aicr_gen.yamlio import dump, load_text
 
 HELM_SECRET_TYPE = "helm.sh/release.v1"
-HELM_SELECTOR = "owner=helm"
 GPU_PRODUCT = "nvidia.com/gpu.product"
 GPU_COUNT = "nvidia.com/gpu.count"
 DRIVER_LABELS = ("nvidia.com/cuda.driver-version.full", "nvidia.com/cuda.driver.major")
 SKIPPED_LABELS = frozenset({"kubernetes.io/hostname"})
-PAGE_SIZE = 500
 MAX_RELEASE_BYTES = 32 * 1024 * 1024
 SOURCE = "aicr-gen"
-
-
-# ------------------------------------------------------------------------------------------- API reads
-
-
-def list_items(client: KubeClient, path: str, what: str, selector: str | None = None) -> list[dict[str, Any]]:
-    """Every item of a list endpoint, following ``metadata.continue`` pages of ``PAGE_SIZE``."""
-    items: list[dict[str, Any]] = []
-    token = ""
-    while True:
-        query = {"limit": str(PAGE_SIZE), **({"labelSelector": selector} if selector else {}),
-                 **({"continue": token} if token else {})}
-        answer = client.request("GET", f"{path}?{urllib.parse.urlencode(query)}", what=what)
-        page = answer.get("items")
-        if not isinstance(page, list):
-            raise UnreachableError(f"Kubernetes API at {client.server}: {what} answer has no items list")
-        items += [item for item in page if isinstance(item, dict)]
-        token = str((answer.get("metadata") or {}).get("continue") or "")
-        if not token:
-            return items
-
-
-def capture(client: KubeClient, now: datetime.datetime) -> dict[str, Any]:
-    """Read the cluster through ``client`` (GET only) and build the validated snapshot stamped ``now``."""
-    version = client.request("GET", "/version", what="server version")
-    nodes = list_items(client, "/api/v1/nodes", "node list")
-    secrets = list_items(client, "/api/v1/secrets", "Helm release secrets", HELM_SELECTOR)
-    pods = list_items(client, "/api/v1/pods", "pod list")
-    return build_snapshot(version, nodes, secrets, pods, now)
 
 
 # ------------------------------------------------------------------------------------------- building

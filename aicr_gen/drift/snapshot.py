@@ -6,7 +6,7 @@ NodeTopology, NetworkTopology), each a list of subtypes holding scalar readings.
 
 Loading is bounded: a gzip file (by magic bytes, whatever its name) expands to at most ``MAX_SNAPSHOT_BYTES``,
 and every problem is an exit-2 error naming ``source:line: field.path``; a ConfigMap that cannot be read is
-an exit-3 error (see ``kube.py``).
+an exit-3 error (see ``aicr_gen.kube``).
 """
 
 from __future__ import annotations
@@ -126,20 +126,21 @@ def is_recipe(doc_data: Any) -> bool:
     return isinstance(doc_data, dict) and doc_data.get("kind") == RECIPE_KIND
 
 
-def load_snapshot(source: str, *, kubeconfig: str | None = None, stdin: BinaryIO | None = None) -> dict[str, Any]:
-    """The validated snapshot at ``source`` (a file, ``-`` for stdin, or ``cm://NAMESPACE/NAME``) as plain
-    data (unset optional fields left out)."""
-    doc = _read(source, kubeconfig, stdin)
+def load_snapshot(source: str, *, kubeconfig: str | None = None, context: str | None = None,
+                  stdin: BinaryIO | None = None) -> dict[str, Any]:
+    """The validated snapshot at ``source`` (a file, ``-`` for stdin, or ``cm://NAMESPACE/NAME`` read with
+    ``context`` of the kubeconfig) as plain data (unset optional fields left out)."""
+    doc = _read(source, kubeconfig, context, stdin)
     if is_recipe(doc.data):
         raise InvalidInputError(f"{doc.source}:1: kind: {RECIPE_KIND} is a recipe, not a snapshot; "
                                 "give a snapshot (aicr snapshot output)")
     return validate_snapshot(doc)
 
 
-def load_document(source: str, kubeconfig: str | None = None,
-                  stdin: BinaryIO | None = None) -> tuple[str, dict[str, Any]]:
+def load_document(source: str, kubeconfig: str | None = None, stdin: BinaryIO | None = None,
+                  context: str | None = None) -> tuple[str, dict[str, Any]]:
     """``("Snapshot", validated snapshot)`` or ``("RecipeResult", the recipe mapping as parsed)``."""
-    doc = _read(source, kubeconfig, stdin)
+    doc = _read(source, kubeconfig, context, stdin)
     if is_recipe(doc.data):
         return RECIPE_KIND, doc.data
     kind = doc.data.get("kind")
@@ -200,9 +201,9 @@ def parse_cm_source(source: str) -> tuple[str, str]:
 # ---------------------------------------------------------------- reading
 
 
-def _read(source: str, kubeconfig: str | None, stdin: BinaryIO | None) -> Document:
+def _read(source: str, kubeconfig: str | None, context: str | None, stdin: BinaryIO | None) -> Document:
     if source.startswith(CM_PREFIX):
-        return _read_configmap(source, kubeconfig)
+        return _read_configmap(source, kubeconfig, context)
     if source == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
         return _parse(stream.read(MAX_SNAPSHOT_BYTES + 1), "<stdin>")
@@ -219,11 +220,12 @@ def _read(source: str, kubeconfig: str | None, stdin: BinaryIO | None) -> Docume
     return _parse(raw, source)
 
 
-def _read_configmap(source: str, kubeconfig: str | None) -> Document:
-    from aicr_gen.drift.kube import get_configmap
+def _read_configmap(source: str, kubeconfig: str | None, context: str | None) -> Document:
+    from aicr_gen.kube.client import connect
 
     namespace, name = parse_cm_source(source)
-    configmap = get_configmap(namespace, name, kubeconfig=kubeconfig)
+    with connect(kubeconfig, context) as cluster:
+        configmap = cluster.configmap(namespace, name)
     data = configmap.get("data") or {}
     binary = configmap.get("binaryData") or {}
     for key in CM_TEXT_KEYS:
