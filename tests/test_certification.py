@@ -26,7 +26,7 @@ from aicr_gen.certify.thresholds import (
 )
 from aicr_gen.errors import InvalidInputError
 from tests.bundles import YAMLSnapshot
-from tests.conftest import assert_refused
+from tests.conftest import REFERENCE, assert_refused, use_reference
 from tests.consumers import kustomize_build, read_tree, validate_manifests, validate_objects
 
 SCHEMA = nvcre.load_schema()
@@ -478,9 +478,7 @@ def test_schema_matches_the_code() -> None:
 
 
 def test_upstream_samples_validate_once_renamed() -> None:
-    from tests.conftest import REFERENCE
-
-    samples = sorted((REFERENCE / "nvcre").rglob("*.yaml"))
+    samples = sorted(use_reference(REFERENCE / "nvcre").rglob("*.yaml"))
     assert len(samples) == 3
     for sample in samples:
         doc = _load(sample)

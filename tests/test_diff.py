@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from aicr_gen.drift import diff
-from tests.conftest import REFERENCE, needs_reference, run_process
+from tests.conftest import REFERENCE, needs, needs_reference, run_process
 
 MOCK = REFERENCE / "aicr/tests/chainsaw/cli/cuj1-training/mock-snapshot.yaml"
-needs_mock = pytest.mark.skipif(not MOCK.is_file(), reason=f"{MOCK} not found")
+needs_mock = needs(MOCK)
 
 BASE: dict[str, Any] = {
     "kind": "Snapshot", "apiVersion": "aicr.run/v1alpha2",

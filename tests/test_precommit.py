@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import needs
+from tests.consumers import SCHEMASTORE
+
 ROOT = Path(__file__).resolve().parent.parent
 HOOK_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "aicr_gen", "overlays", "policies")
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -23,6 +26,7 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
 THRESHOLDS = "    thresholds: {}\n"
 SYNC_HOOK = "aicr-gen-sync-check"
 TRAINING, INFERENCE = "clusters/h100-eks-ubuntu-training", "clusters/h100-eks-ubuntu-inference"
+HOOKS_SCHEMA = SCHEMASTORE / "pre-commit-hooks.json"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
 
@@ -100,11 +104,9 @@ def _try_repo(hook_repo: Path, home: Path, consumer: Path, hook: str, *,
     return subprocess.run(command, cwd=consumer, capture_output=True, text=True, env=env, check=False)
 
 
+@needs(HOOKS_SCHEMA)
 def test_hooks_file_is_valid_against_schemastore() -> None:
-    schema = Path("/work/shared/reference/crds/schemastore/pre-commit-hooks.json")
-    if not schema.is_file():
-        pytest.skip("schemastore reference schema not available")
-    command = [sys.executable, "-m", "check_jsonschema", "--schemafile", str(schema),
+    command = [sys.executable, "-m", "check_jsonschema", "--schemafile", str(HOOKS_SCHEMA),
                str(ROOT / ".pre-commit-hooks.yaml")]
     proc = subprocess.run(command, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -24,7 +24,7 @@ from aicr_gen.certify import nvcre_status, report_format, report_model
 from aicr_gen.certify.dcgm import parse_dcgm
 from aicr_gen.certify.nccl import parse_nccl
 from aicr_gen.errors import InvalidInputError
-from tests.conftest import REFERENCE, assert_refused
+from tests.conftest import REFERENCE, assert_refused, needs, use_reference
 
 NCCL = REFERENCE / "nccl"
 TOGETHER = NCCL / "togethercomputer-together-nccl-tests/benchmarks/H100/results/20260305_220043/all_reduce_ring.out"
@@ -38,7 +38,7 @@ FAILED_PAIR = PAIRWISE / "logs/nccl_N2_G8_cnode2-008_cnode2-009.log"
 DEGRADED_PAIR = PAIRWISE / "logs/nccl_N2_G1_cnode2-001_cnode2-004.log"
 DCGM_SCHEMA = REFERENCE / "dcgm/NVIDIA-DCGM/testing/python3/dcgm_diag_schema.json"
 
-needs_nccl = pytest.mark.skipif(not TOGETHER.is_file(), reason=f"nccl reference logs not found under {NCCL}")
+needs_nccl = needs(TOGETHER, CLUSTER)
 
 
 class MarkdownSnapshot(SingleFileSnapshotExtension):
@@ -445,9 +445,7 @@ DCGM3 = """WARNING: diag level 3 takes a long time
 
 @pytest.fixture(scope="module")
 def dcgm_schema() -> dict[str, Any]:
-    if not DCGM_SCHEMA.is_file():
-        pytest.skip(f"DCGM schema not found at {DCGM_SCHEMA}")
-    schema: dict[str, Any] = json.loads(DCGM_SCHEMA.read_text())
+    schema: dict[str, Any] = json.loads(use_reference(DCGM_SCHEMA).read_text())
     return schema
 
 

@@ -7,7 +7,6 @@ tests/data, loaded as-is); our own small fixtures are in tests/fixtures/rules/.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from aicr_gen.certify import cel
 from aicr_gen.certify import sentinel_rules as rules
 from aicr_gen.errors import InvalidInputError
-from tests.conftest import REFERENCE, assert_refused, run_process
+from tests.conftest import REFERENCE, assert_refused, needs, run_process
 
 NVSENTINEL = REFERENCE / "nvsentinel"
 CHART = NVSENTINEL / "distros" / "kubernetes" / "nvsentinel"
@@ -26,9 +25,7 @@ DEFAULTS = CHART / "charts" / "fault-quarantine" / "values.yaml"
 SAMPLES = NVSENTINEL / "tests" / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rules"
 
-needs_nvsentinel = pytest.mark.skipif(
-    not NVSENTINEL.is_dir() and not os.environ.get("AICR_GEN_REQUIRE_REFERENCE"),
-    reason=f"NVSentinel reference not found at {NVSENTINEL} (set AICR_GEN_REFERENCE)")
+needs_nvsentinel = needs(NVSENTINEL)
 
 GPU_RULESET = "GPU fatal error ruleset"
 

@@ -17,7 +17,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from aicr_gen.certify import sentinel
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.yamlio import Document, dump, load_text
-from tests.conftest import REFERENCE, ROOT, assert_refused, run_process
+from tests.conftest import REFERENCE, ROOT, assert_refused, needs, run_process
 from tests.consumers import helm_lint, helm_template, validate_objects
 
 CHART = ROOT / "tests" / "fixtures" / "sentinel-chart"
@@ -164,9 +164,8 @@ def test_quarantine_values_validate_against_the_schema(tmp_path: Path) -> None:
         assert all(values["global"][name] == {"enabled": False} for name in sentinel.ALWAYS_OFF)
 
 
+@needs(UPSTREAM_FQ_VALUES)
 def test_the_default_rule_sets_are_upstreams() -> None:
-    if not UPSTREAM_FQ_VALUES.is_file():
-        pytest.skip(f"NVSentinel reference chart not found at {UPSTREAM_FQ_VALUES}")
     upstream = yaml.safe_load(UPSTREAM_FQ_VALUES.read_text(encoding="utf-8"))["ruleSets"]
     ours = [{key: value for key, value in rule_set.items() if key != "priority"}
             for rule_set in sentinel.default_rule_sets()]

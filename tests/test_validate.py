@@ -13,7 +13,7 @@ from aicr_gen.drift import versions
 from aicr_gen.drift.constraints import evaluate, split_path
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.yamlio import dump
-from tests.conftest import AICR_CATALOG, REFERENCE, needs_reference
+from tests.conftest import AICR_CATALOG, REFERENCE, needs
 
 MOCK_SNAPSHOT = REFERENCE / "aicr" / "tests" / "chainsaw" / "cli" / "cuj1-training" / "mock-snapshot.yaml"
 
@@ -164,7 +164,7 @@ def test_non_version_actual_with_ordering_operator_fails() -> None:
 # ------------------------------------------------------------------ the CLI
 
 
-@needs_reference
+@needs(AICR_CATALOG, MOCK_SNAPSHOT)
 def test_cuj2_recipe_against_mock_snapshot(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     recipe = tmp_path / "r.yaml"
     made = cli("recipe", "--catalog", str(AICR_CATALOG), "--service", "eks", "--accelerator", "h100",

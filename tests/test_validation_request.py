@@ -13,7 +13,7 @@ import yaml
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from aicr_gen.certify import validation_request
-from tests.conftest import REFERENCE, assert_refused, run_process
+from tests.conftest import REFERENCE, assert_refused, run_process, use_reference
 from tests.consumers import _crd_version_schema, validate_manifests, validate_objects
 
 CRD = (REFERENCE / "nvsentinel" / "distros" / "kubernetes" / "nvsentinel" / "charts" / "lifecycle-manager"
@@ -32,9 +32,7 @@ class YAMLSnapshot(SingleFileSnapshotExtension):
 def crd_schema() -> dict[tuple[str, str], dict[str, Any]]:
     """The reference ValidationRequest CRD as a JSON Schema, converted like ``crd_schemas()`` converts
     the CRDs it covers (unknown fields refused, apiVersion/kind pinned)."""
-    if not CRD.is_file():
-        pytest.fail(f"NVSentinel ValidationRequest CRD not found at {CRD} (set AICR_GEN_REFERENCE)", pytrace=False)
-    crd = yaml.safe_load(CRD.read_text(encoding="utf-8"))
+    crd = yaml.safe_load(use_reference(CRD).read_text(encoding="utf-8"))
     group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
     assert crd["spec"]["scope"] == "Cluster"
     return {(f"{group}/{version['name']}", kind): _crd_version_schema(version["schema"]["openAPIV3Schema"],
