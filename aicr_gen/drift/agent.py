@@ -6,11 +6,15 @@ as the agent Job's default, and v0.19.0 is the release its bundler pins) running
 cm://NS/NAME`` with ``AICR_AGENT_MODE=true``, which makes ``aicr snapshot`` collect in the pod instead of
 deploying an agent Job of its own. Image and command are parameters (``AGENT_IMAGE``, ``agent_command``).
 
-RBAC:
-- ClusterRole (read-only): ``get``/``list`` nodes, ``list`` pods, ``list`` secrets. Secrets are the
-  sensitive one: Helm 3 stores each release (with its values) in a Secret labelled ``owner=helm``, and
-  RBAC cannot restrict ``list`` by label, so reading Helm releases means reading every Secret. Drop that
-  rule (``include_secrets=False``) to give up ``K8s.helm``.
+RBAC: exactly what the agent reads. Run against a real API server (``aicr snapshot --no-cleanup`` of AICR at
+8703d8cf), AICR grants its own agent read access to nodes and pods, GPU Operator ClusterPolicies and the Slinky
+and MariaDB operator objects it measures, and no Secrets; in agent mode it collects no ``K8s.helm`` even as a
+cluster admin. So:
+
+- ClusterRole (read-only): ``get``/``list`` nodes and pods, ``get``/``list`` ``clusterpolicies.nvidia.com``,
+  ``list`` of the Slinky Slurm and MariaDB objects. No Secrets: Helm keeps each release, values included, in a
+  Secret, and RBAC cannot narrow ``list`` by label, so reading Helm releases from a CronJob would mean reading
+  every Secret in the cluster; ``aicr-gen snapshot`` reads them with a person's own credentials instead.
 - Role in the ConfigMap's namespace: ``create`` configmaps (RBAC cannot name an object not yet created)
   and ``get``/``patch``/``update`` only the one ConfigMap by name.
 """
@@ -41,18 +45,24 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     return {"name": name, **({"namespace": namespace} if namespace else {}), "labels": dict(LABELS)}
 
 
-def cluster_role(include_secrets: bool = True) -> dict[str, Any]:
-    rules: list[dict[str, Any]] = [
-        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]},
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
-    ]
-    if include_secrets:
-        rules.append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]})
+READS = (
+    ("", ("nodes",), ("get", "list")),
+    ("", ("pods",), ("get", "list")),
+    ("nvidia.com", ("clusterpolicies",), ("get", "list")),
+    ("slinky.slurm.net", ("accountings", "controllers", "loginsets", "nodesets", "restapis"), ("list",)),
+    ("k8s.mariadb.com", ("mariadbs",), ("list",)),
+)
+"""(API group, resources, verbs) the agent reads cluster-wide: the rules AICR grants its own agent."""
+
+
+def cluster_role() -> dict[str, Any]:
+    rules = [{"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}
+             for group, resources, verbs in READS]
     return {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": _meta(NAME), "rules": rules}
 
 
 def objects(namespace: str, configmap: str, schedule: str, *, image: str = AGENT_IMAGE,
-            command: list[str] | None = None, include_secrets: bool = True) -> dict[str, dict[str, Any]]:
+            command: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """The agent's objects by file name."""
     subject = [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}]
     container = {
@@ -79,7 +89,7 @@ def objects(namespace: str, configmap: str, schedule: str, *, image: str = AGENT
            "template": {"metadata": {"labels": dict(LABELS)}, "spec": pod}}
     return {
         "serviceaccount.yaml": {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, namespace)},
-        "clusterrole.yaml": cluster_role(include_secrets),
+        "clusterrole.yaml": cluster_role(),
         "clusterrolebinding.yaml": {"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": _meta(NAME),
                                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                                 "name": NAME}, "subjects": subject},
@@ -113,10 +123,11 @@ def readme(namespace: str, configmap: str, schedule: str, image: str) -> str:
         "tolerating all taints): Kubernetes, GPU-label and topology readings work; AICR's OS and SystemD "
         "collectors need its privileged mode and host mounts, which this CronJob does not grant.",
         "", "## Permissions", "",
-        "- ClusterRole (read-only): `get`/`list` nodes, `list` pods, `list` secrets.",
-        "- `list` secrets is sensitive: Helm 3 keeps each release, values included, in a Secret labelled "
-        "`owner=helm`, and RBAC cannot restrict `list` by label, so reading Helm releases means being able to "
-        "read every Secret. Remove that rule from `clusterrole.yaml` to give up the `K8s.helm` measurement.",
+        "- ClusterRole (read-only): `get`/`list` nodes and pods, `get`/`list` GPU Operator ClusterPolicies, `list` "
+        "of the Slinky Slurm and MariaDB operator objects: what AICR grants its own agent.",
+        "- No Secrets. AICR's agent measures no Helm releases, and Helm keeps each release, values included, in a "
+        "Secret; RBAC cannot narrow `list` by label, so a CronJob reading Helm releases could read every Secret "
+        "in the cluster. `aicr-gen snapshot`, run with your own credentials, records `K8s.helm` instead.",
         f"- Role in `{namespace}`: `create` configmaps (RBAC cannot name an object that does not exist yet) and "
         f"`get`/`patch`/`update` of `{configmap}` only.", "",
         "`checksums.txt` lists every file; `aicr-gen verify DIR` checks them.", ""])

@@ -99,9 +99,13 @@ class Api:
         """One request on the kept-alive connection; an error answer is ``Refused`` with the server's message."""
         headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Accept": accept,
                    "Content-Type": content_type}
-        self.connection.request(method, path, None if body is None else json.dumps(body).encode(), headers)
-        answer = self.connection.getresponse()
-        payload = answer.read()
+        for _ in range(100):  # 429 while a new CRD's storage initialises: controllers retry, so does this
+            self.connection.request(method, path, None if body is None else json.dumps(body).encode(), headers)
+            answer = self.connection.getresponse()
+            payload = answer.read()
+            if answer.status != 429:
+                break
+            time.sleep(0.1)
         if answer.status >= 400:
             detail = payload.decode("utf-8", "replace")
             with contextlib.suppress(ValueError):
@@ -171,6 +175,20 @@ class Api:
 def real_crds() -> tuple[dict[str, Any], ...]:
     return tuple(doc for rel in CRDS for doc in yaml.load_all((REFERENCE / rel).read_text(encoding="utf-8"),
                                                                    Loader=yaml.CSafeLoader) if doc)
+
+
+def service_account_can(api: Api, namespace: str, account: str, verb: str, resource: str, *, group: str = "",
+                        in_namespace: str | None = None, name: str = "") -> bool:
+    """What the real RBAC authorizer answers for the ServiceAccount (with the groups its tokens carry)."""
+    attributes = {"verb": verb, "resource": resource, "group": group,
+                  **({"namespace": in_namespace} if in_namespace else {}), **({"name": name} if name else {})}
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+              "spec": {"user": f"system:serviceaccount:{namespace}:{account}",
+                       "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}",
+                                  "system:authenticated"],
+                       "resourceAttributes": attributes}}
+    answer = api.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
+    return bool(answer["status"].get("allowed"))
 
 
 def install_crds(api: Api) -> None:

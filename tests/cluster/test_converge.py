@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cluster.converge import Outcome, converge_argocd, converge_flux
+from tests.cluster.converge import Api, Outcome, converge_argocd, converge_flux, service_account_can
 from tests.cluster.envtest import ControlPlane
 from tests.conftest import Result
 
@@ -113,3 +113,43 @@ def test_sync_tree_converges_with_zero_refusals(cli: Any, tmp_path: Path, fresh_
         assert f"CronJob {snapshot_ns}/aicr-snapshot-agent" in applied
     # only sources outside the repository are emulated, never one of ours
     assert not [line for line in outcome.emulated if REPO_URL in line], outcome.emulated
+    assert_least_privilege(Api(fresh_control_plane), case, deployer)
+
+
+FORBIDDEN = [("delete", "nodes", ""), ("patch", "nodes", ""), ("create", "rolebindings", "rbac.authorization.k8s.io"),
+             ("create", "clusterrolebindings", "rbac.authorization.k8s.io"),
+             ("escalate", "roles", "rbac.authorization.k8s.io"), ("bind", "clusterroles", "rbac.authorization.k8s.io"),
+             ("get", "secrets", ""), ("list", "secrets", ""), ("watch", "secrets", ""), ("create", "pods", ""),
+             ("delete", "certifications", "nvcre.nvidia.com"), ("impersonate", "users", "")]
+"""What no ServiceAccount of a tree may do, in any namespace."""
+
+
+def assert_least_privilege(api: Api, case: Case, deployer: str) -> None:
+    """Each ServiceAccount the tree created can do its job, and nothing on the FORBIDDEN list anywhere."""
+    accounts: list[tuple[str, str, list[tuple[str, str, str, str | None, str]]]] = []
+    cert = case.certification or {}
+    runners = [*(["gpu-certification-schedule"] if cert.get("schedule") else []),
+               *(["gpu-certification-post-sync"] if cert.get("postChange") and deployer == "argocd" else [])]
+    for runner in runners:
+        needs = [("create", "certifications", "nvcre.nvidia.com", "nvcre-system", "")]
+        accounts.append(("nvcre-system", runner, needs))
+    if case.snapshot is not None:
+        namespace, name = case.snapshot["configmap"].removeprefix("cm://").split("/")
+        accounts.append((namespace, "aicr-snapshot-agent", [
+            ("list", "nodes", "", None, ""), ("get", "nodes", "", None, ""), ("list", "pods", "", None, ""),
+            ("get", "clusterpolicies", "nvidia.com", None, ""), ("create", "configmaps", "", namespace, ""),
+            ("patch", "configmaps", "", namespace, name), ("get", "configmaps", "", namespace, name)]))
+    for namespace, account, needed in accounts:
+        for verb, resource, group, where, name in needed:
+            assert service_account_can(api, namespace, account, verb, resource, group=group, in_namespace=where,
+                                       name=name), f"{namespace}/{account} cannot {verb} {resource} ({where})"
+        for verb, resource, group in FORBIDDEN:
+            for where in (None, namespace, "kube-system"):
+                assert not service_account_can(api, namespace, account, verb, resource, group=group,
+                                               in_namespace=where), f"{namespace}/{account} can {verb} {resource}"
+    for namespace, account, _ in accounts:  # no job reaches beyond its own namespace for its writes
+        assert not service_account_can(api, namespace, account, "create", "certifications", group="nvcre.nvidia.com",
+                                       in_namespace="default")
+        assert not service_account_can(api, namespace, account, "patch", "configmaps", in_namespace=namespace,
+                                       name="someone-elses")
+    assert accounts or (case.certification is None and case.snapshot is None)
