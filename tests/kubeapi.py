@@ -68,11 +68,13 @@ class Recorder(ThreadingHTTPServer):
         return f"{scheme}://127.0.0.1:{self.server_address[1]}"
 
 
-class _Answer(BaseHTTPRequestHandler):
-    server: Recorder
-
+class _Quiet(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
+
+
+class _Answer(_Quiet):
+    server: Recorder
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -110,11 +112,8 @@ class Proxy(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-class _Tunnel(BaseHTTPRequestHandler):
+class _Tunnel(_Quiet):
     server: Proxy
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
     def do_CONNECT(self) -> None:
         self.server.targets.append(self.path)
