@@ -213,6 +213,16 @@ def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
 
     if sentinel.rules is not None and not sentinel.rules.strip():
         raise _fail(doc, ("spec", "sentinel", "rules"), "give a rule-set file path or drop the field")
+    if sentinel.mode == "monitor":
+        acting = [name for name, on in (("rules", sentinel.rules is not None), ("lifecycle", sentinel.lifecycle),
+                                        ("validation", sentinel.validation), ("breaker", sentinel.breaker is not None))
+                  if on]
+        if acting:
+            raise _fail(doc, ("spec", "sentinel", acting[0]), "configures actions, and monitor mode takes none; set "
+                                                              "spec.sentinel.mode: quarantine or drop the field")
+    if sentinel.validation and not sentinel.lifecycle:
+        raise _fail(doc, ("spec", "sentinel", "validation"), "needs lifecycle: true (the lifecycle manager runs the "
+                                                             "validation tests and lifts the cordon when they pass)")
     duration = sentinel.breaker.duration if sentinel.breaker else None
     if duration is not None:
         seconds = duration_seconds(duration)
