@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -13,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+from aicr_gen.cli import main
 from tests.cluster.converge import Api, Outcome, converge_argocd, converge_flux, service_account_can
 from tests.cluster.envtest import ControlPlane
-from tests.conftest import Result
 
 REPO_URL = "https://github.com/example/gitops.git"
 
@@ -69,22 +70,31 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.decode()
 
 
-def synced_checkout(cli: Any, tmp_path: Path, case: Case) -> Path:
-    """``sync`` the case into a new repository; the committed tree (``git archive HEAD``), as a controller
+@pytest.fixture(scope="module")
+def checkouts(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Case], Path]:
+    """Each case ``sync``ed into a new repository once; its committed tree (``git archive HEAD``), as a controller
     clones it."""
-    repo = tmp_path / "gitops"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "i")
-    spec = tmp_path / "cluster.yaml"
-    spec.write_text(yaml.safe_dump(spec_for(case), sort_keys=False), encoding="utf-8")
-    result: Result = cli("sync", str(spec), "--repo", str(repo))
-    assert result.code == 0, result.err
-    checkout = tmp_path / "checkout"
-    checkout.mkdir()
-    archive = subprocess.run(["git", "-C", str(repo), "archive", "HEAD"], capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(checkout, filter="data")
+    made: dict[str, Path] = {}
+
+    def checkout(case: Case) -> Path:
+        if case.name not in made:
+            folder = tmp_path_factory.mktemp(case.name)
+            repo = folder / "gitops"
+            repo.mkdir()
+            git(repo, "init", "-q", "-b", "main")
+            git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty",
+                "-m", "initial")
+            spec = folder / "cluster.yaml"
+            spec.write_text(yaml.safe_dump(spec_for(case), sort_keys=False), encoding="utf-8")
+            assert main(["sync", str(spec), "--repo", str(repo)]) == 0
+            made[case.name] = folder / "checkout"
+            made[case.name].mkdir()
+            archive = subprocess.run(["git", "-C", str(repo), "archive", "HEAD"], capture_output=True,
+                                     check=True).stdout
+            with tarfile.open(fileobj=BytesIO(archive)) as tar:
+                tar.extractall(made[case.name], filter="data")
+        return made[case.name]
+
     return checkout
 
 
@@ -95,9 +105,9 @@ def assert_converged(outcome: Outcome) -> None:
 
 @pytest.mark.parametrize("deployer", ["argocd", "flux"])
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_sync_tree_converges_with_zero_refusals(cli: Any, tmp_path: Path, fresh_control_plane: ControlPlane,
+def test_sync_tree_converges_with_zero_refusals(checkouts: Callable[[Case], Path], fresh_control_plane: ControlPlane,
                                                 case: Case, deployer: str) -> None:
-    checkout = synced_checkout(cli, tmp_path, case)
+    checkout = checkouts(case)
     converge = converge_argocd if deployer == "argocd" else converge_flux
     outcome = converge(fresh_control_plane, checkout, f"clusters/{case.name}/{deployer}", REPO_URL)
     assert_converged(outcome)
