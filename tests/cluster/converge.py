@@ -296,7 +296,10 @@ class Converger:
         self.checkout = checkout
         self.repo_url = repo_url
         self.outcome = Outcome()
-        install_crds(self.api)
+        self.api.discover()
+        missing = sorted({(f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
+                          for crd in real_crds() for version in crd["spec"]["versions"]} - set(self.api.resources))
+        assert not missing, f"install the CRDs first (install_crds): {missing} are not served"
         self.served_groups = {api_version.rpartition("/")[0] for api_version, _ in self.api.resources}
 
     def ours(self, url: str) -> bool:

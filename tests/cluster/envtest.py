@@ -22,6 +22,7 @@ import contextlib
 import datetime
 import json
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -181,12 +182,15 @@ def _wait_ready(server: str, ca_file: Path, processes: Sequence[subprocess.Popen
     raise RuntimeError(f"kube-apiserver not ready within {READY_SECONDS:g}s ({last}); logs in {logs}")
 
 
-def start(folder: Path, binaries: Path) -> ControlPlane:
-    """Start etcd and kube-apiserver under ``folder`` and wait until ``/readyz`` answers ``ok``."""
+def start(folder: Path, binaries: Path, seed: Path | None = None) -> ControlPlane:
+    """Start etcd and kube-apiserver under ``folder`` and wait until ``/readyz`` answers ``ok``. ``seed``: the
+    etcd data folder of a stopped control plane to start from (a copy: the seed stays as it is)."""
     began = time.monotonic()
     etcd_client, etcd_peer, secure = free_ports(3)
     certs = folder / "certs"
     certs.mkdir(parents=True)
+    if seed is not None:
+        shutil.copytree(seed, folder / "etcd")
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -237,7 +241,7 @@ def start(folder: Path, binaries: Path) -> ControlPlane:
     return ControlPlane(server, ca_file, kubeconfig, folder, time.monotonic() - began, processes)
 
 
-def _binaries() -> Path:
+def binaries_or_skip() -> Path:
     binaries = assets()
     if binaries is None:
         if os.environ.get("AICR_GEN_REQUIRE_REFERENCE"):
@@ -249,7 +253,7 @@ def _binaries() -> Path:
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """The session's control plane (started on first use, stopped by PID at the end)."""
-    plane = start(tmp_path_factory.mktemp("envtest"), _binaries())
+    plane = start(tmp_path_factory.mktemp("envtest"), binaries_or_skip())
     try:
         yield plane
     finally:
@@ -260,7 +264,7 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
 def fresh_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """A control plane of the test's own, for what must start from an empty cluster (no controller-manager
     runs, so a namespace deleted stays Terminating: one cluster cannot be emptied between trees)."""
-    plane = start(tmp_path_factory.mktemp("envtest"), _binaries())
+    plane = start(tmp_path_factory.mktemp("envtest"), binaries_or_skip())
     try:
         yield plane
     finally:

@@ -105,11 +105,11 @@ def assert_converged(outcome: Outcome) -> None:
 
 @pytest.mark.parametrize("deployer", ["argocd", "flux"])
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_sync_tree_converges_with_zero_refusals(checkouts: Callable[[Case], Path], fresh_control_plane: ControlPlane,
+def test_sync_tree_converges_with_zero_refusals(checkouts: Callable[[Case], Path], cluster_with_crds: ControlPlane,
                                                 case: Case, deployer: str) -> None:
     checkout = checkouts(case)
     converge = converge_argocd if deployer == "argocd" else converge_flux
-    outcome = converge(fresh_control_plane, checkout, f"clusters/{case.name}/{deployer}", REPO_URL)
+    outcome = converge(cluster_with_crds, checkout, f"clusters/{case.name}/{deployer}", REPO_URL)
     assert_converged(outcome)
     applied = set(outcome.applied)
     cert = case.certification or {}
@@ -123,7 +123,7 @@ def test_sync_tree_converges_with_zero_refusals(checkouts: Callable[[Case], Path
         assert f"CronJob {snapshot_ns}/aicr-snapshot-agent" in applied
     # only sources outside the repository are emulated, never one of ours
     assert not [line for line in outcome.emulated if REPO_URL in line], outcome.emulated
-    assert_least_privilege(Api(fresh_control_plane), case, deployer)
+    assert_least_privilege(Api(cluster_with_crds), case, deployer)
 
 
 FORBIDDEN = [("delete", "nodes", ""), ("patch", "nodes", ""), ("create", "rolebindings", "rbac.authorization.k8s.io"),
