@@ -90,7 +90,9 @@ def test_few_aliases_of_a_big_list_are_still_bounded_by_the_node_limit() -> None
     started = time.perf_counter()
     message = rejection(text)
 
-    assert time.perf_counter() - started < 1.0
+    # expanding the aliases would take minutes; refusing takes a fraction of a second (bound generous for a
+    # loaded 2-core CI machine: this guards against unbounded work, it is not a benchmark)
+    assert time.perf_counter() - started < 5.0
     assert f"more than {yamlio.MAX_NODES} nodes (alias bomb?)" in message
     assert "remove the aliases" in message
 
