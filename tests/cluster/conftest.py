@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.envtest import ControlPlane, binaries_or_skip, fresh_control_plane, start  # noqa: F401
+from tests.cluster.envtest import ControlPlane, binaries_or_skip, start
 
 
 @pytest.fixture(scope="session")

@@ -260,17 +260,6 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         plane.stop()
 
 
-@pytest.fixture
-def fresh_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """A control plane of the test's own, for what must start from an empty cluster (no controller-manager
-    runs, so a namespace deleted stays Terminating: one cluster cannot be emptied between trees)."""
-    plane = start(tmp_path_factory.mktemp("envtest"), binaries_or_skip())
-    try:
-        yield plane
-    finally:
-        plane.stop()
-
-
 def apply_json(plane: ControlPlane, objects: Sequence[dict[str, object]], *, manager: str = "aicr-gen-tests",
                context: str = "admin") -> None:
     """Server-side apply ``objects`` (as a List) with ``kubectl``."""
