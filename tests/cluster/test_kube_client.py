@@ -379,7 +379,7 @@ def test_an_answer_that_is_not_json_is_unreachable(control_plane: ControlPlane, 
 
 
 def test_only_cluster_commands_import_the_client(tmp_path: Path) -> None:
-    """``--version`` and a diff of two files never import ``kubernetes`` (~0.3 s); a cm:// source does."""
+    """``--version`` and a diff of two files never import ``kubernetes`` (~0.4 s); a cm:// source does."""
     probe = ("import sys\nfrom aicr_gen.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
              "sys.stderr.write(f'KUBERNETES={\"kubernetes\" in sys.modules}\\n')")
     snapshot = str(Path(__file__).resolve().parents[2] / "snapshots" / "golden-baseline.yaml")
