@@ -1,7 +1,9 @@
-"""The hooks of .pre-commit-hooks.yaml, run for real by ``pre-commit try-repo`` in a consumer repository.
+"""The hooks of .pre-commit-hooks.yaml, run for real by ``pre-commit run`` in a consumer repository whose
+config names them, as a user's ``.pre-commit-config.yaml`` does.
 
-The hook repository is a committed copy of the working tree (try-repo installs the committed state); one
+The hook repository is a committed copy of the working tree (pre-commit installs a committed revision); one
 session-wide PRE_COMMIT_HOME keeps it to a single hook environment install (from PyPI, ~30-60 s).
+``pre-commit try-repo`` would install a new environment on every call: it keeps its store in a temporary folder.
 """
 
 from __future__ import annotations
@@ -95,11 +97,17 @@ def _override_driver(spec: Path) -> None:
     spec.write_text(text.replace("    set: []", '    set: ["gpu-operator:driver.enabled=false"]', 1))
 
 
-def _try_repo(hook_repo: Path, home: Path, consumer: Path, hook: str, *,
+def _run_hook(hook_repo: Path, home: Path, consumer: Path, hook: str, *,
               all_files: bool = True) -> subprocess.CompletedProcess[str]:
-    """``pre-commit try-repo``: on every file, or (``all_files=False``) on the staged ones as for a commit."""
+    """``pre-commit run HOOK`` from the hook repository's HEAD: on every file, or (``all_files=False``) on the
+    staged ones as for a commit."""
     env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--verbose",
+    revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    config = consumer.parent / f"pre-commit-config-{hook}.yaml"  # outside the consumer's files
+    config.write_text(f"repos:\n  - repo: {hook_repo}\n    rev: {revision}\n    hooks:\n      - id: {hook}\n",
+                      encoding="utf-8")
+    command = [sys.executable, "-m", "pre_commit", "run", hook, f"--config={config}", "--verbose",
                *(["--all-files"] if all_files else [])]
     return subprocess.run(command, cwd=consumer, capture_output=True, text=True, env=env, check=False)
 
@@ -113,13 +121,13 @@ def test_hooks_file_is_valid_against_schemastore() -> None:
 
 
 def test_spec_hook_passes_a_good_spec(hook_repo: Path, pre_commit_home: Path, tmp_path: Path) -> None:
-    proc = _try_repo(hook_repo, pre_commit_home, _consumer(tmp_path), "aicr-gen-spec")
+    proc = _run_hook(hook_repo, pre_commit_home, _consumer(tmp_path), "aicr-gen-spec")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Passed" in proc.stdout
 
 
 def test_spec_hook_fails_on_a_policy_finding(hook_repo: Path, pre_commit_home: Path, tmp_path: Path) -> None:
-    proc = _try_repo(hook_repo, pre_commit_home, _consumer(tmp_path, lambda text: text), "aicr-gen-spec")
+    proc = _run_hook(hook_repo, pre_commit_home, _consumer(tmp_path, lambda text: text), "aicr-gen-spec")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Failed" in proc.stdout
     assert "training-needs-thresholds" in proc.stdout
@@ -134,7 +142,7 @@ def test_spec_hook_fails_on_a_typo_with_file_and_line(hook_repo: Path, pre_commi
     consumer = _consumer(tmp_path, typo)
     line = next(n for n, text in enumerate((consumer / "clusters" / "x.yaml").read_text().splitlines(), 1)
                 if "postChnage" in text)
-    proc = _try_repo(hook_repo, pre_commit_home, consumer, "aicr-gen-spec")
+    proc = _run_hook(hook_repo, pre_commit_home, consumer, "aicr-gen-spec")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "postChnage" in proc.stdout
     assert f"clusters/x.yaml:{line}" in proc.stdout, proc.stdout
@@ -152,7 +160,7 @@ def test_sync_check_hook_passes_a_spec_change_staged_with_its_tree(hook_repo: Pa
     behind = subprocess.run([sys.executable, "-m", "aicr_gen", "sync", "--check", "--repo", ".", "clusters/x.yaml"],
                             cwd=consumer, capture_output=True, text=True, check=False)
     assert behind.returncode == 1, behind.stdout + behind.stderr
-    proc = _try_repo(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
+    proc = _run_hook(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Passed" in proc.stdout
 
@@ -162,7 +170,7 @@ def test_sync_check_hook_fails_on_a_spec_change_without_a_sync(hook_repo: Path, 
     consumer = _synced_consumer(tmp_path)
     _override_driver(consumer / "clusters" / "x.yaml")
     _git(consumer, "add", "-A")
-    proc = _try_repo(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
+    proc = _run_hook(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Failed" in proc.stdout
     assert re.search(rf"stale +{TRAINING}/argocd/\d+-gpu-operator/values\.yaml", proc.stdout), proc.stdout
@@ -177,7 +185,7 @@ def test_sync_check_hook_fails_on_a_hand_edited_rendered_file(hook_repo: Path, p
     values = next((consumer / INFERENCE / "argocd").glob("*-gpu-operator/values.yaml"))
     values.write_text(values.read_text() + "# tuned by hand\n")
     _git(consumer, "add", "-A")
-    proc = _try_repo(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
+    proc = _run_hook(hook_repo, pre_commit_home, consumer, SYNC_HOOK, all_files=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Failed" in proc.stdout
     assert f"stale   {values.relative_to(consumer).as_posix()}" in proc.stdout, proc.stdout
