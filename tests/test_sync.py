@@ -110,8 +110,10 @@ def test_dirty_path_refused_unless_force(spec: Path, repo: Path, capsys: pytest.
     assert f"{MANAGED}/recipe.yaml" in err and f"{MANAGED}/stray.txt" in err
     assert head(repo) == first and (repo / MANAGED / "recipe.yaml").read_text() == "edited\n"
     assert sync(spec, repo, "--force") == 0
-    assert head(repo) == first  # the committed tree was already right: no commit, files restored
-    assert git(repo, "status", "--porcelain", "--untracked-files=all").strip() == ""
+    assert head(repo) == first  # the committed tree was already right: no commit, our file restored
+    # --force replaces only what sync wrote: the user's untracked file is kept (it used to be deleted)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").strip() == f"?? {MANAGED}/stray.txt"
+    assert (repo / MANAGED / "stray.txt").read_text() == "new\n"
 
 
 def test_change_summarised_and_removed_files_deleted(spec: Path, repo: Path) -> None:
@@ -125,25 +127,35 @@ def test_change_summarised_and_removed_files_deleted(spec: Path, repo: Path) -> 
     assert sync(spec, repo) == 0
     assert git(repo, "rev-list", "--count", f"{first}..HEAD").strip() == "1"
     body = git(repo, "log", "-1", "--format=%B")
-    assert "NVSentinel values changed" in body and "- certification/:" in body
-    assert f"extra   {MANAGED}/certification/certification.yaml" in body
+    assert "NVSentinel:\n- mode monitor -> quarantine\n" in body
+    assert "- circuit breaker percentage - -> 10" in body
+    assert "Certification:\n- certification removed\n" in body
+    assert f"  removed {MANAGED}/certification/certification.yaml" in body
+    assert "- certification/: " in body and " removed" in body
+    assert "missing " not in body and "stale " not in body and "extra " not in body  # the --check words
     assert not (repo / MANAGED / "certification").exists()
     assert git(repo, "status", "--porcelain", "--untracked-files=all").strip() == ""
     assert "quarantine" in (repo / MANAGED / "sentinel" / "values.yaml").read_text() or \
         "faultQuarantine" in (repo / MANAGED / "sentinel" / "values.yaml").read_text()
 
 
-def test_message_reports_bumped_version(spec: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_message_reports_bumped_version(spec: Path, repo: Path) -> None:
     from aicr_gen.commands import sync as command
+    from aicr_gen.gitops.changes import compare
 
     assert sync(spec, repo) == 0
-    old = yaml.safe_load((repo / MANAGED / "recipe.yaml").read_text())
+    old_text = (repo / MANAGED / "recipe.yaml").read_text()
+    old = yaml.safe_load(old_text)
     ref = old["componentRefs"][0]
     bumped = {**old, "componentRefs": [{**ref, "version": "v999.0.0"}, *old["componentRefs"][1:]]}
-    text = command.message("c", MANAGED, old_recipe=old, new_recipe=bumped, changed=[f"stale   {MANAGED}/recipe.yaml"],
-                           recipe_bytes=b"x")
+    changes = compare({"recipe.yaml": old_text.encode()}, {"recipe.yaml": yaml.safe_dump(bumped).encode()})
+    text = command.message("c", MANAGED, changes, b"x")
     assert f"- bumped {ref['name']} {ref['version']} -> v999.0.0" in text
-    assert "- (top): 1 file(s)" in text
+    assert "- (top): 1 changed" in text
+    assert f"  changed {MANAGED}/recipe.yaml" in text
+    titled = command.message("c", MANAGED, changes, b"x", title="Bump the first component")
+    assert titled.startswith("Bump the first component\n\nComponents:\n")  # --message: title, body kept
+    assert f"- bumped {ref['name']}" in titled and "Aicr-Gen-Recipe-Digest: sha256:" in titled
 
 
 def test_branch_leaves_checkout_alone(spec: Path, repo: Path) -> None:
@@ -190,7 +202,7 @@ def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pyte
 
 def test_not_a_repo(spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert sync(spec, tmp_path / "nowhere") == 2
-    assert "not a Git repository" in capsys.readouterr().err
+    assert "not inside a Git work tree" in capsys.readouterr().err
 
 
 def edit(spec: Path, change: Callable[[dict[str, Any]], None]) -> None:
@@ -381,3 +393,181 @@ def test_check_expands_spec_patterns(spec: Path, repo: Path, tmp_path: Path, mon
     assert f"{MANAGED} is up to date with spec.yaml" in capsys.readouterr().out
     assert main(["sync", "--check", "--repo", str(repo), "nothing/*.yaml"]) == 2
     assert "SPEC 'nothing/*.yaml' matches no file" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ pull requests
+
+
+def _spec_in_repo(repo: Path) -> Path:
+    """The example spec kept in the repository (committed), as a GitOps repository keeps its ClusterSpecs."""
+    target = repo / "specs" / "cluster.yaml"
+    target.parent.mkdir()
+    target.write_text(EXAMPLE.read_text())
+    git(repo, "add", "specs")
+    git(repo, "commit", "-q", "-m", "add the spec")
+    return target
+
+
+def _check_at(repo: Path, rev: str, tmp_path: Path) -> int:
+    """``sync --check`` in a fresh clone of ``rev``: what CI runs on the pull request's head."""
+    clone = tmp_path / f"clone-{rev.replace('/', '-')}"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    git(clone, "checkout", "-q", rev)
+    return main(["sync", "--check", str(clone / "specs" / "cluster.yaml"), "--repo", str(clone)])
+
+
+@pytest.mark.parametrize("branch", [None, "pr/x"])
+def test_a_spec_in_the_repository_is_committed_with_its_tree(repo: Path, tmp_path: Path, branch: str | None) -> None:
+    spec = _spec_in_repo(repo)
+    assert main(["sync", str(spec), "--repo", str(repo)]) == 0
+    edit(spec, lambda data: data["spec"]["versions"].update({"gpu-operator": "v26.4.0"}))
+    assert main(["sync", str(spec), "--repo", str(repo), *(["--branch", branch] if branch else [])]) == 0
+    rev = branch or "main"
+    changed = git(repo, "diff-tree", "-r", "--name-only", "--no-commit-id", rev).split()
+    assert "specs/cluster.yaml" in changed and f"{MANAGED}/recipe.yaml" in changed
+    assert git(repo, "show", f"{rev}:specs/cluster.yaml") == spec.read_text()
+    assert "Inputs committed with the tree:\n- specs/cluster.yaml" in git(repo, "log", "-1", "--format=%B", rev)
+    assert _check_at(repo, rev, tmp_path) == 0  # self-consistent: the branch passes its own check
+    if branch is None:
+        assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""  # index and work tree in line
+    else:
+        assert git(repo, "status", "--porcelain") == " M specs/cluster.yaml\n"  # the checkout is left alone
+
+
+def test_branch_again_appends_to_its_tip_and_never_drops_a_commit(repo: Path) -> None:
+    spec = _spec_in_repo(repo)
+    main_before = head(repo)
+    edit(spec, lambda data: data["spec"]["versions"].update({"gpu-operator": "v26.4.0"}))
+    assert main(["sync", str(spec), "--repo", str(repo), "--branch", "pr/x"]) == 0
+    first = git(repo, "rev-parse", "pr/x").strip()
+    # a reviewer's commit on the branch (another file), then a second change of the spec
+    git(repo, "worktree", "add", "-q", str(repo.parent / "wt"), "pr/x")
+    (repo.parent / "wt" / "NOTES.md").write_text("review notes\n")
+    git(repo.parent / "wt", "add", "NOTES.md")
+    git(repo.parent / "wt", "commit", "-q", "-m", "notes")
+    notes = git(repo, "rev-parse", "pr/x").strip()
+    edit(spec, lambda data: data["spec"]["versions"].update({"gpu-operator": "v26.4.1"}))
+    assert main(["sync", str(spec), "--repo", str(repo), "--branch", "pr/x"]) == 0
+    assert git(repo, "rev-parse", "pr/x^").strip() == notes
+    assert git(repo, "rev-list", "--reverse", f"{main_before}..pr/x").split()[:2] == [first, notes]
+    assert git(repo, "show", "pr/x:NOTES.md") == "review notes\n"
+    assert "bumped gpu-operator v26.4.0 -> v26.4.1" in git(repo, "log", "-1", "--format=%B", "pr/x")
+    assert head(repo) == main_before
+    # unchanged since: no empty commit on the branch
+    assert main(["sync", str(spec), "--repo", str(repo), "--branch", "pr/x"]) == 0
+    assert git(repo, "rev-list", "--count", f"{main_before}..pr/x").strip() == "3"
+
+
+def test_a_non_fast_forward_push_says_so_and_what_to_do(spec: Path, repo: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    assert sync(spec, repo, "--branch", "pr/x", "--push") == 0
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", "-b", "pr/x", str(remote), str(other)], check=True)
+    (other / "THEIRS.md").write_text("pushed by someone else\n")
+    git(other, "add", "THEIRS.md")
+    git(other, "commit", "-q", "-m", "theirs")
+    git(other, "push", "-q", "origin", "pr/x")
+    edit(spec, lambda data: data["spec"]["versions"].update({"gpu-operator": "v26.4.0"}))
+    capsys.readouterr()
+    assert sync(spec, repo, "--branch", "pr/x", "--push") == 3
+    err = capsys.readouterr().err
+    assert "non-fast-forward" in err and "git rebase origin/pr/x pr/x" in err and "kept locally" in err
+    assert "\n" not in err.strip()
+
+
+def test_detached_head_without_branch_is_refused(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git(repo, "checkout", "-q", "--detach")
+    before = state(repo)
+    assert sync(spec, repo) == 2
+    err = capsys.readouterr().err
+    assert "HEAD is detached" in err and "--branch" in err
+    assert state(repo) == before
+    assert sync(spec, repo, "--branch", "pr/detached") == 0  # forks from the detached commit
+    assert git(repo, "rev-parse", "pr/detached^").strip() == before[0]
+
+
+def test_repo_from_a_subfolder_works_on_the_root(spec: Path, repo: Path) -> None:
+    (repo / "docs" / "deep").mkdir(parents=True)
+    assert sync(spec, repo / "docs" / "deep") == 0
+    assert git(repo, "ls-files", f"{MANAGED}/recipe.yaml").strip() == f"{MANAGED}/recipe.yaml"
+    assert not (repo / "docs" / "deep" / MANAGED).exists()
+
+
+def test_force_never_overwrites_a_file_the_last_sync_did_not_write(spec: Path, repo: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert sync(spec, repo) == 0
+    data = yaml.safe_load(spec.read_text())
+    data["spec"]["sentinel"]["lifecycle"] = True
+    data["spec"]["sentinel"]["mode"] = "quarantine"
+    data["spec"]["sentinel"]["breaker"] = {"percentage": 10}
+    spec.write_text(yaml.safe_dump(data))
+    mine = repo / MANAGED / "validation" / "validation-request.yaml"  # a file the new tree will hold
+    mine.parent.mkdir()
+    mine.write_text("my own notes\n")
+    before = state(repo)
+    capsys.readouterr()
+    assert sync(spec, repo, "--force") == 1
+    assert f"{MANAGED}/validation/validation-request.yaml" in capsys.readouterr().err
+    assert state(repo) == before and mine.read_text() == "my own notes\n"
+
+
+def test_specs_sharing_a_managed_path_or_a_name_are_refused_naming_both(spec: Path, repo: Path, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert sync(spec, repo) == 0
+    twin = tmp_path / "twin.yaml"
+    twin.write_text(spec.read_text().replace('name: "h100-eks-ubuntu-inference-dynamo"', 'name: "other"'))
+    capsys.readouterr()
+    assert main(["sync", "--check", str(spec), str(twin), "--repo", str(repo)]) == 1
+    err = capsys.readouterr().err
+    assert f"{spec} and {twin} have the same managed path {MANAGED!r}" in err
+    namesake = tmp_path / "namesake.yaml"
+    namesake.write_text(spec.read_text().replace(f'path: "{MANAGED}"', 'path: "clusters/elsewhere"'))
+    assert main(["sync", "--check", str(spec), str(namesake), "--repo", str(repo)]) == 1
+    assert "have the same cluster name 'h100-eks-ubuntu-inference-dynamo'" in capsys.readouterr().err
+
+
+def test_check_ends_with_a_count(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert sync(spec, repo) == 0
+    capsys.readouterr()
+    assert main(["sync", "--check", str(spec), "--repo", str(repo)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "aicr-gen: 1 of 1 tree(s) up to date with HEAD"
+
+
+def test_sha256_repositories_work(spec: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "sha256"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main", "--object-format=sha256")
+    (repo / "README.md").write_text("hello\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "init")
+    assert sync(spec, repo) == 0
+    assert main(["sync", "--check", str(spec), "--repo", str(repo)]) == 0
+    assert main(["sync", "--check", "--staged", str(spec), "--repo", str(repo)]) == 0
+    assert len(head(repo)) == 64
+    subprocess.run(["git", "-C", str(repo), "fsck", "--strict", "--no-dangling"], check=True, capture_output=True)
+    edit(spec, lambda data: data["spec"]["versions"].update({"gpu-operator": "v26.4.0"}))
+    assert sync(spec, repo) == 0
+    assert "bumped gpu-operator" in git(repo, "log", "-1", "--format=%B")
+
+
+def test_message_names_certification_and_sentinel_changes(spec: Path, repo: Path) -> None:
+    edit(spec, lambda data: data["spec"]["certification"].update(thresholds={"busBandwidthGBps": "value >= 300"}))
+    assert sync(spec, repo) == 0
+    edit(spec, lambda data: (
+        data["spec"]["certification"].update(thresholds={"busBandwidthGBps": "value >= 250",
+                                                         "algBandwidthGBps": "value >= 100"},
+                                             schedule="0 3 * * 0"),
+        data["spec"]["sentinel"].update(mode="quarantine", breaker={"percentage": 10, "maxNodes": 2})))
+    assert sync(spec, repo) == 0
+    body = git(repo, "log", "-1", "--format=%B")
+    for line in ("- threshold busBandwidthGBps: value >= 300 -> value >= 250",
+                 "- threshold algBandwidthGBps added: value >= 100", "- schedule added: '0 3 * * 0'",
+                 "- mode monitor -> quarantine", "- circuit breaker percentage - -> 10",
+                 "- circuit breaker maxNodes - -> 2", "- rule set added: GPU fatal error ruleset"):
+        assert line in body, f"{line!r} not in:\n{body}"
+    edit(spec, lambda data: data["spec"]["certification"].pop("schedule"))
+    assert sync(spec, repo) == 0
+    assert "- schedule removed (was '0 3 * * 0')" in git(repo, "log", "-1", "--format=%B")

@@ -8,57 +8,70 @@ import sys
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aicr_gen.errors import OK, FindingsError, InvalidInputError
 
-
-def _versions(recipe: Mapping[str, Any]) -> dict[str, str]:
-    return {str(ref.get("name")): str(ref.get("version", "")) for ref in recipe.get("componentRefs", [])
-            if isinstance(ref, Mapping)}
+if TYPE_CHECKING:
+    from aicr_gen.gitops.changes import Changes
 
 
-def _old_recipe(repo: Any, path: str) -> dict[str, Any]:
-    from aicr_gen.yamlio import load_text
+def spec_inputs(repo: Any, cluster: Any, spec_file: str, path: str) -> dict[str, bytes]:
+    """Repository path -> content of the spec and every file it reads (sentinel rules, policies, catalog folders)
+    that lies inside the repository's work tree, as they are there now: committed with the tree, they make the
+    commit self-consistent. One inside the managed folder is refused (the tree would replace it)."""
+    root = Path(repo.working_tree_dir).resolve()
+    spec_path = Path(spec_file).resolve()
+    base = spec_path.parent
+    named = [spec_path, *(base / folder for folder in cluster.spec.catalogs),
+             *(base / file for file in cluster.spec.policies)]
+    if cluster.spec.sentinel is not None and cluster.spec.sentinel.rules:
+        named.append(base / cluster.spec.sentinel.rules)
+    found: dict[str, bytes] = {}
+    for item in (entry.resolve() for entry in named):
+        if not item.is_relative_to(root) or not item.exists():
+            continue
+        rel = item.relative_to(root).as_posix()
+        listed: str = repo.git.ls_files("-z", "--cached", "--others", "--exclude-standard", "--", rel) \
+            if item.is_dir() else rel
+        for name in filter(None, listed.split("\0")):
+            if name == path or name.startswith(f"{path}/"):
+                raise InvalidInputError(f"{spec_file}: {name} lies inside the managed folder {path}, which sync "
+                                        "replaces; keep specs and their files outside it")
+            if (root / name).is_file():
+                found[name] = (root / name).read_bytes()
+    return found
 
-    try:
-        text: str = repo.git.show(f"HEAD:{path}/recipe.yaml")
-    except Exception:
-        return {}
-    try:
-        data = load_text(text, "recipe.yaml").data
-    except Exception:
-        return {}
-    return data if isinstance(data, dict) else {}
 
-
-def message(name: str, path: str, *, old_recipe: Mapping[str, Any], new_recipe: Mapping[str, Any],
-            changed: list[str], recipe_bytes: bytes) -> str:
-    """The commit message: a summary line, what changed for a reviewer, then the trailers."""
-
-    old, new = _versions(old_recipe), _versions(new_recipe)
-    body: list[str] = []
-    body += [f"- added {comp} {new[comp]}" for comp in sorted(set(new) - set(old))]
-    body += [f"- removed {comp} {old[comp]}" for comp in sorted(set(old) - set(new))]
-    body += [f"- bumped {comp} {old[comp]} -> {new[comp]}" for comp in sorted(set(old) & set(new))
-             if old[comp] != new[comp]]
-    files = [line.split()[-1] for line in changed]
-    folders: Counter[str] = Counter()
-    for file in files:
-        rel = file.removeprefix(f"{path}/")
-        folders[rel.split("/")[0] if "/" in rel else "(top)"] += 1
-    if f"{path}/recipe.yaml" in files and not body:
-        body.append("- recipe changed (no component version changes)")
-    sections = ["Components:", *(body or ["- none changed"]), "", "Files changed:"]
-    sections += [f"- {folder}{'' if folder == '(top)' else '/'}: {count} file(s)"
-                 for folder, count in sorted(folders.items())]
-    for folder, what in (("certification", "Certification changed"), ("sentinel", "NVSentinel values changed")):
-        if folders.get(folder):
-            sections.append(f"- {what}")
-    sections += ["", *[f"  {line}" for line in changed[:50]]]
-    if len(files) > 50:
-        sections.append(f"  ... and {len(files) - 50} more")
-    return "\n".join([f"aicr-gen: sync {name}", "", *sections, "", *trailers(recipe_bytes)]) + "\n"
+def message(name: str, path: str, changes: Changes, recipe_bytes: bytes, *, title: str | None = None,
+            inputs: Mapping[str, bytes] | None = None) -> str:
+    """The commit message: a title (``--message``, else a summary), what changed for a reviewer, then the
+    trailers."""
+    sections: list[str] = ["Components:", *(f"- {item.describe()}" for item in changes.components)]
+    if not changes.components:
+        sections.append("- recipe changed (no component changes)" if "recipe.yaml" in changes.changed
+                        else "- none changed")
+    for heading, lines in (("NVSentinel:", changes.sentinel), ("Certification:", changes.certification)):
+        if lines:
+            sections += ["", heading, *(f"- {line}" for line in lines)]
+    if inputs:
+        sections += ["", "Inputs committed with the tree:", *(f"- {name}" for name in sorted(inputs))]
+    folders: dict[str, Counter[str]] = {}
+    for kind, names in (("added", changes.added), ("changed", changes.changed), ("removed", changes.removed)):
+        for file in names:
+            folder = f"{file.split('/')[0]}/" if "/" in file else "(top)"
+            folders.setdefault(folder, Counter())[kind] += 1
+    sections += ["", f"Files ({len(changes.added)} added, {len(changes.changed)} changed, "
+                     f"{len(changes.removed)} removed):"]
+    sections += [f"- {folder}: " + ", ".join(f"{count} {kind}" for kind, count in counts.items())
+                 for folder, counts in sorted(folders.items())]
+    listed = sorted([*(("added", f) for f in changes.added), *(("changed", f) for f in changes.changed),
+                     *(("removed", f) for f in changes.removed)], key=lambda item: item[1])
+    sections += ["", *(f"  {kind:<7} {path}/{file}" for kind, file in listed[:50])]
+    if len(listed) > 50:
+        sections.append(f"  ... and {len(listed) - 50} more")
+    summary = title.strip() if title and title.strip() else f"aicr-gen: sync {name}"
+    return "\n".join([summary, "", *sections, "", *trailers(recipe_bytes)]) + "\n"
 
 
 def trailers(recipe_bytes: bytes) -> list[str]:
@@ -82,7 +95,7 @@ def _policy_errors(cluster: Any, base: Path, recipe: dict[str, Any], spec_file: 
 
 def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bool) -> int:
     """Compare each spec's rendered tree with HEAD (or the index); exit 1 listing every stale file."""
-    from aicr_gen.gitops import sync
+    from aicr_gen.gitops import objects, sync
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec
 
@@ -90,21 +103,42 @@ def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bo
     if not staged:
         sync._head(repo)
     problems: list[str] = []
-    for spec_file in spec_files:
-        cluster = load_spec(spec_file)
+    loaded = [(spec_file, load_spec(spec_file)) for spec_file in spec_files]
+    distinct(loaded, path_option)
+    fresh = 0
+    for spec_file, cluster in loaded:
         path = managed_path(cluster, path_option)
         tree = render_tree(cluster, Path(spec_file).resolve().parent, path)
-        have = sync.indexed(repo, path) if staged else sync.committed(repo, "HEAD", path)
-        found = sync.stale(have, tree, path)
+        have = objects.indexed(repo, path) if staged else objects.committed(repo, "HEAD", path)
+        found = sync.stale(repo, have, tree, path)
         if found:
             problems.append(f"{path} is not up to date with {spec_file} in {against} "
                             f"(run 'aicr-gen sync {spec_file} --repo {repo.working_tree_dir}'):")
             problems += [f"  {line}" for line in found]
         else:
+            fresh += 1
             sys.stdout.write(f"aicr-gen: {path} is up to date with {spec_file} in {against}\n")
+    count = f"{fresh} of {len(loaded)} tree(s) up to date with {against}"
     if problems:
-        raise FindingsError("\n".join(problems))
+        raise FindingsError("\n".join([*problems, f"{count}; {len(loaded) - fresh} stale"]))
+    sys.stdout.write(f"aicr-gen: {count}\n")
     return OK
+
+
+def distinct(loaded: list[tuple[str, Any]], path_option: str | None) -> None:
+    """Two specs given together may not share a managed folder or a cluster name (exit 1 naming both)."""
+    from aicr_gen.gitops.render_tree import managed_path
+
+    seen: dict[tuple[str, str], str] = {}
+    clashes: list[str] = []
+    for spec_file, cluster in loaded:
+        for key in (("managed path", managed_path(cluster, path_option)), ("cluster name", cluster.metadata.name)):
+            if key in seen:
+                clashes.append(f"{seen[key]} and {spec_file} have the same {key[0]} {key[1]!r}; give each "
+                               "cluster its own metadata.name and spec.repo.path")
+            seen.setdefault(key, spec_file)
+    if clashes:
+        raise FindingsError("\n".join(clashes))
 
 
 def expand(patterns: list[str]) -> list[str]:
@@ -128,6 +162,7 @@ def expand(patterns: list[str]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Render the spec's tree; ``--check`` compares it with HEAD, otherwise commit it (once, if changed)."""
     from aicr_gen.gitops import sync
+    from aicr_gen.gitops.changes import compare
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
 
@@ -149,17 +184,16 @@ def run(args: argparse.Namespace) -> int:
     recipe = resolve_spec(cluster, base)
     _policy_errors(cluster, base, recipe, spec_file)
     tree = render_tree(cluster, base, path, recipe)
+    inputs = spec_inputs(repo, cluster, spec_file, path)
 
-    def text(changed: list[str]) -> str:
-        if args.message:
-            return "\n".join([args.message.rstrip(), "", *trailers(tree["recipe.yaml"])]) + "\n"
-        return message(cluster.metadata.name, path, old_recipe=_old_recipe(repo, path), new_recipe=recipe,
-                       changed=changed, recipe_bytes=tree["recipe.yaml"])
+    def text(old: Mapping[str, bytes]) -> str:
+        return message(cluster.metadata.name, path, compare(old, tree), tree["recipe.yaml"], title=args.message,
+                       inputs=inputs)
 
-    result = sync.sync(repo, tree, path, text, branch=args.branch, force=args.force, push=args.push)
+    result = sync.sync(repo, tree, path, text, inputs=inputs, branch=args.branch, force=args.force, push=args.push)
     if result.commit is None:
         sys.stdout.write(f"aicr-gen: {path} is up to date on {result.ref}; nothing to commit\n")
     else:
         sys.stdout.write(f"aicr-gen: committed {result.commit[:12]} on {result.ref} ({len(result.changed)} files "
-                         f"changed under {path})\n")
+                         f"changed under {path}{' and its spec' if inputs else ''})\n")
     return OK

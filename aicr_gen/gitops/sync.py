@@ -1,31 +1,33 @@
-"""The Git edge of ``aicr-gen sync``: put a rendered tree at one path of a repository as exactly one commit.
+"""The Git edge of ``aicr-gen sync``: put a rendered tree at one path of a repository as exactly one commit,
+together with the spec (and its input files) it was rendered from when they live in the repository, so the
+commit is self-consistent: ``sync --check`` passes at it.
 
-The commit is built off to the side: the blobs are written to the object store, a temporary index
-(``GIT_INDEX_FILE``) starts from HEAD's tree, only the managed path is replaced, and ``write-tree`` /
-``commit-tree`` make the commit. Nothing the user sees changes until the single ``update-ref``; only then,
-without ``--branch``, are the index entries and work-tree files under the managed path brought in line
-(and on a failure there the ref, index and files are put back). Everything outside the path is untouched.
+The commit is built off to the side: the blobs are written to the object store (``git hash-object``, so SHA-1
+and SHA-256 repositories alike), a temporary index (``GIT_INDEX_FILE``) starts from the base commit's tree, only
+the managed path and the inputs are replaced, and ``write-tree`` / ``commit-tree`` make the commit. The base is
+HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from HEAD).
+Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile; only then,
+on the checked-out branch, are the index entries and work-tree files under the managed path brought in line (and
+on a failure there the ref, index and files are put back). Everything else is untouched.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
-
-EMPTY_SHA = "0" * 40
+from aicr_gen.gitops.objects import blob_names, committed, files_at
 
 
 @dataclass(frozen=True)
 class Result:
-    """What a sync did: ``commit`` is None when the tree was up to date."""
+    """What a sync did: ``commit`` is None when the tree was up to date; ``changed`` lists the repository paths
+    the commit changed."""
 
     commit: str | None
     ref: str
@@ -34,12 +36,16 @@ class Result:
 
 
 def open_repo(folder: str) -> Any:
+    """The repository whose work tree holds ``folder`` (its root, from anywhere inside it)."""
     import git
 
     try:
-        return git.Repo(folder)
+        repo = git.Repo(folder, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InvalidInputError(f"--repo {folder}: not a Git repository (run 'git init' there first)") from None
+        raise InvalidInputError(f"--repo {folder}: not inside a Git work tree (run 'git init' there first)") from None
+    if repo.working_tree_dir is None:
+        raise InvalidInputError(f"--repo {folder}: a bare repository has no work tree; give a clone's folder")
+    return repo
 
 
 def _head(repo: Any) -> str:
@@ -51,51 +57,24 @@ def _head(repo: Any) -> str:
     return sha
 
 
-def blob_sha(data: bytes) -> str:
-    """Git's object name of a blob with ``data``."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
-def committed(repo: Any, rev: str, path: str) -> dict[str, str]:
-    """``rev``'s files below ``path``: path relative to it -> blob sha (empty when absent)."""
-    out: str = repo.git.ls_tree("-r", "-z", rev, "--", f"{path}/")
-    return _listing(out, path, sha_column=2)
-
-
-def indexed(repo: Any, path: str) -> dict[str, str]:
-    """The index's (staged) files below ``path``: path relative to it -> blob sha."""
-    out: str = repo.git.ls_files("-s", "-z", "--", f"{path}/")
-    return _listing(out, path, sha_column=1)
-
-
-def _listing(out: str, path: str, sha_column: int) -> dict[str, str]:
-    """``ls-tree``/``ls-files -s`` output (``-z``): blob entries below ``path`` -> their sha."""
-    files: dict[str, str] = {}
-    for entry in filter(None, out.split("\0")):
-        meta, _, name = entry.partition("\t")
-        fields = meta.split()
-        if fields[1] != "commit" and name.startswith(f"{path}/"):
-            files[name[len(path) + 1:]] = fields[sha_column]
-    return files
-
-
-def stale(have: Mapping[str, str], tree: Mapping[str, bytes], path: str) -> list[str]:
-    """Files below ``path`` where ``have`` (relative path -> blob sha) differs from ``tree``, as
+def stale(repo: Any, have: Mapping[str, str], tree: Mapping[str, bytes], path: str) -> list[str]:
+    """Files below ``path`` where ``have`` (relative path -> blob name) differs from ``tree``, as
     'stale|missing|extra PATH' sorted by path."""
-    out = [f"stale   {path}/{name}" for name, data in tree.items() if name in have and have[name] != blob_sha(data)]
+    names = blob_names(repo, {name: data for name, data in tree.items() if name in have})
+    out = [f"stale   {path}/{name}" for name, sha in names.items() if have[name] != sha]
     out += [f"missing {path}/{name}" for name in tree if name not in have]
     out += [f"extra   {path}/{name}" for name in have if name not in tree]
     return sorted(out, key=lambda line: line.split()[-1])
 
 
-def check_managed(repo: Any, path: str) -> None:
-    """Refuse a managed ``path`` that is (or passes through) a symlink in the work tree or in HEAD: writing
+def check_managed(repo: Any, path: str, rev: str = "HEAD") -> None:
+    """Refuse a managed ``path`` that is (or passes through) a symlink in the work tree or in ``rev``: writing
     there would land outside the managed folder."""
     parts = path.split("/")
     root = Path(repo.working_tree_dir)
     for end in range(1, len(parts) + 1):
         prefix = "/".join(parts[:end])
-        listed: str = repo.git.ls_tree("HEAD", "--", prefix, with_exceptions=False)
+        listed: str = repo.git.ls_tree(rev, "--", prefix, with_exceptions=False)
         if (root / prefix).is_symlink() or listed.startswith("120000 "):
             raise InvalidInputError(f"managed path {path!r}: {prefix} is a symlink in the repository; aicr-gen "
                                     "never writes through links; point the path at a real folder")
@@ -107,13 +86,6 @@ def dirty(repo: Any, path: str) -> list[str]:
     return [line for line in out.splitlines() if line.strip()]
 
 
-def _store(repo: Any, data: bytes) -> str:
-    from gitdb import IStream  # type: ignore[import-untyped]
-
-    stream = repo.odb.store(IStream("blob", len(data), BytesIO(data)))
-    return str(stream.hexsha.decode() if isinstance(stream.hexsha, bytes) else stream.hexsha)
-
-
 def _feed(repo: Any, data: bytes, *args: str, env: Mapping[str, str] | None = None) -> str:
     """``git ARGS`` with ``data`` on its standard input (GitPython needs a real file there)."""
     with tempfile.TemporaryFile() as stdin:
@@ -123,16 +95,19 @@ def _feed(repo: Any, data: bytes, *args: str, env: Mapping[str, str] | None = No
     return out
 
 
-def _write_tree(repo: Any, base: str, tree: Mapping[str, bytes], path: str) -> str:
-    """The tree of ``base`` with ``path`` replaced by ``tree`` (built in a temporary index)."""
+def _write_tree(repo: Any, base: str, tree: Mapping[str, bytes], path: str, inputs: Mapping[str, bytes]) -> str:
+    """The tree of ``base`` with ``path`` replaced by ``tree`` and the ``inputs`` (repository paths) set, built in a
+    temporary index."""
     handle, index = tempfile.mkstemp(prefix="aicr-gen-index-")
     os.close(handle)
     Path(index).unlink()
     env = {"GIT_INDEX_FILE": index}
+    files = {**{f"{path}/{name}": data for name, data in tree.items()}, **inputs}
     try:
         repo.git.read_tree(base, env=env)
         repo.git.rm("-r", "-q", "--cached", "--ignore-unmatch", "--", f"{path}/", env=env)
-        lines = "".join(f"100644 {_store(repo, data)}\t{path}/{name}\n" for name, data in tree.items())
+        names = blob_names(repo, files, write=True)
+        lines = "".join(f"100644 {names[name]}\t{name}\n" for name in files)
         _feed(repo, lines.encode(), "update-index", "--index-info", env=env)
         sha: str = repo.git.write_tree(env=env)
         return sha
@@ -163,23 +138,23 @@ def _prune(folder: Path) -> None:
         folder.rmdir()
 
 
-def _align_worktree(repo: Any, new: str, path: str, old_files: Mapping[str, str], tree: Mapping[str, bytes],
-                    *, force: bool) -> None:
-    """Index and work tree below ``path`` as in commit ``new``."""
+def _align_worktree(repo: Any, new: str, path: str, old_files: Mapping[str, str], tree: Mapping[str, bytes], *,
+                    inputs: Mapping[str, bytes]) -> None:
+    """Index and work tree below ``path`` as in commit ``new`` (files aicr-gen did not write are kept), and
+    the inputs' index entries as committed (their files are as they were)."""
     root = Path(repo.working_tree_dir)
-    repo.git.reset("-q", new, "--", f"{path}/")
+    repo.git.reset("-q", new, "--", f"{path}/", *inputs)
     for name in old_files:
         if name not in tree:
             (root / path / name).unlink(missing_ok=True)
     _prune(root / path)
-    if force:
-        repo.git.clean("-fdq", "--", f"{path}/")
     repo.git.checkout(new, "--", f"{path}/")
 
 
-def _restore_worktree(repo: Any, old: str, path: str, tree: Mapping[str, bytes], had_path: bool) -> None:
+def _restore_worktree(repo: Any, old: str, path: str, tree: Mapping[str, bytes], had_path: bool, *,
+                      inputs: Mapping[str, bytes]) -> None:
     root = Path(repo.working_tree_dir)
-    repo.git.reset("-q", old, "--", f"{path}/")
+    repo.git.reset("-q", old, "--", f"{path}/", *inputs)
     old_files = committed(repo, old, path)
     for name in tree:
         if name not in old_files:
@@ -189,62 +164,96 @@ def _restore_worktree(repo: Any, old: str, path: str, tree: Mapping[str, bytes],
         repo.git.checkout(old, "--", f"{path}/")
 
 
-def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: Callable[[list[str]], str], *,
-         branch: str | None = None,
-         force: bool = False, push: bool = False) -> Result:
-    """Commit ``tree`` at ``path``: on HEAD's branch, or (``branch``) on a branch forked from HEAD without
-    touching the checkout. No commit when nothing changed. Refuses a dirty ``path`` unless ``force``."""
+def _branch_ref(repo: Any, branch: str) -> str:
+    import git
+
+    try:
+        repo.git.check_ref_format("--branch", branch)
+    except git.GitCommandError:
+        raise InvalidInputError(f"--branch {branch!r}: not a valid branch name (git check-ref-format); use e.g. "
+                                "aicr-gen/gpu-operator-v26.3") from None
+    return f"refs/heads/{branch}"
+
+
+def _not_ours(repo: Any, path: str, old_files: Mapping[str, str], tree: Mapping[str, bytes]) -> list[str]:
+    """Files in the work tree below ``path`` that the new tree would overwrite although the last sync did not
+    write them (untracked or only staged by the user)."""
+    root = Path(repo.working_tree_dir)
+    found = [name for name, data in tree.items() if name not in old_files and (root / path / name).is_file()
+             and (root / path / name).read_bytes() != data]
+    return sorted(f"{path}/{name}" for name in found)
+
+
+def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: Callable[[Mapping[str, bytes]], str], *,
+         inputs: Mapping[str, bytes] | None = None, branch: str | None = None, force: bool = False,
+         push: bool = False) -> Result:
+    """Commit ``tree`` at ``path`` with the ``inputs`` (repository path -> content: the spec and its files) on
+    HEAD's branch, or (``branch``) on that branch without touching the checkout: appended to its tip, or forked
+    from HEAD when it does not exist. ``message`` gets the managed folder's files at the base. No commit when
+    nothing changed. Refuses a dirty ``path`` unless ``force``, which overwrites only what the last sync wrote."""
+    inputs = dict(inputs or {})
     head = _head(repo)
-    check_managed(repo, path)
     current = _current_branch(repo)
-    target = f"refs/heads/{branch}" if branch else (current or "HEAD")
-    on_checkout = branch is None or target == current
+    if branch is None and current is None:
+        raise InvalidInputError(f"{repo.working_tree_dir}: HEAD is detached (no branch is checked out), so a commit "
+                                "would belong to no branch; give --branch NAME to commit on a branch, or check "
+                                "one out")
+    target = _branch_ref(repo, branch) if branch else str(current)
+    existing: str = repo.git.rev_parse("--verify", "-q", f"{target}^{{commit}}", with_exceptions=False)
+    base = existing or head
+    on_checkout = target == current
+    check_managed(repo, path, base)
+    old_files = committed(repo, base, path)
     if on_checkout:
         changes = dirty(repo, path)
         if changes and not force:
             raise FindingsError(f"{path} has uncommitted changes; commit or discard them, or rerun with --force:\n"
                                 + "\n".join(f"  {line}" for line in changes))
-    old_files = committed(repo, head, path)
-    new_tree = _write_tree(repo, head, tree, path)
-    head_tree: str = repo.git.rev_parse(f"{head}^{{tree}}")
-    if not on_checkout:
-        existing = repo.git.rev_parse("--verify", "-q", target, with_exceptions=False)
-        if existing and repo.git.rev_parse(f"{existing}^{{tree}}") == new_tree and \
-                repo.git.rev_parse("-q", "--verify", f"{existing}^", with_exceptions=False) == head:
-            return Result(None, target)
-    if new_tree == head_tree:
+        theirs = _not_ours(repo, path, old_files, tree)
+        if theirs:
+            raise FindingsError(f"{path}: the new tree would overwrite {len(theirs)} file(s) the last sync did not "
+                                "write; move them out of the managed folder and sync again:\n"
+                                + "\n".join(f"  {name}" for name in theirs))
+    new_tree = _write_tree(repo, base, tree, path, inputs)
+    if new_tree == repo.git.rev_parse(f"{base}^{{tree}}"):
         if on_checkout and force:
-            _align_worktree(repo, head, path, old_files, tree, force=force)
+            _align_worktree(repo, base, path, old_files, tree, inputs=inputs)
         return Result(None, target)
-    changed = stale(old_files, tree, path)
-    text = message(changed)
-    sha = _commit(repo, new_tree, head, text)
-    if not on_checkout:
-        repo.git.update_ref("-m", "aicr-gen sync", target, sha)
-    else:
-        repo.git.update_ref("-m", "aicr-gen sync", target, sha, head)
+    text = message(files_at(repo, base, path))
+    sha = _commit(repo, new_tree, base, text)
+    # The ref must still be where it was read (or, for a new branch, still not exist): never drop a commit.
+    repo.git.update_ref("-m", "aicr-gen sync", target, sha, existing or "")
+    if on_checkout:
         try:
-            _align_worktree(repo, sha, path, old_files, tree, force=force)
+            _align_worktree(repo, sha, path, old_files, tree, inputs=inputs)
         except BaseException:
-            repo.git.update_ref("-m", "aicr-gen sync: rolled back", target, head, sha)
-            _restore_worktree(repo, head, path, tree, bool(old_files))
+            repo.git.update_ref("-m", "aicr-gen sync: rolled back", target, base, sha)
+            _restore_worktree(repo, base, path, tree, bool(old_files), inputs=inputs)
             raise
     if push:
         _push(repo, target, sha)
-    return Result(sha, target, text, changed)
+    listed: str = repo.git.diff_tree("-r", "--name-only", "-z", base, sha)
+    return Result(sha, target, text, sorted(filter(None, listed.split("\0"))))
 
 
 def _push(repo: Any, target: str, sha: str) -> None:
     """Push ``target`` to origin; a refusal or an unreachable remote is exit 3 (the commit stays local)."""
     import git
 
+    branch = target.removeprefix("refs/heads/")
     try:
         repo.git.push("--porcelain", "origin", f"{target}:{target}")
     except git.GitCommandError as err:
         lines = [line.strip().removeprefix("stderr:").strip(" '") for line in str(err.stderr).splitlines()]
         lines += [line.strip() for line in str(err.stdout).splitlines() if line.startswith("!")]
+        kept = f"committed {sha[:12]} on {target}, but pushing it to origin failed"
+        if any("non-fast-forward" in line or "fetch first" in line for line in lines):
+            raise UnreachableError(
+                f"{kept}: origin's {branch} has commits this one does not (non-fast-forward: someone else pushed "
+                f"to it); the commit is kept locally. Bring them in and push again: git fetch origin {branch} && "
+                f"git rebase origin/{branch} {branch} && git push origin {branch} (or reset the branch to theirs "
+                f"with git branch -f {branch} origin/{branch} and run this sync again)") from None
         reason = next((line for line in lines if line.startswith(("fatal:", "error:", "!"))),
                       next((line for line in lines if line), "no reason given"))
-        raise UnreachableError(f"committed {sha[:12]} on {target}, but pushing it to origin failed ({reason}); "
-                               "the commit is kept locally: "
+        raise UnreachableError(f"{kept} ({reason}); the commit is kept locally: "
                                f"fix the remote and run 'git push origin {target}'") from None
