@@ -26,66 +26,8 @@ def _catalog_option(parser: argparse.ArgumentParser, dest: str = "catalog") -> N
         help="catalog folder laid out like AICR's recipes/ (repeatable, later wins; replaces the embedded one)")
 
 
-def _sync_parser(commands: Any) -> None:
-    sync = commands.add_parser("sync", help="render a ClusterSpec's whole tree and commit it to a Git repository")
-    sync.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec file (several only with --check)")
-    sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
-    sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
-    sync.add_argument("--branch", metavar="B", help="commit on branch B (created or updated from HEAD) without "
-                      "touching the checkout, e.g. for a pull request")
-    sync.add_argument("--message", metavar="M", help="commit message (the trailers are added)")
-    sync.add_argument("--check", action="store_true", help="exit 1, listing the stale files, when HEAD differs")
-    sync.add_argument("--staged", action="store_true", help="with --check: compare with the index (what is about "
-                      "to be committed, as in a pre-commit hook) instead of HEAD")
-    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
-    sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
-
-
-def _build() -> argparse.ArgumentParser:
-    parser = _Parser(prog="aicr-gen", description="Reproducible, certified and watched GPU Kubernetes clusters, "
-                     "through Git: AICR recipes and bundles, NVCRE certification, NVSentinel operation.")
-    parser.add_argument("--version", action="version", version=f"aicr-gen {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    recipe = commands.add_parser("recipe", help="resolve a version-locked recipe for a cluster")
-    _catalog_option(recipe)
-    for dim in DIMENSIONS:
-        recipe.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
-    recipe.add_argument("--gpu", dest="accelerator", help=argparse.SUPPRESS)
-    recipe.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
-    recipe.add_argument("--profile", metavar="NAME=VALUE", help="select a profile value instead of its default")
-    recipe.add_argument("--slurm-accounting-mode", help="Slurm accounting for slurm recipes: disabled (default), "
-                        "customer-managed or aicr-provided")
-    recipe.add_argument("-o", "--output", metavar="FILE", help="write the recipe to FILE (atomically)")
-    recipe.add_argument("--format", choices=("yaml", "json"), help="output format (default: yaml)")
-    recipe_commands = recipe.add_subparsers(dest="recipe_command", metavar="list", parser_class=_Parser)
-    listing = recipe_commands.add_parser("list", help="list the leaf overlays of the catalog")
-    _catalog_option(listing, dest="list_catalog")
-    listing.add_argument("--format", dest="list_format", choices=("table", "json"), default="table")
-
-    bundle = commands.add_parser("bundle", help="render a recipe into a deployer bundle folder")
-    bundle.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file (aicr-gen's or AICR's)")
-    bundle.add_argument("--deployer", required=True, help="helm, argocd, argocd-helm, flux or helmfile")
-    bundle.add_argument("--output", "-o", metavar="DIR", help="bundle folder (written atomically)")
-    bundle.add_argument("--build", action="store_true",
-                        help="print the manifests a flux or argocd bundle applies instead of writing it")
-    bundle.add_argument("--set", action="append", default=[], metavar="COMP:PATH=VALUE",
-                        help="a value (typed like helm --set); COMP:enabled=false drops a component; "
-                             "deployer:KEY=VALUE sets a deployer option")
-    bundle.add_argument("--set-json", action="append", default=[], metavar="COMP:PATH=JSON",
-                        help="a JSON value; maps are deep-merged, lists replaced")
-    bundle.add_argument("--repo", metavar="URL", help="Git repository the bundle will live in (argocd, flux)")
-    bundle.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
-    _catalog_option(bundle)
-
-    verify = commands.add_parser("verify", help="check a bundle folder against its checksums.txt")
-    verify.add_argument("folder", metavar="DIR")
-
-    cli_operate.add_commands(commands, _Parser)
-
-    schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
-    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec"))
-
+def _spec_parsers(commands: Any) -> None:
+    """spec init, policy check and lint: writing and checking ClusterSpecs."""
     spec = commands.add_parser("spec", help="write or check a ClusterSpec (one cluster, end to end)")
     spec_commands = spec.add_subparsers(dest="spec_command", metavar="init", parser_class=_Parser, required=True)
     init = spec_commands.add_parser("init", help="write a commented starting ClusterSpec for covered criteria")
@@ -106,12 +48,90 @@ def _build() -> argparse.ArgumentParser:
     policy_check.add_argument("--policies", action="append", default=[], metavar="DIR",
                               help="folder of policy files (repeatable; later folders add, a same-named "
                                    "policy replaces an earlier one, shipped ones included)")
-    policy_check.add_argument("--format", dest="policy_format", choices=("text", "json"), default="text")
+    policy_check.add_argument("--format", dest="policy_format", choices=("text", "json"), default="text",
+                              help="output format (default: text)")
     lint = commands.add_parser("lint", help="policy check several ClusterSpecs (pre-commit hook)")
     lint.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files")
     lint.add_argument("--policies", action="append", default=[], metavar="DIR",
                       help="folder of policy files (repeatable, as for policy check)")
+
+
+def _completion_parser(commands: Any) -> None:
+    completion = commands.add_parser(
+        "completion", help="print a shell completion script", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="load it:\n  bash  source <(aicr-gen completion bash)   (or save it in "
+               "~/.local/share/bash-completion/completions/aicr-gen)\n"
+               "  zsh   source <(aicr-gen completion zsh)    (or save it as _aicr-gen in a folder on $fpath)\n"
+               "  fish  aicr-gen completion fish | source    (or save it in ~/.config/fish/completions/aicr-gen.fish)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
+
+
+def _sync_parser(commands: Any) -> None:
+    sync = commands.add_parser("sync", help="render a ClusterSpec's whole tree and commit it to a Git repository")
+    sync.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec file (several only with --check)")
+    sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
+    sync.add_argument("--branch", metavar="B", help="commit on branch B (created or updated from HEAD) without "
+                      "touching the checkout, e.g. for a pull request")
+    sync.add_argument("--message", metavar="M", help="commit message (the trailers are added)")
+    sync.add_argument("--check", action="store_true", help="exit 1, listing the stale files, when HEAD differs")
+    sync.add_argument("--staged", action="store_true", help="with --check: compare with the index (what is about "
+                      "to be committed, as in a pre-commit hook) instead of HEAD")
+    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
+    sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole argparse tree (also what ``aicr-gen completion`` and the help tests walk)."""
+    parser = _Parser(prog="aicr-gen", description="Reproducible, certified and watched GPU Kubernetes clusters, "
+                     "through Git: AICR recipes and bundles, NVCRE certification, NVSentinel operation.")
+    parser.add_argument("--version", action="version", version=f"aicr-gen {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    recipe = commands.add_parser("recipe", help="resolve a version-locked recipe for a cluster")
+    _catalog_option(recipe)
+    for dim in DIMENSIONS:
+        recipe.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
+    recipe.add_argument("--gpu", dest="accelerator", help=argparse.SUPPRESS)
+    recipe.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
+    recipe.add_argument("--profile", metavar="NAME=VALUE", help="select a profile value instead of its default")
+    recipe.add_argument("--slurm-accounting-mode", help="Slurm accounting for slurm recipes: disabled (default), "
+                        "customer-managed or aicr-provided")
+    recipe.add_argument("-o", "--output", metavar="FILE", help="write the recipe to FILE (atomically)")
+    recipe.add_argument("--format", choices=("yaml", "json"), help="output format (default: yaml)")
+    recipe_commands = recipe.add_subparsers(dest="recipe_command", metavar="list", parser_class=_Parser)
+    listing = recipe_commands.add_parser("list", help="list the leaf overlays of the catalog")
+    _catalog_option(listing, dest="list_catalog")
+    listing.add_argument("--format", dest="list_format", choices=("table", "json"), default="table",
+                         help="output format (default: table)")
+
+    bundle = commands.add_parser("bundle", help="render a recipe into a deployer bundle folder")
+    bundle.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file (aicr-gen's or AICR's)")
+    bundle.add_argument("--deployer", required=True, help="helm, argocd, argocd-helm, flux or helmfile")
+    bundle.add_argument("--output", "-o", metavar="DIR", help="bundle folder (written atomically)")
+    bundle.add_argument("--build", action="store_true",
+                        help="print the manifests a flux or argocd bundle applies instead of writing it")
+    bundle.add_argument("--set", action="append", default=[], metavar="COMP:PATH=VALUE",
+                        help="a value (typed like helm --set); COMP:enabled=false drops a component; "
+                             "deployer:KEY=VALUE sets a deployer option")
+    bundle.add_argument("--set-json", action="append", default=[], metavar="COMP:PATH=JSON",
+                        help="a JSON value; maps are deep-merged, lists replaced")
+    bundle.add_argument("--repo", metavar="URL", help="Git repository the bundle will live in (argocd, flux)")
+    bundle.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
+    _catalog_option(bundle)
+
+    verify = commands.add_parser("verify", help="check a bundle folder against its checksums.txt")
+    verify.add_argument("folder", metavar="DIR", help="bundle folder holding a checksums.txt")
+
+    cli_operate.add_commands(commands, _Parser)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
+    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec"),
+                        help="the input kind whose schema to print")
+
+    _spec_parsers(commands)
     _sync_parser(commands)
+    _completion_parser(commands)
     return parser
 
 
@@ -164,17 +184,21 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands import sync
 
         return sync.run(args)
+    if args.command == "completion":
+        from aicr_gen.commands import completion
+
+        return completion.run(args.shell)
     if args.command == "schema":
         from aicr_gen.commands import schema
 
         return schema.print_schema(args.kind)
-    _build().print_help()
+    build_parser().print_help()
     return INVALID
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aicr-gen`` console script."""
-    args = _build().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         return _run(args)
     except AicrGenError as err:

@@ -20,6 +20,38 @@ MODULES = {
 }
 
 
+REPORT_FORMATS = """\
+input formats (KIND FILE, YAML or JSON where structured):
+  nccl           nccl-tests output: the stdout of all_reduce_perf and the other tests (one or more runs, each
+                 from "# Collective test starting"), or its -J JSON file. busBandwidthGBps is the largest
+                 busbw of any row, out-of-place or in-place, as NVCRE measures it.
+  dcgm           dcgmi diag -j JSON: DCGM 4.x ("DCGM Diagnostic", results per entity) or 3.x ("DCGM GPU
+                 Diagnostic", gpu_ids). A runtime_error means the diagnostic did not run: INCOMPLETE, exit 1.
+  certification  one NVCRE Certification with its status (conditions, categoryStatuses), e.g.
+                 kubectl get certification NAME -n NS -o yaml. --failed-nodes adds the results ConfigMap its
+                 categories name (failed-nodes.json.gz, succeeded-nodes.csv.gz in binaryData or data), e.g.
+                 kubectl get configmap NAME -n NS -o yaml.
+exit codes: 0 passed (or still running), 1 a gate failed, 2 invalid input.
+"""
+
+RULES_SAMPLES = """\
+samples: --events and --nodes take a file or a folder, read recursively with files sorted by path (.json,
+.yaml and .yml; names starting with '.' skipped). A YAML file may hold several documents separated by '---'.
+  --events  HealthEvents as NVSentinel's health monitors publish them (protojson names: nodeName, checkName,
+            isFatal, errorCode, entitiesImpacted, ...; enums as names or numbers; RFC 3339 timestamps). Per
+            file or document: a HealthEvent, a {healthEvent: ...} wrapper, a HealthEventResource (its spec),
+            a list of these or {events: [...]}; other Kubernetes objects in a folder are skipped with a
+            warning. An event is named after its file (FILE[N] when the file holds several).
+  --nodes   the Node objects the events name in nodeName, e.g. kubectl get node NAME -o yaml, or
+            kubectl get nodes -o yaml (a List): a Node, a List/NodeList or a list of Nodes per file or
+            document. Rules see metadata and spec, as fault-quarantine's cache holds them (status dropped);
+            an event on a node not given sees a Node without labels.
+  --expect  event name -> any of matched, cordon, taints, labels, skipped, validation; or a list shaped like
+            the --format json output.
+layout, e.g.: samples/events/xid-79.yaml  samples/events/ecc-burst.yaml (3 documents)  samples/nodes/gpu-nodes.json
+"""
+
+
 def add_commands(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     """Add the certify/operate subcommands to ``commands`` (an argparse subparsers action)."""
     _certify(commands)
@@ -54,9 +86,11 @@ def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None
     sentinel_commands = sentinel.add_subparsers(dest="subcommand", metavar="values", parser_class=parser_class,
                                                 required=True)
     values = sentinel_commands.add_parser("values", help="write NVSentinel values (monitor mode by default)")
-    values.add_argument("--mode", choices=("monitor", "quarantine"), default="monitor")
+    values.add_argument("--mode", choices=("monitor", "quarantine"), default="monitor",
+                        help="monitor: detect and report only (default); quarantine: cordon and taint faulty nodes")
     values.add_argument("--rules", metavar="FILE", help="extra fault-quarantine rule sets (YAML list or ruleSets:)")
-    values.add_argument("--breaker-percentage", type=int, metavar="N", help="circuit breaker: max % of nodes cordoned")
+    values.add_argument("--breaker-percentage", type=int, metavar="N",
+                        help="circuit breaker: max %% of nodes cordoned (1-100)")
     values.add_argument("--breaker-duration", metavar="D", help="circuit breaker window, e.g. 5m")
     values.add_argument("--breaker-max-nodes", type=int, metavar="N", help="circuit breaker: max nodes cordoned")
     values.add_argument("--lifecycle", action="store_true", help="enable the lifecycle manager (scheduling gate)")
@@ -67,12 +101,15 @@ def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None
     rules = commands.add_parser("rules", help="test NVSentinel CEL rules against HealthEvent samples")
     rules_commands = rules.add_subparsers(dest="subcommand", metavar="test", parser_class=parser_class,
                                           required=True)
-    test = rules_commands.add_parser("test", help="evaluate every rule set against events and nodes")
+    test = rules_commands.add_parser("test", help="evaluate every rule set against events and nodes",
+                                     epilog=RULES_SAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     test.add_argument("--values", required=True, metavar="FILE", help="NVSentinel values file")
-    test.add_argument("--events", required=True, metavar="FILE|DIR", help="HealthEvent JSON/YAML file(s)")
-    test.add_argument("--nodes", metavar="FILE|DIR", help="Node objects the events refer to by nodeName")
+    test.add_argument("--events", required=True, metavar="FILE|DIR",
+                      help="HealthEvent samples: a file or a folder (see below)")
+    test.add_argument("--nodes", metavar="FILE|DIR", help="Node samples the events name in nodeName: a file or folder")
     test.add_argument("--expect", metavar="FILE", help="expected rule sets and actions per event (regression test)")
-    test.add_argument("--format", choices=("text", "json"), default="text")
+    test.add_argument("--format", choices=("text", "json"), default="text",
+                      help="text: a table per event; json: the outcomes, the shape --expect takes")
 
     request = commands.add_parser("validation-request", help="an NVSentinel ValidationRequest for nodes")
     request.add_argument("--node", action="append", required=True, metavar="NAME", help="node to validate")
@@ -83,19 +120,24 @@ def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None
 
 
 def _results(commands: Any) -> None:
-    report = commands.add_parser("report", help="report NCCL, DCGM or Certification results offline")
-    report.add_argument("kind", choices=("nccl", "dcgm", "certification"))
-    report.add_argument("file", metavar="FILE")
-    report.add_argument("--threshold", action="append", default=[], metavar="KEY=EXPR")
+    report = commands.add_parser("report", help="report NCCL, DCGM or Certification results offline",
+                                 epilog=REPORT_FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    report.add_argument("kind", choices=("nccl", "dcgm", "certification"), help="what FILE holds (see below)")
+    report.add_argument("file", metavar="FILE", help="the results file (- reads standard input)")
+    report.add_argument("--threshold", action="append", default=[], metavar="KEY=EXPR",
+                        help='nccl: CEL over `value`, e.g. busBandwidthGBps="value >= 300" (repeatable); exit 1 '
+                             "when one fails")
     report.add_argument("--failed-nodes", metavar="FILE", help="the Certification's failed-nodes ConfigMap")
-    report.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    report.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                        help="output format (default: text; markdown fits a job summary)")
 
     bisect = commands.add_parser("bisect", help="next Certifications to isolate failing nodes, or the suspects")
     bisect.add_argument("--certification", required=True, metavar="FILE", help="the failed Certification (with status)")
     bisect.add_argument("--failed-nodes", required=True, metavar="FILE", help="its failed-nodes ConfigMap")
-    bisect.add_argument("--min-group-size", type=int, default=2, metavar="N")
-    bisect.add_argument("--output", "-o", required=True, metavar="DIR")
-    bisect.add_argument("--force", action="store_true")
+    bisect.add_argument("--min-group-size", type=int, default=2, metavar="N",
+                        help="smallest node group a next Certification tests (default: 2)")
+    bisect.add_argument("--output", "-o", required=True, metavar="DIR", help="bundle folder (written atomically)")
+    bisect.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
 
 
 def _drift(commands: Any) -> None:
@@ -125,7 +167,8 @@ def _drift(commands: Any) -> None:
     diff.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
     diff.add_argument("--context", metavar="NAME", help="kubeconfig context for cm:// sources")
     diff.add_argument("--fail-on-drift", action="store_true", help="exit 1 when anything drifted")
-    diff.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table")
+    diff.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table",
+                      help="output format (default: table)")
     diff.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
     diff.add_argument("--emit-validation-request", metavar="FILE",
                       help="when the GPU stack drifted, write a ValidationRequest for the affected GPU nodes")
