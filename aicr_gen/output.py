@@ -12,10 +12,38 @@ from pathlib import Path
 from aicr_gen.errors import InvalidInputError
 
 
+def _make_parents(folder: Path, label: str) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns the ones created, deepest first, so that a failed
+    write can remove them again (``_remove_created``)."""
+    missing: list[Path] = []
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    made: list[Path] = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except OSError as err:
+            _remove_created(made)
+            raise InvalidInputError(f"{label}: cannot create folder {path}: {err.strerror or err}") from None
+        made.insert(0, path)
+    return made
+
+
+def _remove_created(folders: list[Path]) -> None:
+    """Remove the folders ``_make_parents`` created (deepest first), if they are still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 def write_text(target: str | None, text: str) -> None:
     """Write ``text`` to ``target`` (``-`` or None: stdout) via a temp file and rename, so readers never
-    see a half-written file and a failure leaves nothing behind. A symlink at ``target`` is replaced,
-    never written through."""
+    see a half-written file and a failure leaves nothing behind (not even the missing folders it created).
+    A symlink at ``target`` is replaced, never written through."""
     if target in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -24,11 +52,11 @@ def write_text(target: str | None, text: str) -> None:
     if not name or name.endswith(("/", os.sep)) or Path(name).is_dir():
         raise InvalidInputError(f"-o {name!r}: not a file name; give a file path such as out/recipe.yaml")
     path = Path(name)
-    if not path.parent.is_dir():
-        raise InvalidInputError(f"-o {name}: folder {path.parent} does not exist; create it first")
+    created = _make_parents(path.parent, f"-o {name}")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as err:
+        _remove_created(created)
         raise InvalidInputError(f"-o {name}: cannot write in {path.parent}: {err.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -39,9 +67,11 @@ def write_text(target: str | None, text: str) -> None:
         Path(tmp).replace(path)
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
+        _remove_created(created)
         raise InvalidInputError(f"-o {name}: cannot write: {err.strerror or err}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        _remove_created(created)
         raise
 
 
@@ -82,8 +112,6 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
     target = Path(os.path.realpath(output))
     if target.exists() and not target.is_dir():
         raise InvalidInputError(f"--output {output}: is an existing file; give a folder")
-    if not target.parent.is_dir():
-        raise InvalidInputError(f"--output {output}: parent folder {target.parent} does not exist; create it first")
     existing = _existing(target) if target.is_dir() else {}
     if existing and not force:
         raise InvalidInputError(f"--output {output}: folder is not empty; pass --force to replace a previous bundle")
@@ -93,9 +121,11 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
         raise InvalidInputError(
             f"--output {output}: {clash[0]} is not from a previous bundle (not in its checksums.txt) and the new "
             "bundle writes it; move it away")
+    created = _make_parents(target.parent, f"--output {output}")
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".new", dir=target.parent))
     except OSError as err:
+        _remove_created(created)
         raise InvalidInputError(f"--output {output}: cannot write in {target.parent}: {err.strerror}") from None
     backup = target.parent / f"{staging.name[:-4]}.old"
     try:
@@ -118,11 +148,13 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
         if backup.exists() and not target.exists():
             backup.rename(target)
         shutil.rmtree(staging, ignore_errors=True)
+        _remove_created(created)
         raise InvalidInputError(f"--output {output}: cannot write the bundle: {err.strerror or err}") from None
     except BaseException:
         if backup.exists() and not target.exists():
             backup.rename(target)
         shutil.rmtree(staging, ignore_errors=True)
+        _remove_created(created)
         raise
     shutil.rmtree(backup, ignore_errors=True)
     return target

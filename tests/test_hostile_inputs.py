@@ -455,13 +455,55 @@ def test_output_that_is_not_a_file_name(cli: Run, catalog: Path, out: Path, targ
     assert_rejected(cli("recipe", "--catalog", str(catalog), *CRITERIA, "-o", target), out, "not a file name")
 
 
-def test_output_into_a_missing_folder(cli: Run, catalog: Path, tmp_path: Path) -> None:
-    target = tmp_path / "missing" / "recipe.yaml"
+def test_output_into_missing_folders_creates_them(cli: Run, catalog: Path, tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "deeper" / "recipe.yaml"
 
     result = cli("recipe", "--catalog", str(catalog), *CRITERIA, "-o", str(target))
 
-    assert_rejected(result, target, f"folder {target.parent} does not exist", "create it first")
-    assert not target.parent.exists()
+    assert result.code == 0, result
+    assert "kind: RecipeResult" in target.read_text()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["recipe.yaml"]  # no temp file left
+
+
+def test_output_under_a_file_is_refused_and_creates_nothing(cli: Run, catalog: Path, tmp_path: Path) -> None:
+    target = tmp_path / "new" / "a-file" / "sub" / "recipe.yaml"
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "a-file").write_text("x")
+
+    result = cli("recipe", "--catalog", str(catalog), *CRITERIA, "-o", str(target))
+
+    assert_rejected(result, target, f"cannot create folder {target.parent}")
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["a-file"]
+
+
+def test_a_failed_write_removes_the_folders_it_created(cli: Run, catalog: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    def full_disk(*_args: object, **_kwargs: object) -> tuple[int, str]:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", full_disk)
+    target = tmp_path / "missing" / "deeper" / "recipe.yaml"
+
+    result = cli("recipe", "--catalog", str(catalog), *CRITERIA, "-o", str(target))
+
+    assert_rejected(result, target, "No space left on device")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_bundle_output_into_missing_folders_creates_them(cli: Run, catalog: Path, tmp_path: Path) -> None:
+    recipe_file = tmp_path / "recipe.yaml"
+    assert cli("recipe", "--catalog", str(catalog), *CRITERIA, "-o", str(recipe_file)).code == 0
+    target = tmp_path / "out" / "clusters" / "a"
+
+    result = cli("bundle", "--recipe", str(recipe_file), "--catalog", str(catalog), "--deployer", "helm",
+                 "-o", str(target))
+
+    assert result.code == 0, result
+    assert (target / "checksums.txt").is_file()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["a"]  # no staging folder left
+    assert cli("verify", str(target)).code == 0
 
 
 def test_a_profile_for_a_recipe_without_one(recipe: Run, out: Path) -> None:
