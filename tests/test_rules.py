@@ -458,3 +458,48 @@ def test_a_misspelt_event_field_names_file_and_line(cli: Any, tmp_path: Path) ->
     assert_refused(cli("rules", "test", "--values", str(FIXTURES / "never-match.yaml"), "--events",
                        str(event.parent)), "typo.yaml:3: isfatal: HealthEvent has no field 'isfatal'; did you mean "
                                             "'isFatal'?")
+
+
+# ------------------------------------------------------------------------- multi-document samples
+
+
+def test_multi_document_event_and_node_files_are_lists_of_samples(cli: Any, tmp_path: Path) -> None:
+    xid79 = (FIXTURES / "events" / "syslog-xid79.yaml").read_text()
+    events = tmp_path / "events.yaml"
+    events.write_text(f"---\n{xid79}---\n# the same event on the other node\n"
+                      + xid79.replace("nodeName: gpu-node-1", "nodeName: opted-out-node") + "...\n---\n")
+    nodes = tmp_path / "nodes.yaml"  # two `kubectl get node NAME -o yaml` outputs, concatenated
+    nodes.write_text("".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels:\n    nvidia.com/gpu.present: 'true'\n"
+        f"    {label}\nspec: {{}}\n" for name, label in (
+            ("gpu-node-1", "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3"),
+            ("opted-out-node", "nvsentinel.dgxc.nvidia.com/managed: 'false'"))))
+    got = outcomes(cli, "--values", str(FIXTURES / "priorities.yaml"), "--events", str(events),
+                   "--nodes", str(nodes))
+    assert sorted(got) == ["events.yaml[0]", "events.yaml[1]"]
+    assert got["events.yaml[0]"]["node"] == "gpu-node-1" and "gpu-only-on-h100" in got["events.yaml[0]"]["matched"]
+    assert got["events.yaml[1]"]["node"] == "opted-out-node"
+    single = outcomes(cli, "--values", str(FIXTURES / "priorities.yaml"), "--events",
+                      str(FIXTURES / "events" / "syslog-xid79.yaml"), "--nodes", str(FIXTURES / "nodes"))
+    assert {key: value for key, value in got["events.yaml[0]"].items() if key != "event"} == {
+        key: value for key, value in single["syslog-xid79.yaml"].items() if key != "event"}
+
+
+def test_an_error_in_a_later_document_names_its_line(cli: Any, tmp_path: Path) -> None:
+    events = tmp_path / "events.yaml"
+    events.write_text("agent: a\nnodeName: n1\n---\nagent: a\nnodeName: n2\nisfatal: true\n")
+    assert_refused(cli("rules", "test", "--values", str(FIXTURES / "never-match.yaml"), "--events", str(events)),
+                   "events.yaml:6: [1].isfatal: HealthEvent has no field 'isfatal'")
+    events.write_text("agent: a\nnodeName: n1\n---\nagent: [a\n")
+    assert_refused(cli("rules", "test", "--values", str(FIXTURES / "never-match.yaml"), "--events", str(events)),
+                   "events.yaml:", "invalid YAML")
+
+
+def test_other_objects_among_the_documents_are_skipped_with_a_warning(cli: Any, tmp_path: Path) -> None:
+    events = tmp_path / "events.yaml"
+    events.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\nagent: a\nnodeName: n1\n")
+    result = cli("rules", "test", "--values", str(FIXTURES / "never-match.yaml"), "--events", str(events),
+                 "--format", "json")
+    assert result.code == 0, result.err
+    assert [item["event"] for item in json.loads(result.out)] == ["events.yaml"]
+    assert "events.yaml:1: [0]: a ConfigMap, not a HealthEvent; skipped" in result.err

@@ -13,7 +13,6 @@ from aicr_gen.certify.sentinel_rules.source import (
     _describe,
     _files,
     _parse_file,
-    _Source,
     _suggest,
     _under,
 )
@@ -31,15 +30,18 @@ def load_events(path: str) -> tuple[list[Event], list[str]]:
     files = _files(root, "--events")
     for name, file in files:
         source = _parse_file(read_input(str(file), "--events"), str(file))
-        if _is_other_object(source.data):
-            message = (f"{file}: a {source.data.get('kind')}, not a HealthEvent"
-                       + ("; skipped" if len(files) > 1 else ""))
-            if len(files) == 1:
-                raise InvalidInputError(message + "; give HealthEvent JSON/YAML files")
-            warnings.append(message)
-            continue
-        found = list(_raw_events(source))
-        if not found:
+        found: list[tuple[Path, Any]] = []
+        others: list[str] = []
+        for at, data in source.documents():
+            if _is_other_object(data):
+                others.append(f"{source.where(at) if source.multi else file}: a {data.get('kind')}, "
+                              "not a HealthEvent")
+            else:
+                found += _raw_events(data, at)
+        if others and len(files) == 1 and not found:
+            raise InvalidInputError(others[0] + "; give HealthEvent JSON/YAML files")
+        warnings += [f"{message}; skipped" for message in others]
+        if not found and not others:
             raise InvalidInputError(f"{file}: no HealthEvent in the file")
         for index, (event_path, raw) in enumerate(found):
             label = name if len(found) == 1 else f"{name}[{index}]"
@@ -53,17 +55,17 @@ def _is_other_object(data: Any) -> bool:
             and data["kind"] != "HealthEventResource")
 
 
-def _raw_events(source: _Source) -> Iterable[tuple[Path, Any]]:
-    data = source.data
+def _raw_events(data: Any, root: Path) -> Iterable[tuple[Path, Any]]:
+    """The events of one document (at ``root``): a list, ``events: [...]``, or one event."""
     if isinstance(data, list):
         for index, item in enumerate(data):
-            yield from _unwrap_event(item, (index,))
+            yield from _unwrap_event(item, (*root, index))
         return
     if isinstance(data, Mapping) and isinstance(data.get("events"), list) and "agent" not in data:
         for index, item in enumerate(data["events"]):
-            yield from _unwrap_event(item, ("events", index))
+            yield from _unwrap_event(item, (*root, "events", index))
         return
-    yield from _unwrap_event(data, ())
+    yield from _unwrap_event(data, root)
 
 
 def _unwrap_event(item: Any, path: Path) -> Iterable[tuple[Path, Any]]:

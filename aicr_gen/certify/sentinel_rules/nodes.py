@@ -21,14 +21,14 @@ def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:
     nodes: dict[str, dict[str, Any]] = {}
     for _name, file in _files(FilePath(path), "--nodes"):
         source = _parse_file(read_input(str(file), "--nodes"), str(file))
-        data = source.data
-        items: list[tuple[Path, Any]]
-        if isinstance(data, list):
-            items = [((index,), item) for index, item in enumerate(data)]
-        elif isinstance(data, Mapping) and isinstance(data.get("items"), list):
-            items = [(("items", index), item) for index, item in enumerate(data["items"])]
-        else:
-            items = [((), data)]
+        items: list[tuple[Path, Any]] = []
+        for root, data in source.documents():
+            if isinstance(data, list):
+                items += [((*root, index), item) for index, item in enumerate(data)]
+            elif isinstance(data, Mapping) and isinstance(data.get("items"), list):
+                items += [((*root, "items", index), item) for index, item in enumerate(data["items"])]
+            else:
+                items.append((root, data))
         for item_path, item in items:
             name = _node_name(source, item_path, item)
             if name in nodes:

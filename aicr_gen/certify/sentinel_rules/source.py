@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path as FilePath
 from typing import Any
@@ -24,13 +25,20 @@ def _under(where: Where, *prefix: str | int) -> Where:
 
 
 class _Source:
-    """A loaded file, plus how to name a field path in it (``file:line: path`` when lines are known)."""
+    """A loaded file, plus how to name a field path in it (``file:line: path`` when lines are known). A YAML
+    file of several documents has their roots as a list in ``data`` (``multi``; paths start with the index)."""
 
-    def __init__(self, name: str, data: Any, doc: Document | None = None, prefix: str = "") -> None:
+    def __init__(self, name: str, data: Any, doc: Document | None = None, prefix: str = "",
+                 multi: bool = False) -> None:
         self.name = name
         self.data = data
         self.doc = doc
         self.prefix = prefix
+        self.multi = multi
+
+    def documents(self) -> list[tuple[Path, Any]]:
+        """``(path of the root, root)`` of every document: one, unless the file holds several."""
+        return [((index,), data) for index, data in enumerate(self.data)] if self.multi else [((), self.data)]
 
     def where(self, path: Path) -> str:
         if self.doc is not None:
@@ -69,8 +77,47 @@ def _parse_file(raw: bytes, name: str) -> _Source:
         except RecursionError:
             raise InvalidInputError(f"{name}: JSON nested too deeply") from None
         return _Source(name, data)
+    if _DOCUMENT_MARKER.search(text):
+        return _documents(text, name)
     doc = load_text(text, name)
     return _Source(name, doc.data, doc)
+
+
+_DOCUMENT_MARKER = re.compile(r"^(---|\.\.\.)(\s|$)", re.MULTILINE)
+
+
+def _documents(text: str, name: str) -> _Source:
+    """A YAML stream of one or more ``---``-separated documents (empty ones skipped). Each document is loaded
+    by itself, as strictly as any file, from its own text padded to its place, so errors keep their lines."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.events import DocumentEndEvent, DocumentStartEvent, ScalarEvent
+
+    pieces: list[str] = []
+    start: Any = None
+    content: list[Any] = []
+    try:
+        for event in YAML(typ="safe", pure=False).parse(text):
+            if isinstance(event, DocumentStartEvent):
+                start, content = event.end_mark, []
+            elif isinstance(event, DocumentEndEvent):
+                empty = len(content) == 1 and isinstance(content[0], ScalarEvent) and content[0].value == "" \
+                    and content[0].tag is None and not content[0].style
+                if not empty:
+                    pieces.append("\n" * start.line + " " * start.column + text[start.index:event.start_mark.index])
+            elif len(content) < 2:
+                content.append(event)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        raise InvalidInputError(f"{name}:{mark.line + 1 if mark else 1}: invalid YAML: "
+                                f"{err.problem or err.context or 'not YAML'}") from None
+    docs = [load_text(piece, name) for piece in pieces]
+    if not docs:
+        raise InvalidInputError(f"{name}:1: the file holds no YAML document; give one or more")
+    if len(docs) == 1:
+        return _Source(name, docs[0].data, docs[0])
+    lines = {(index, *path): line for index, doc in enumerate(docs) for path, line in doc.lines.items()}
+    return _Source(name, [doc.data for doc in docs], Document(name, [doc.data for doc in docs], lines), multi=True)
 
 
 def _files(root: FilePath, label: str) -> list[tuple[str, FilePath]]:
