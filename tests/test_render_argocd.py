@@ -464,6 +464,14 @@ def test_an_extra_path_with_its_namespace_makes_it_the_created_destination(cli: 
     validate_manifests(read_tree(bundle.root))
 
 
+def test_extra_path_messages_quote_the_setting_as_written(cli: Cli, tmp_path: Path) -> None:
+    recipe = write_recipe(cli, "small", tmp_path, KUSTOMIZE_ADDON)
+    for value, says in (("=ns", "'' is not a folder"), ("a=ns1,a=ns2", "'a' is given twice")):
+        result = recipe.run_bundle(cli, "argocd", tmp_path / "out", "--repo", REPO, "--set",
+                                   f"deployer:extraPaths={value}")
+        assert_refused(result, f"deployer:extraPaths={value}: {says}")
+
+
 @pytest.mark.parametrize("value", ["a/b=Bad_NS", "a/b=", "a/b=x/y"])
 def test_an_extra_path_namespace_that_is_not_a_namespace_name_is_refused(cli: Cli, tmp_path: Path,
                                                                           value: str) -> None:

@@ -197,6 +197,18 @@ def test_post_change_certification_changes_exactly_when_the_stack_does(tmp_path:
         assert job["metadata"]["annotations"][digest] == after["ConfigMap"]["metadata"]["annotations"][digest]
         template = yaml.safe_load(after["ConfigMap"]["data"]["certification.yaml"])
         assert template["metadata"]["annotations"][digest] == job["metadata"]["annotations"][digest]
+        # Flux patches a Job's metadata in place; only a changed pod template (immutable) makes it recreate it
+        flux_job = yaml.safe_load(changed["certification/post-change/flux/job/job.yaml"])
+        assert flux_job["spec"]["template"]["metadata"]["annotations"][digest] == job["metadata"]["annotations"][digest]
     # other edits leave the stack digest, and so the post-change folder, unchanged: nothing re-certifies
     assert _synced_by_argocd(unrelated) == before
     assert unrelated["argocd/012-gpu-operator/application.yaml"] == base["argocd/012-gpu-operator/application.yaml"]
+
+
+def test_certification_lives_beside_nvcre() -> None:
+    from aicr_gen.gitops.render_tree import certification_namespace
+
+    nvcre = {"name": "nvcre", "namespace": "gpu-certify"}
+    assert certification_namespace({"componentRefs": [nvcre]}) == "gpu-certify"
+    assert certification_namespace({"componentRefs": [{**nvcre, "overrides": {"enabled": False}}]}) == "nvcre-system"
+    assert certification_namespace({"componentRefs": [{"name": "gpu-operator", "namespace": "x"}]}) == "nvcre-system"

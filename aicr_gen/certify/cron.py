@@ -222,14 +222,17 @@ def post_sync_job(cert: Mapping[str, Any], stack_digest: str = "") -> dict[str, 
 def flux_job(cert: Mapping[str, Any], stack_digest: str = "") -> dict[str, Any]:
     """The Job the Flux Kustomization applies. Flux has no hooks, so the Job deletes itself
     ``FLUX_JOB_TTL`` seconds after finishing and Flux creates it again at its next reconciliation: when
-    a new revision of the repository has been applied to the stack (a new stack digest also changes the
-    Job, which ``force`` replaces)."""
+    a new revision of the repository has been applied to the stack; a new stack digest changes the Job's pod
+    template, which is immutable, so ``force`` recreates the Job even within its TTL."""
     base, namespace = cert["metadata"]["name"], cert["metadata"]["namespace"]
     trigger = TRIGGERS["flux"]
+    spec = _job_spec(cert, "flux")
+    # in the pod template, which a Job cannot change in place: a new digest makes Flux (force) recreate the Job
+    spec["template"]["metadata"].update(_digest_annotation(stack_digest))
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": _meta(f"{base}-{trigger}", namespace, _labels(base, trigger),
                               **_digest_annotation(stack_digest)),
-            "spec": {"ttlSecondsAfterFinished": FLUX_JOB_TTL, **_job_spec(cert, "flux")}}
+            "spec": {"ttlSecondsAfterFinished": FLUX_JOB_TTL, **spec}}
 
 
 def flux_kustomization(cert: Mapping[str, Any], stack: str = STACK) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class Cluster:
 
     @property
     def server(self) -> str:
-        return str(self.api.configuration.host)
+        return without_credentials(str(self.api.configuration.host))
 
     def __enter__(self) -> Cluster:
         return self
@@ -182,9 +182,9 @@ class Cluster:
 
         cause = err.reason if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason else err
         if isinstance(cause, urllib3.exceptions.ProxyError):
-            return UnreachableError(f"cannot reach the Kubernetes API at {self.server} through the proxy "
-                                    f"{self.api.configuration.proxy}: {_innermost(cause)}; check proxy-url or "
-                                    "HTTPS_PROXY/NO_PROXY")
+            proxy = without_credentials(str(self.api.configuration.proxy))
+            return UnreachableError(f"cannot reach the Kubernetes API at {self.server} through the proxy {proxy}: "
+                                    f"{_innermost(cause)}; check proxy-url or HTTPS_PROXY/NO_PROXY")
         # urllib3's NewConnectionError (refused, unknown host) is a kind of its ConnectTimeoutError
         timeout = (urllib3.exceptions.TimeoutError, TimeoutError)
         if isinstance(cause, timeout) and not isinstance(cause, urllib3.exceptions.NewConnectionError):
@@ -212,6 +212,13 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluste
         sys.stderr.write(f"aicr-gen: warning: {target.identity} sets insecure-skip-tls-verify: the API server's "
                          "certificate is not checked\n")
     return Cluster(ApiClient(target.configuration), target.identity)
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without a ``user:password@`` part: messages end up in CI logs."""
+    scheme, sep, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}" if sep else url
 
 
 def _status_message(raw: bytes) -> str:

@@ -63,7 +63,8 @@ def load(kubeconfig: str | None, context: str | None) -> Target:
     """The configuration for ``context`` of the kubeconfig (see the module docstring for which one)."""
     from kubernetes.client import Configuration
 
-    if kubeconfig and not Path(kubeconfig).expanduser().is_file():
+    given = Path(kubeconfig).expanduser() if kubeconfig else None
+    if given is not None and (not given.exists() or given.is_dir()):  # a pipe (--kubeconfig <(...)) is fine
         raise InvalidInputError(f"--kubeconfig {kubeconfig}: file not found; give a kubeconfig file")
     paths = kubeconfig_paths(kubeconfig)
     found = [path for path in paths if path.exists()]

@@ -61,14 +61,16 @@ def parse_extra_paths(value: str) -> tuple[tuple[str, ...], tuple[tuple[str, str
                 raise InvalidInputError(f"{_EXTRA_PATHS}={value}: {namespace.strip()!r} after {folder!r} is not a "
                                         "namespace name (lower-case letters, digits and '-', 63 at most)")
             namespaces.append((folder.strip(), namespace.strip()))
+    check_extra_paths(tuple(folders), value)
     return tuple(folders), tuple(namespaces)
 
 
-def check_extra_paths(folders: tuple[str, ...]) -> None:
-    """Each folder a plain relative path of the repository (``check_path``), given once."""
+def check_extra_paths(folders: tuple[str, ...], given: str | None = None) -> None:
+    """Each folder a plain relative path of the repository (``check_path``), given once; ``given`` is the
+    setting as the user wrote it (for the message)."""
     from aicr_gen.render.bundle import check_path
 
-    text = ",".join(folders)
+    text = ",".join(folders) if given is None else given
     for folder in folders:
         try:
             check_path(folder)

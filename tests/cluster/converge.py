@@ -47,7 +47,7 @@ from typing import Any
 import yaml
 
 from tests.cluster.envtest import ADMIN_TOKEN, ControlPlane, no_proxy_env
-from tests.conftest import REFERENCE, tool
+from tests.conftest import REFERENCE, tool, use_reference
 
 CRDS = [
     "crds/argo-cd/application-crd.yaml", "crds/argo-cd/applicationset-crd.yaml", "crds/argo-cd/appproject-crd.yaml",
@@ -66,7 +66,11 @@ ARGOCD_MANAGER = "argocd-controller"
 FLUX_MANAGER = "kustomize-controller"
 HELM_MANAGER = "helm-controller"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-_HOOK_ORDER = {"PreSync": 0, "Sync": 1, "PostSync": 3}
+_PHASES = {"PreSync": 0, "Sync": 1, "PostSync": 2}
+"""Argo CD's sync phases in order; hooks of other phases (Skip, SyncFail, PreDelete, PostDelete) are not applied."""
+_HELM_HOOKS = {"pre-install": "PreSync", "pre-upgrade": "PreSync", "post-install": "PostSync",
+               "post-upgrade": "PostSync"}
+"""Helm hooks of a chart Argo CD renders, as the phases it maps them to (others, like test, are not synced)."""
 _FIRST_KINDS = {"Namespace": 0, "CustomResourceDefinition": 1}
 
 
@@ -173,8 +177,8 @@ class Api:
 
 @functools.cache
 def real_crds() -> tuple[dict[str, Any], ...]:
-    return tuple(doc for rel in CRDS for doc in yaml.load_all((REFERENCE / rel).read_text(encoding="utf-8"),
-                                                                   Loader=yaml.CSafeLoader) if doc)
+    texts = [use_reference(REFERENCE / rel).read_text(encoding="utf-8") for rel in CRDS]
+    return tuple(doc for text in texts for doc in yaml.load_all(text, Loader=yaml.CSafeLoader) if doc)
 
 
 def service_account_can(api: Api, namespace: str, account: str, verb: str, resource: str, *, group: str = "",
@@ -275,14 +279,27 @@ def _globs(text: str) -> list[str]:
     return [part.strip() for part in inner.split(",") if part.strip()]
 
 
+def _phase(obj: Mapping[str, Any]) -> str | None:
+    """The sync phase an object is applied in (None: a hook Argo CD does not run when syncing)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if "argocd.argoproj.io/hook" in annotations:
+        named = [part.strip() for part in str(annotations["argocd.argoproj.io/hook"]).split(",")]
+    elif "helm.sh/hook" in annotations:
+        named = [_HELM_HOOKS.get(part.strip(), "") for part in str(annotations["helm.sh/hook"]).split(",")]
+    else:
+        return "Sync"
+    return min((phase for phase in named if phase in _PHASES), key=_PHASES.__getitem__, default=None)
+
+
 def _order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Namespaces and CRDs first, then by sync wave, hooks last in their phase order."""
-    def key(obj: dict[str, Any]) -> tuple[int, int, int]:
-        annotations = (obj.get("metadata") or {}).get("annotations") or {}
-        hook = _HOOK_ORDER.get(str(annotations.get("argocd.argoproj.io/hook", "Sync")), 1)
-        wave = int(annotations.get("argocd.argoproj.io/sync-wave", "0"))
-        return hook, _FIRST_KINDS.get(str(obj.get("kind")), 2), wave
-    return sorted(objects, key=key)
+    """Argo CD's order: phase, then sync wave, then kind (Namespaces and CRDs first), then name; hooks that do not
+    run on a sync are left out."""
+    def key(obj: dict[str, Any]) -> tuple[int, int, int, str]:
+        meta = obj.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
+        wave = int(annotations.get("argocd.argoproj.io/sync-wave", annotations.get("helm.sh/hook-weight", "0")))
+        return (_PHASES[str(_phase(obj))], wave, _FIRST_KINDS.get(str(obj.get("kind")), 2), str(meta.get("name")))
+    return sorted((obj for obj in objects if _phase(obj) is not None), key=key)
 
 
 # ------------------------------------------------------------------------------------------ the applier
@@ -310,7 +327,7 @@ class Converger:
             self.api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, why)
             self.outcome.namespaces.append(name)
 
-    def stand_in(self, obj: Mapping[str, Any]) -> None:
+    def stand_in(self, obj: Mapping[str, Any], namespace: str | None) -> None:
         """A schemaless CRD for a kind of a group nothing serves yet: one only a remote chart would install
         (namespaced when the object names a namespace). A missing kind of a served group stays a refusal."""
         group, _, version = str(obj["apiVersion"]).rpartition("/")
@@ -318,7 +335,7 @@ class Converger:
         if not group or group in self.served_groups:
             return
         plural = kind.lower() if kind.lower().endswith("s") else kind.lower() + "s"
-        scope = "Namespaced" if (obj.get("metadata") or {}).get("namespace") else "Cluster"
+        scope = "Namespaced" if (obj.get("metadata") or {}).get("namespace") or namespace else "Cluster"
         # groups under k8s.io (gateway-api) need the API-review annotation their real CRDs carry
         approval = {"api-approved.kubernetes.io": "unapproved, a test stand-in"} if group.endswith(".k8s.io") else {}
         crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -343,7 +360,7 @@ class Converger:
         for obj in _order(objects):
             try:
                 if self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind"))) is None:
-                    self.stand_in(obj)
+                    self.stand_in(obj, namespace)
                 found = self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind")))
                 meta = obj.setdefault("metadata", {})
                 if found is not None and found[1] and namespace and not meta.get("namespace"):
@@ -380,6 +397,8 @@ def _argocd_source(run: Converger, app: Mapping[str, Any], source: Mapping[str, 
         files = []
         for value_file in helm.get("valueFiles") or []:
             ref, slash, rest = str(value_file).partition("/")
+            if ref.startswith("$") and slash and ref[1:] not in refs:
+                raise Refused(f"valueFiles {value_file}: no source of this repository has ref {ref[1:]!r}")
             files.append(refs[ref[1:]] / rest if ref.startswith("$") and slash else folder / value_file)
         values = helm.get("valuesObject") or (yaml.safe_load(helm["values"]) if helm.get("values") else None)
         return helm_template(folder, str(helm.get("releaseName") or app["metadata"]["name"]),
@@ -395,6 +414,9 @@ def sync_application(run: Converger, app: dict[str, Any]) -> None:
     """One Argo CD sync of ``app``."""
     name = app["metadata"]["name"]
     spec = app["spec"]
+    if not run.api.exists("argoproj.io/v1alpha1", "AppProject", str(spec.get("project")), "argocd"):
+        run.outcome.refused.append(f"Application {name}: project {spec.get('project')!r} does not exist")
+        return
     destination = spec.get("destination") or {}
     namespace = destination.get("namespace")
     if "CreateNamespace=true" in _sync_options(app) and namespace:
@@ -423,6 +445,11 @@ def converge_argocd(plane: ControlPlane, checkout: Path, bundle: str, repo_url: 
     """Apply ``bundle`` (the argocd folder of the checkout) as Argo CD would."""
     run = Converger(plane, checkout, repo_url)
     run.namespace("argocd", "argocd-install")
+    # what an Argo CD installation creates: the default project, allowing everything
+    run.api.apply({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+                   "metadata": {"name": "default", "namespace": "argocd"},
+                   "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+                            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}}, "argocd-install")
     root = load_manifests((run.repo_folder(bundle) / "app-of-apps.yaml").read_text(encoding="utf-8"))
     run.apply_all(root, "argocd", "kubectl-client-side-apply", "app-of-apps.yaml")
     synced: set[str] = set()
@@ -462,9 +489,13 @@ def reconcile_helmrelease(run: Converger, release: Mapping[str, Any], ours: set[
     if (spec.get("install") or {}).get("createNamespace"):
         run.namespace(namespace, HELM_MANAGER)
     chart = (spec.get("chart") or {}).get("spec") or {}
-    source = chart.get("sourceRef") or {}
+    source = chart.get("sourceRef") or spec.get("chartRef") or {}
     if source.get("kind") != "GitRepository" or source.get("name") not in ours:
-        run.outcome.emulated.append(f"{label}: remote chart, only its namespace {namespace} emulated")
+        url = _flux_source_url(run, source, str(release["metadata"]["namespace"]))
+        if url is None:
+            run.outcome.refused.append(f"{label}: its source {source.get('kind')} {source.get('name')} does not exist")
+            return False
+        run.outcome.emulated.append(f"{label}: remote chart {url}, only its namespace {namespace} emulated")
         if run.api.exists("v1", "Namespace", namespace):
             return True
         run.outcome.refused.append(f"{label}: target namespace {namespace} does not exist")
@@ -482,6 +513,16 @@ def reconcile_helmrelease(run: Converger, release: Mapping[str, Any], ours: set[
     return run.apply_all(objects, namespace, HELM_MANAGER, label)
 
 
+def _flux_source_url(run: Converger, source: Mapping[str, Any], default_namespace: str) -> str | None:
+    """The URL of the Flux source object a HelmRelease or Kustomization names, or None when it does not exist
+    (Flux would wait on it forever)."""
+    namespace = str(source.get("namespace") or default_namespace)
+    found = [item for item in run.api.items("source.toolkit.fluxcd.io/v1", str(source.get("kind")), namespace)
+             if item["metadata"]["name"] == source.get("name")] if run.api.resource(
+                 "source.toolkit.fluxcd.io/v1", str(source.get("kind"))) else []
+    return str(found[0]["spec"].get("url")) if found else None
+
+
 FluxKey = tuple[str, str]
 """(kind, name) of a HelmRelease or Kustomization in flux-system."""
 
@@ -494,7 +535,11 @@ def reconcile_kustomization(run: Converger, kustomization: Mapping[str, Any],
     label = f"Kustomization {kustomization['metadata']['name']}"
     source = spec.get("sourceRef") or {}
     if source.get("kind") != "GitRepository" or source.get("name") not in ours:
-        run.outcome.emulated.append(f"{label}: remote source, not applied")
+        url = _flux_source_url(run, source, str(kustomization["metadata"]["namespace"]))
+        if url is None:
+            run.outcome.refused.append(f"{label}: its source {source.get('kind')} {source.get('name')} does not exist")
+            return False, []
+        run.outcome.emulated.append(f"{label}: remote source {url}, not applied")
         return True, []
     try:
         objects = _flux_build(run, str(spec.get("path") or "./"))
@@ -525,7 +570,8 @@ def converge_flux(plane: ControlPlane, checkout: Path, bundle: str, repo_url: st
     it applied Ready too)."""
     run = Converger(plane, checkout, repo_url)
     run.namespace("flux-system", "flux-install")
-    run.apply_all(kustomize(run.repo_folder(bundle)), "flux-system", FLUX_MANAGER, f"kubectl kustomize {bundle}")
+    # the flux-system Kustomization has no targetNamespace: every namespaced object must name its namespace
+    run.apply_all(kustomize(run.repo_folder(bundle)), None, FLUX_MANAGER, f"kubectl kustomize {bundle}")
     reconciled: dict[FluxKey, bool] = {}
     children: dict[FluxKey, list[FluxKey]] = {}
 

@@ -244,6 +244,26 @@ def test_proxy_url_tunnels_to_the_api_server(control_plane: ControlPlane, tmp_pa
     kubeconfig = derive(control_plane, tmp_path / "config", cluster={"proxy-url": closed})
     _one_line(cli("snapshot", "--kubeconfig", kubeconfig), 3, f"through the proxy {closed}",
               "check proxy-url or HTTPS_PROXY/NO_PROXY")
+    # a proxy's password never reaches the message (it ends up in CI logs)
+    secret = closed.replace("http://", "http://alice:S3cretPass@")
+    kubeconfig = derive(control_plane, tmp_path / "config", cluster={"proxy-url": secret})
+    result = cli("snapshot", "--kubeconfig", kubeconfig)
+    _one_line(result, 3, f"through the proxy {closed}")
+    assert "S3cretPass" not in result.err and "alice" not in result.err
+
+
+def test_kubeconfig_from_a_pipe(control_plane: ControlPlane, tmp_path: Path) -> None:
+    """``--kubeconfig <(vault read ...)``: a named pipe is a file kubectl reads too."""
+    pipe = tmp_path / "kubeconfig.fifo"
+    os.mkfifo(pipe)
+    text = Path(control_plane.kubeconfig).read_text()
+    writer = subprocess.Popen(["sh", "-c", 'cat > "$1"', "sh", str(pipe)], stdin=subprocess.PIPE, text=True)
+    try:
+        writer.stdin.write(text)  # type: ignore[union-attr]
+        writer.stdin.close()  # type: ignore[union-attr]
+        assert _user(str(pipe)) == "admin"
+    finally:
+        writer.wait(timeout=10)
 
 
 # ---------------------------------------------------------------- credentials never leak
