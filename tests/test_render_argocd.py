@@ -484,3 +484,24 @@ def test_an_extra_path_namespace_that_is_not_a_namespace_name_is_refused(cli: Cl
 def test_a_namespace_for_a_folder_that_is_not_an_extra_path_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="'b', which is not one of the extraPaths folders"):
         Options(extra_paths=("a",), extra_namespaces=(("b", "ns"),))
+
+
+@pytest.mark.parametrize(("status", "expected"), [
+    ({}, "Progressing"),
+    ({"health": {"status": "Healthy"}, "sync": {"status": "OutOfSync"}}, "Progressing"),
+    ({"health": {"status": "Healthy"}, "sync": {"status": "Synced"}}, "Healthy"),
+    ({"health": {"status": "Degraded", "message": "crash"}, "sync": {"status": "OutOfSync"}}, "Degraded"),
+])
+def test_the_application_health_check_waits_for_sync_and_health(status: dict[str, Any], expected: str) -> None:
+    """The Lua the argocd README tells users to add to argocd-cm, run by a real Lua interpreter as Argo CD runs
+    it: ``obj`` is the Application, the script returns {status, message}."""
+    import lupa
+
+    from aicr_gen.render.argocd import APPLICATION_HEALTH
+
+    runtime = lupa.LuaRuntime(unpack_returned_tuples=True)
+    to_lua = runtime.eval("function(py) return py end")
+    obj = runtime.table_from({"status": runtime.table_from(
+        {key: runtime.table_from(value) for key, value in status.items()})}) if status else runtime.table_from({})
+    result = runtime.execute(f"local obj = ...\n{APPLICATION_HEALTH}", to_lua(obj))
+    assert result["status"] == expected

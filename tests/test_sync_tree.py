@@ -165,14 +165,16 @@ def _post_change_tree(tmp_path: Path, name: str, edit: Any) -> dict[str, bytes]:
     return dict(render_tree(load_spec(path), tmp_path))
 
 
-def _synced_by_argocd(tree: dict[str, bytes]) -> dict[str, Any]:
-    """What the post-change Application compares with the cluster: its folder's objects, hooks left out (Argo
-    CD does not count hooks for sync status)."""
+def _synced_by_argocd(tree: dict[str, bytes]) -> tuple[dict[str, Any], dict[str, str]]:
+    """What the post-change Application compares with the cluster: its folder's objects (hooks left out: Argo CD
+    does not count them for sync status) and the annotations its own manifest adds to them."""
     folder = "certification/post-change/argocd/"
     objects = [yaml.safe_load(data) for path, data in tree.items()
                if path.startswith(folder) and path.endswith(".yaml") and not path.endswith("kustomization.yaml")]
-    return {obj["kind"]: obj for obj in objects
-            if "argocd.argoproj.io/hook" not in (obj["metadata"].get("annotations") or {})}
+    app = yaml.safe_load(tree["argocd/extra-certification-post-change-argocd/application.yaml"])
+    return ({obj["kind"]: obj for obj in objects
+             if "argocd.argoproj.io/hook" not in (obj["metadata"].get("annotations") or {})},
+            app["spec"]["source"]["kustomize"]["commonAnnotations"])
 
 
 def test_post_change_certification_changes_exactly_when_the_stack_does(tmp_path: Path) -> None:
@@ -187,21 +189,19 @@ def test_post_change_certification_changes_exactly_when_the_stack_does(tmp_path:
     unrelated = _post_change_tree(tmp_path, "unrelated", lambda spec: (
         spec["snapshot"].update(schedule="*/15 * * * *"), spec["certification"].update(schedule="0 4 * * 1")))
     digest = STACK_DIGEST
-    before = _synced_by_argocd(base)
-    assert before["ConfigMap"]["metadata"]["annotations"][digest].startswith("sha256:")
+    objects, annotations = _synced_by_argocd(base)
+    assert annotations[digest].startswith("sha256:")
     for changed in (bumped, values):
-        after = _synced_by_argocd(changed)
-        assert after["ConfigMap"]["metadata"]["annotations"][digest] != before["ConfigMap"]["metadata"][
-            "annotations"][digest]
-        job = yaml.safe_load(changed["certification/post-change/argocd/job.yaml"])
-        assert job["metadata"]["annotations"][digest] == after["ConfigMap"]["metadata"]["annotations"][digest]
-        template = yaml.safe_load(after["ConfigMap"]["data"]["certification.yaml"])
-        assert template["metadata"]["annotations"][digest] == job["metadata"]["annotations"][digest]
-        # Flux patches a Job's metadata in place; only a changed pod template (immutable) makes it recreate it
+        after_objects, after = _synced_by_argocd(changed)
+        # the Application changes (the app-of-apps applies it in the wave after the stack), not the folder, so the
+        # hook's Application is not out of sync before the stack's own Applications have been updated
+        assert after[digest] != annotations[digest]
+        assert after_objects == objects
         flux_job = yaml.safe_load(changed["certification/post-change/flux/job/job.yaml"])
-        assert flux_job["spec"]["template"]["metadata"]["annotations"][digest] == job["metadata"]["annotations"][digest]
-    # other edits leave the stack digest, and so the post-change folder, unchanged: nothing re-certifies
-    assert _synced_by_argocd(unrelated) == before
+        # Flux patches a Job's metadata in place; only a changed pod template (immutable) makes it recreate it
+        assert flux_job["spec"]["template"]["metadata"]["annotations"][digest] == after[digest]
+    # other edits leave the stack digest, and so the post-change Application, unchanged: nothing re-certifies
+    assert _synced_by_argocd(unrelated) == (objects, annotations)
     assert unrelated["argocd/012-gpu-operator/application.yaml"] == base["argocd/012-gpu-operator/application.yaml"]
 
 

@@ -135,9 +135,8 @@ def _digest_annotation(stack_digest: str) -> dict[str, Any]:
 
 
 def _runner_objects(cert: Mapping[str, Any], kind: str, stack_digest: str = "") -> dict[str, dict[str, Any]]:
-    """ServiceAccount, Role, RoleBinding and template ConfigMap of one job, by file name. A post-change job's
-    ConfigMap and Certification template carry ``stack_digest``: the ConfigMap is an ordinary resource, so
-    Argo CD sees the folder change (and syncs it, running the PostSync hook) exactly when the stack does."""
+    """ServiceAccount, Role, RoleBinding and template ConfigMap of one job, by file name; the ConfigMap and the
+    Certification template carry ``stack_digest`` when given (the Flux post-change job)."""
     base, namespace = cert["metadata"]["name"], cert["metadata"]["namespace"]
     trigger = TRIGGERS[kind]
     runner, labels = f"{base}-{trigger}", _labels(base, trigger)
@@ -206,14 +205,15 @@ def cronjob(cert: Mapping[str, Any], schedule: str) -> dict[str, Any]:
                      "jobTemplate": {"metadata": {"labels": labels}, "spec": _job_spec(cert, "schedule")}}}
 
 
-def post_sync_job(cert: Mapping[str, Any], stack_digest: str = "") -> dict[str, Any]:
+def post_sync_job(cert: Mapping[str, Any]) -> dict[str, Any]:
     """The Argo CD PostSync hook: runs after every sync of the Application it is part of has applied and
     health-checked everything; the previous run's Job is deleted when the next one is created. Hooks do not
-    count for an Application's sync status: the digest in its template ConfigMap is what makes it sync."""
+    count for an Application's sync status: ``sync`` gives that Application the stack digest as
+    ``kustomize.commonAnnotations``, so it changes (and syncs, and runs this hook) when the stack does, and only
+    once the app-of-apps has reached its wave."""
     base, namespace = cert["metadata"]["name"], cert["metadata"]["namespace"]
     trigger = TRIGGERS["argocd"]
-    annotations = {"argocd.argoproj.io/hook": "PostSync", "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation",
-                   **_digest_annotation(stack_digest).get("annotations", {})}
+    annotations = {"argocd.argoproj.io/hook": "PostSync", "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation"}
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": _meta(f"{base}-{trigger}", namespace, _labels(base, trigger), annotations=annotations),
             "spec": _job_spec(cert, "argocd")}
@@ -269,14 +269,14 @@ def _folder(objects: Mapping[str, Mapping[str, Any]]) -> dict[str, bytes]:
 
 def render(cert: Mapping[str, Any], *, schedule: str | None, post_change: bool, stack_digest: str = "") -> Bundle:
     """The bundle (without checksums): ``certification.yaml``, ``README.md``, and with ``schedule`` the
-    ``schedule/`` folder, with ``post_change`` the ``post-change/argocd/`` and ``post-change/flux/`` ones,
-    marked with ``stack_digest`` (the stack they certify) when given."""
+    ``schedule/`` folder, with ``post_change`` the ``post-change/argocd/`` and ``post-change/flux/`` ones, the
+    Flux one marked with ``stack_digest`` (the stack it certifies) when given."""
     files: dict[str, bytes] = {"certification.yaml": _yaml(cert)}
     if schedule is not None:
         objects = {**_runner_objects(cert, "schedule"), "cronjob.yaml": cronjob(cert, schedule)}
         files.update(Bundle(_folder(objects)).under("schedule"))
     if post_change:
-        argocd = {**_runner_objects(cert, "argocd", stack_digest), "job.yaml": post_sync_job(cert, stack_digest)}
+        argocd = {**_runner_objects(cert, "argocd"), "job.yaml": post_sync_job(cert)}
         files.update(Bundle(_folder(argocd)).under("post-change/argocd"))
         flux = {**_runner_objects(cert, "flux", stack_digest), "job.yaml": flux_job(cert, stack_digest)}
         files.update(Bundle(_folder(flux)).under(FLUX_JOB_PATH))
@@ -317,9 +317,11 @@ def readme(cert: Mapping[str, Any], schedule: str | None, post_change: bool, dig
                   "one more source). Its Job is a `PostSync` hook: it runs once the sync has applied everything and "
                   "it is healthy. With an app-of-apps, put it in the root Application and give Argo CD an "
                   "Application health check, so PostSync waits for the child Applications." + (
-                      f" Its template ConfigMap carries `{STACK_DIGEST}`, the digest of the stack's components, "
-                      "versions and values: an automated sync only runs when something but a hook changed, so this "
-                      "folder changes, is synced and certifies exactly when the stack does." if digest else ""),
+                      " `aicr-gen sync` applies this folder through its own Application, synced in the wave after "
+                      f"the whole stack, whose `kustomize.commonAnnotations` carry `{STACK_DIGEST}`, the digest of "
+                      "the stack's components, versions and values: an automated sync only runs when something "
+                      "but a hook changed, so that Application changes, syncs and certifies when the stack does. "
+                      "The Flux job carries the same digest." if digest else ""),
                   f"- **Flux**: commit this folder at the root of the repository that the `{FLUX_SOURCE}` "
                   f"GitRepository tracks (or edit `spec.path` and `spec.sourceRef` in "
                   f"`post-change/flux/flux-kustomization.yaml`) and apply that file. The Kustomization depends on "

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.spec import ClusterSpec, open_spec_catalog, resolve_spec
 from aicr_gen.render.bundle import Bundle
@@ -25,6 +26,7 @@ from aicr_gen.render.bundle import Bundle
 CERT_NAME = "gpu-certification"
 CERT_NAMESPACE = "nvcre-system"  # NVCRE's chart namespace, where the recipe has no nvcre component to say
 NVCRE_COMPONENT = "nvcre"
+POST_CHANGE_ARGOCD = "certification/post-change/argocd"
 DEFAULT_SELECTOR = {"nvidia.com/gpu.present": "true"}  # spec.certification.nodeSelector empty: every GPU node
 SENTINEL_COMPONENT = "nvsentinel"
 TEMPLATE_NODE = "node-name"  # the placeholder of the ValidationRequest template
@@ -71,8 +73,9 @@ def certification_namespace(recipe: dict[str, Any]) -> str:
 
 
 def _certification(cluster: ClusterSpec, namespace: str, stack_digest: str) -> Bundle:
-    """The certification bundle of spec.certification (checked when the spec was loaded); its post-change
-    jobs carry the digest of the stack, so they run again exactly when it changes."""
+    """The certification bundle of spec.certification (checked when the spec was loaded); the Flux post-change
+    job carries the digest of the stack, so it runs again when the stack changes (Argo CD's gets it from its
+    Application: see ``render_tree``)."""
     from aicr_gen.certify import cron, nvcre
     from aicr_gen.gitops.spec import certification_options
 
@@ -162,8 +165,7 @@ def applied_folders(cluster: ClusterSpec, deployer: str, recipe: dict[str, Any])
     if cert is not None and cert.categories:
         namespace = certification_namespace(recipe)
         folders += [("certification/schedule", namespace)] if cert.schedule is not None else []
-        folders += [("certification/post-change/argocd", namespace)] if cert.postChange and deployer == "argocd" \
-            else []
+        folders += [(POST_CHANGE_ARGOCD, namespace)] if cert.postChange and deployer == "argocd" else []
     if cluster.spec.snapshot is not None:
         folders.append(("snapshot-agent", parse_cm_source(cluster.spec.snapshot.configmap)[0]))
     return folders
@@ -185,13 +187,15 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     sentinel = None if cluster.spec.sentinel is None else _sentinel(cluster, base, resolved)
     stack_digest = ""
     for deployer in cluster.spec.deployers:
-        applied = [(f"{folder}/{extra}", namespace)
-                   for extra, namespace in applied_folders(cluster, deployer, resolved)]
-        options = replace(_options([f"deployer:targetRevision={cluster.spec.repo.branch}",
-                                    f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url),
-                          extra_paths=tuple(path for path, _ in applied), extra_namespaces=tuple(applied))
         plan = _plan(cluster, catalog, resolved, deployer, sentinel)
         stack_digest = stack_digest or plan.digest()  # the deployers' plans deploy the same stack
+        applied = [(f"{folder}/{extra}", namespace)
+                   for extra, namespace in applied_folders(cluster, deployer, resolved)]
+        marked = [(path, ((STACK_DIGEST, stack_digest),)) for path, _ in applied if path.endswith(POST_CHANGE_ARGOCD)]
+        options = replace(_options([f"deployer:targetRevision={cluster.spec.repo.branch}",
+                                    f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url),
+                          extra_paths=tuple(path for path, _ in applied), extra_namespaces=tuple(applied),
+                          extra_annotations=tuple(marked))
         tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))
     if cluster.spec.certification is not None and cluster.spec.certification.categories:
         tree = tree.merge(_certification(cluster, certification_namespace(resolved), stack_digest)

@@ -38,6 +38,16 @@ SYNC_OPTIONS = ("CreateNamespace=true", "ServerSideApply=true")
 MAX_NAME = 53
 APPLICATIONS = "*/application.yaml"
 _WAVE_OFFSET = {PRE: 0, MAIN: 1, POST: 2}
+APPLICATION_HEALTH = """hs = {status = "Progressing", message = "waiting for the Application to sync"}
+if obj.status ~= nil and obj.status.health ~= nil and obj.status.health.status ~= nil then
+  local synced = obj.status.sync ~= nil and obj.status.sync.status == "Synced"
+  if obj.status.health.status ~= "Healthy" or synced then
+    hs.status = obj.status.health.status
+    hs.message = obj.status.health.message or ""
+  end
+end
+return hs"""
+"""Lua health check of an Application for argocd-cm: its own health once it is synced, Progressing before."""
 _BAND = 4
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _PREFIX = re.compile(r"^([a-z0-9][-a-z0-9]*)?$")
@@ -168,11 +178,18 @@ def extra_applications(plan: Plan, options: Options) -> dict[str, dict[str, Any]
     return {name: {"apiVersion": API_VERSION, "kind": "Application",
                    "metadata": {"name": name, "namespace": options.argocd_namespace,
                                 "annotations": {SYNC_WAVE: wave}},
-                   "spec": {"project": options.project,
-                            "source": {"repoURL": options.repo, "targetRevision": options.revision, "path": folder},
+                   "spec": {"project": options.project, "source": _extra_source(options, folder),
                             "destination": _extra_destination(options, folder),
                             "syncPolicy": sync_policy()}}
             for folder, name in names.items()}
+
+
+def _extra_source(options: Options, folder: str) -> dict[str, Any]:
+    source: dict[str, Any] = {"repoURL": options.repo, "targetRevision": options.revision, "path": folder}
+    annotations = options.extra_annotations_of(folder)
+    if annotations:
+        source["kustomize"] = {"commonAnnotations": annotations}
+    return source
 
 
 def _extra_destination(options: Options, folder: str) -> dict[str, str]:
@@ -269,5 +286,10 @@ def render(plan: Plan, options: Options) -> Bundle:
     if extra:
         install += ["", "After the last component, Argo CD also syncs these folders of the repository:", "",
                     *(f"- `{app['spec']['source']['path']}` (Application `{name}`)" for name, app in extra.items())]
+    install += ["", "Sync waves hold a child Application back until the earlier waves' Applications are healthy only "
+                "when Argo CD can tell an Application's health, which it stopped doing by default in v1.8. Give it a "
+                "health check in `argocd-cm` (healthy once synced and healthy):", "",
+                "```yaml", "data:", "  resource.customizations.health.argoproj.io_Application: |",
+                *(f"    {line}" for line in APPLICATION_HEALTH.splitlines()), "```"]
     uninstall = uninstall_steps(plan, options, options.app_name, list(extra))
     return bundle.merge({"README.md": readme.render(plan, "argocd", install, uninstall)})

@@ -35,16 +35,26 @@ class Options:
     """``(folder, namespace)`` for the ``extra_paths`` whose objects live in one namespace, which the deployer
     then creates when no component does (``deployer:extraPaths=DIR=NAMESPACE``)."""
 
+    extra_annotations: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    """``(folder, ((key, value), ...))``: annotations the deployer adds to every object of an ``extra_paths``
+    folder when it applies it (Argo CD: the Application's ``kustomize.commonAnnotations``), so that the folder's
+    Application changes when they do, not the folder."""
+
     def __post_init__(self) -> None:
         check_extra_paths(self.extra_paths)  # refused when set, not only when a deployer reads it
-        unknown = sorted({folder for folder, _ in self.extra_namespaces} - set(self.extra_paths))
+        given = {folder for folder, _ in self.extra_namespaces} | {folder for folder, _ in self.extra_annotations}
+        unknown = sorted(given - set(self.extra_paths))
         if unknown:
-            raise InvalidInputError(f"{_EXTRA_PATHS}: a namespace is given for {unknown[0]!r}, which is not one of "
-                                    "the extraPaths folders")
+            raise InvalidInputError(f"{_EXTRA_PATHS}: a namespace or annotation is given for {unknown[0]!r}, which "
+                                    "is not one of the extraPaths folders")
 
     def extra_namespace(self, folder: str) -> str | None:
         """The namespace of an ``extra_paths`` folder's objects, when known."""
         return dict(self.extra_namespaces).get(folder)
+
+    def extra_annotations_of(self, folder: str) -> dict[str, str]:
+        """The annotations the deployer adds to an ``extra_paths`` folder's objects."""
+        return dict(dict(self.extra_annotations).get(folder, ()))
 
 
 def parse_extra_paths(value: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:

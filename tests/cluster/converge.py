@@ -404,7 +404,12 @@ def _argocd_source(run: Converger, app: Mapping[str, Any], source: Mapping[str, 
         return helm_template(folder, str(helm.get("releaseName") or app["metadata"]["name"]),
                              str(destination.get("namespace") or "default"), files, values)
     if (folder / "kustomization.yaml").is_file():
-        return kustomize(folder)
+        objects = kustomize(folder)
+        common = (source.get("kustomize") or {}).get("commonAnnotations") or {}
+        for obj in objects:  # as Argo CD's `kustomize edit add annotation` before the build
+            meta = obj.setdefault("metadata", {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), **common}
+        return objects
     directory = source.get("directory") or {}
     return folder_manifests(folder, bool(directory.get("recurse")), str(directory.get("include") or ""),
                             str(directory.get("exclude") or ""))
