@@ -123,3 +123,80 @@ def test_recipe_list_json_is_name_and_criteria(cli: Any) -> None:
     rows = json.loads(result.out)
     assert result.code == 0 and rows
     assert all(set(row) == {"name", "criteria"} for row in rows)
+
+
+# ------------------------------------------------------------------ criteria errors name what resolves
+
+
+DIMS = ("service", "accelerator", "intent", "os", "platform")
+
+
+def test_a_criteria_error_lists_the_values_that_resolve_with_the_others(cli: Any) -> None:
+    result = cli("recipe", "--service", "eks", "--accelerator", "b200", "--intent", "inference", "--os", "ubuntu",
+                 "--platform", "nim")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err == (
+        "aicr-gen: error: no recipe provides platform 'nim' for criteria(service=eks, accelerator=b200, "
+        "intent=inference, os=ubuntu, platform=nim); platform values that resolve with service=eks, "
+        "accelerator=b200, intent=inference, os=ubuntu: dynamo, any\n")
+    result = cli("recipe", "--service", "aks", "--accelerator", "b200")
+    assert result.err.endswith("; accelerator values that resolve with service=aks: any; leaves with service=aks "
+                               "have accelerator a100, gb200, h100, h200 (give their other criteria too; 'aicr-gen "
+                               "recipe list')\n"), result.err
+    result = cli("recipe", "--service", "kind", "--accelerator", "b300")
+    assert "unknown accelerator 'b300'; use one of h100, h200, gb200, b200, a100, l40s or any; no accelerator " \
+           "value resolves with service=kind; leaves with service=kind have accelerator h100" in result.err
+
+
+def _named(message: str, query: dict[str, str]) -> list[dict[str, str]]:
+    """Every query the message suggests: AICR's completions, the values that resolve as is, the leaves' values."""
+    suggested: list[dict[str, str]] = []
+    for dim, values in re.findall(r"(\w+) values that resolve (?:with [^:]*|without other criteria): ([^;]*)",
+                                  message):
+        suggested += [{**query, dim: value} for value in values.split(", ")]
+    for missing, values in re.findall(r"requires (\w+) \(valid: ([^)]*)\)", message):
+        suggested += [{**query, missing: value} for value in values.split(", ")]
+    for combos in re.findall(r"supported combinations: ((?:\([^)]*\)(?:, )?)+)", message):
+        for combo in re.findall(r"\(([^)]*)\)", combos):
+            suggested.append({**query, **dict(pair.split("=") for pair in combo.split(", "))})
+    return suggested
+
+
+def _leaf_values(message: str, query: dict[str, str], leaves: list[dict[str, str]]) -> list[dict[str, str]]:
+    """For each value a 'leaves ... have DIM a, b' hint names, a resolving leaf that has it and agrees with the
+    query's other stated criteria."""
+    found = []
+    for dim, values in re.findall(r"have (\w+) ([^(]*) \(give their other criteria", message):
+        for value in values.split(", "):
+            fitting = [leaf for leaf in leaves if leaf[dim] == value and all(
+                leaf[d] == query[d] for d in DIMS if d != dim and query[d] != "any")]
+            assert fitting, (message, dim, value)
+            found.append(fitting[0])
+    return found
+
+
+def test_criteria_errors_never_suggest_a_value_that_cannot_resolve() -> None:
+    """Every failing criteria combination of the embedded catalog (one in six, for time): everything the
+    message suggests resolves."""
+    import itertools
+
+    from aicr_gen.errors import InvalidInputError
+    from aicr_gen.resolve.criteria import catalog_values
+
+    catalog = load([CATALOG])
+    values = catalog_values(catalog.overlays.values())
+    leaves = [normalise(catalog.overlays[name]["spec"]["criteria"]) for name in recipe.leaf_overlays(catalog)]
+    combos = list(itertools.product(*[[*sorted(values[dim]), "any"] for dim in DIMS]))[::6]
+    failed = checked = 0
+    for combo in combos:
+        query = dict(zip(DIMS, combo, strict=True))
+        try:
+            recipe.resolve(catalog, query)
+            continue
+        except InvalidInputError as err:
+            message = str(err)
+        failed += 1
+        for suggestion in [*_named(message, query), *_leaf_values(message, query, leaves)]:
+            checked += 1
+            recipe.resolve(catalog, suggestion)  # raises if the suggestion does not resolve
+    assert failed > 200 and checked > 300, (failed, checked)

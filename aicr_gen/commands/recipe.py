@@ -29,7 +29,7 @@ def resolve_command(folders: list[str], values: dict[str, str | None], output: s
     if nodes < 0:
         raise InvalidInputError(f"--nodes: {nodes} is negative; give a node count of 0 or more")
     catalog = open_catalog(folders)
-    query = criteria.normalise(values, criteria.catalog_values(catalog.overlays.values()))
+    query = recipe.query_for(catalog, values)
     if all(value == criteria.ANY for value in query.values()) and not nodes:
         raise InvalidInputError(
             "no criteria given; pass at least one of --service, --accelerator, --intent, --os, --platform, --nodes")
@@ -41,10 +41,8 @@ def resolve_command(folders: list[str], values: dict[str, str | None], output: s
 
 def leaf_rows(catalog: load.Catalog) -> list[dict[str, Any]]:
     """The leaf overlays (no other overlay's base) with their criteria, by name."""
-    bases = {overlay["spec"].get("base", recipe.BASE) for overlay in catalog.overlays.values()}
     return [{"name": name, "criteria": catalog.overlays[name]["spec"]["criteria"]}
-            for name in sorted(catalog.overlays)
-            if name not in bases and "criteria" in catalog.overlays[name]["spec"]]
+            for name in recipe.leaf_overlays(catalog)]
 
 
 def list_leaves(folders: list[str], fmt: str) -> int:

@@ -107,7 +107,7 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     if len(set(chosen)) != len(chosen):
         raise InvalidInputError("--deployer: a deployer is given twice; give each once")
     catalog = open_catalog(folders)
-    query = criteria.normalise(values, criteria.catalog_values(catalog.overlays.values()))
+    query = recipe.query_for(catalog, values)
     if all(value == criteria.ANY for value in query.values()):
         raise InvalidInputError(
             "no criteria given; pass at least one of --service, --accelerator, --intent, --os, --platform")

@@ -306,12 +306,12 @@ def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any
 
 def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> dict[str, Any]:
     """Resolve the spec's recipe from ``catalog`` (default: ``open_spec_catalog``)."""
-    from aicr_gen.resolve import criteria, recipe
+    from aicr_gen.resolve import recipe
 
     if catalog is None:
         catalog = open_spec_catalog(cluster, base)
     try:
-        query = criteria.normalise(criteria_values(cluster), criteria.catalog_values(catalog.overlays.values()))
+        query = recipe.query_for(catalog, criteria_values(cluster))
         result: dict[str, Any] = recipe.resolve(catalog, query,
                                                 recipe.Options(nodes=cluster.spec.criteria.nodes or 0))
     except InvalidInputError as err:

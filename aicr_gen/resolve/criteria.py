@@ -12,20 +12,32 @@ ANY = "any"
 Query = dict[str, str]
 
 
+class UnknownValueError(InvalidInputError):
+    """A criterion value outside the vocabulary and the catalog; ``dim`` names the dimension."""
+
+    def __init__(self, message: str, dim: str) -> None:
+        super().__init__(message)
+        self.dim = dim
+
+
 def normalise(values: Mapping[str, str | None], extra: Mapping[str, set[str]] | None = None) -> Query:
     """Lower-case each dimension, map aliases, turn empty into ``any``. Values outside AICR's vocabulary
-    are accepted only when the catalog's overlays use them (``extra``, AICR's criteria registry)."""
+    are accepted only when the catalog's overlays use them (``extra``, AICR's criteria registry). An unknown
+    value is refused listing the values the catalog uses (one no overlay names can never be covered), or
+    the vocabulary without a catalog."""
     query: Query = {}
     for dim, builtin in DIMENSIONS.items():
         raw = (values.get(dim) or "").strip().lower()
         value = ALIASES.get(dim, {}).get(raw, raw)
-        allowed = [*builtin, *sorted((extra or {}).get(dim, set()) - set(builtin))]
+        used = (extra or {}).get(dim, set())
+        allowed = [*builtin, *sorted(used - set(builtin))]
         if value in ("", ANY):
             query[dim] = ANY
             continue
         if value not in allowed:
-            raise InvalidInputError(
-                f"--{dim}: unknown {dim} {values.get(dim)!r}; use one of {', '.join(allowed)} or any")
+            listed = allowed if extra is None else [known for known in allowed if known in used]
+            raise UnknownValueError(
+                f"--{dim}: unknown {dim} {values.get(dim)!r}; use one of {', '.join(listed)} or any", dim)
         query[dim] = value
     return query
 

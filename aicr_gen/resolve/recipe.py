@@ -8,6 +8,7 @@ enabled components, and apply the Slurm accounting mode. Pure: no IO, no clock, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,15 +161,61 @@ def _validation_block(validation: dict[str, Any]) -> dict[str, Any]:
             for phase in PHASES if phase in validation}
 
 
+def query_for(catalog: Catalog, values: Mapping[str, str | None], options: Options | None = None) -> Query:
+    """``values`` (dimension -> value or None) as a query in ``catalog``'s vocabulary; an unknown value is
+    refused with the values of its dimension that resolve with the other criteria."""
+    known = criteria.catalog_values(catalog.overlays.values())
+    try:
+        return criteria.normalise(values, known)
+    except criteria.UnknownValueError as err:
+        try:
+            others = criteria.normalise({**values, err.dim: None}, known)
+        except InvalidInputError:
+            raise err from None
+        raise InvalidInputError(f"{err}{coverage.hint(catalog, others, [err.dim], _Trial(catalog, options))}") \
+            from None
+
+
+def leaf_overlays(catalog: Catalog) -> list[str]:
+    """The leaf overlays (no other overlay's base, with criteria), by name."""
+    bases = {overlay["spec"].get("base", BASE) for overlay in catalog.overlays.values()}
+    return [name for name in sorted(catalog.overlays)
+            if name not in bases and "criteria" in catalog.overlays[name]["spec"]]
+
+
+class _Trial:
+    """``coverage.Trial`` by resolving in ``catalog`` with ``options``."""
+
+    def __init__(self, catalog: Catalog, options: Options | None) -> None:
+        self.catalog = catalog
+        self.options = options or Options()
+
+    def resolves(self, query: Query) -> bool:
+        try:
+            _resolve(self.catalog, query, self.options, None)
+        except InvalidInputError:
+            return False
+        return True
+
+    def leaves(self) -> list[Query]:
+        known = criteria.catalog_values(self.catalog.overlays.values())
+        return [criteria.normalise(self.catalog.overlays[name]["spec"]["criteria"], known)
+                for name in leaf_overlays(self.catalog)]
+
+
 def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> dict[str, Any]:
-    """The ``RecipeResult`` for a normalised ``query``, as ordered plain data."""
-    options = options or Options()
+    """The ``RecipeResult`` for a normalised ``query``, as ordered plain data. Uncovered criteria are refused
+    as AICR refuses them, plus the values of each that resolve with the other criteria."""
+    return _resolve(catalog, query, options or Options(), _Trial(catalog, options))
+
+
+def _resolve(catalog: Catalog, query: Query, options: Options, trial: coverage.Trial | None) -> dict[str, Any]:
     if BASE not in catalog.overlays:
         raise InvalidInputError(
             f"{catalog.describe()}: overlays/base.yaml not found; every catalog needs a base overlay")
     mode = accounting.normalise(options.accounting_mode, query["platform"])
     found = leaves(catalog, query)
-    coverage.require_os(catalog, query, found)
+    coverage.require_os(catalog, query, found, trial)
     applied = [BASE]
     base = _spec(catalog, BASE)
     base_source = catalog.sources[f"overlays/{BASE}"]
@@ -183,7 +230,7 @@ def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> d
                 _merge_overlay(spec, catalog, name)
                 applied.append(name)
     _merge_mixins(spec, catalog)
-    coverage.check(catalog, query, applied, options.nodes)
+    coverage.check(catalog, query, applied, options.nodes, trial)
     metadata: dict[str, Any] = {"version": __version__, "appliedOverlays": applied}
     api_version = API_VERSION
     declaration = _profile_declaration(catalog, applied)
