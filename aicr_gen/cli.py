@@ -81,6 +81,20 @@ def _sync_parser(commands: Any) -> None:
     sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
 
 
+def _plan_parser(commands: Any) -> None:
+    plan = commands.add_parser("plan", help="what merging would change in each cluster: specs rendered as sync "
+                               "would, compared with the tree committed at a base (writes nothing to the repository)")
+    plan.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns")
+    plan.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    plan.add_argument("--base", default="HEAD", metavar="REF",
+                      help="commit to compare with, e.g. origin/main or a pull request's base (default: HEAD)")
+    plan.add_argument("--format", dest="plan_format", choices=("markdown", "json"), default="markdown",
+                      help="markdown (one GitHub comment, under 65,000 characters) or json (aicr-gen schema plan); "
+                           "default: markdown")
+    plan.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE (atomically; default stdout)")
+    plan.add_argument("--fail-on", choices=("policy",), help="policy: exit 1 when a spec has a policy error")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole argparse tree (also what ``aicr-gen completion`` and the help tests walk)."""
     parser = _Parser(prog="aicr-gen", description="Reproducible, certified and watched GPU Kubernetes clusters, "
@@ -126,11 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     cli_operate.add_commands(commands, _Parser)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
-    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec"),
+    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec", "plan"),
                         help="the input kind whose schema to print")
 
     _spec_parsers(commands)
     _sync_parser(commands)
+    _plan_parser(commands)
     _completion_parser(commands)
     return parser
 
@@ -184,6 +199,10 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands import sync
 
         return sync.run(args)
+    if args.command == "plan":
+        from aicr_gen.commands import plan
+
+        return plan.run(args)
     if args.command == "completion":
         from aicr_gen.commands import completion
 

@@ -9,10 +9,14 @@ from aicr_gen.errors import OK
 
 def schema_of(kind: str) -> dict[str, object]:
     """The JSON Schema (draft 2020-12) of ``kind``, titled and identified for editors."""
+    from pydantic import BaseModel
+
     from aicr_gen.catalog.models import SCHEMA_KINDS
+    from aicr_gen.gitops.plan import Plan
     from aicr_gen.gitops.spec import ClusterSpec
 
-    model = ClusterSpec if kind == "clusterspec" else SCHEMA_KINDS[kind]
+    models: dict[str, type[BaseModel]] = {"clusterspec": ClusterSpec, "plan": Plan}
+    model = models.get(kind) or SCHEMA_KINDS[kind]
     schema = model.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": f"https://aicr-gen.dev/schemas/{kind}.json", **schema}

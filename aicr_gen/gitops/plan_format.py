@@ -1,0 +1,192 @@
+"""A ``Plan`` as JSON or as Markdown that fits one GitHub comment (pure: a plan in, text out).
+
+The Markdown opens with the totals and every cluster's high-risk changes, then one collapsible ``<details>``
+section per cluster that changes or has policy findings (high-risk clusters first, then those with policy errors,
+then the others), and ends with the unchanged clusters by name. GitHub refuses a comment over 65,536 characters,
+so the text is kept under ``BUDGET``: each section's lists are cut shorter (with a count of what was left out)
+until the sections fit, small sections keeping everything and large ones sharing what is left; the JSON is never
+cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
+
+from aicr_gen.gitops.plan import ClusterPlan, Plan
+
+BUDGET = 60_000  # under GitHub's 65,536-character comment limit, with room for a marker and a heading
+LINE = 400  # longest line of a list; longer ones are cut
+CAPS = {"highRisk": 40, "policies": 40, "effects": 10, "components": 60, "values": 150, "constraints": 40,
+        "sentinel": 40, "certification": 40, "files": 200}
+SHRINK = (1, 4, 16, 64)  # each section is tried with the caps divided by these, then as a summary alone
+SUMMARY_RISKS = 30
+UNCHANGED_NAMES = 100
+LABELS = {"gpu-driver": "GPU driver", "gpu-operator": "GPU operator", "network-operator": "network operator",
+          "os-constraint": "kernel/OS", "nvsentinel": "NVSentinel", "certification": "certification"}
+ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
+_TICKS = re.compile(r"`+")
+
+
+def as_json(plan: Plan) -> str:
+    """The plan as JSON (the schema of ``aicr-gen schema plan``)."""
+    from aicr_gen.yamlio import dump_json
+
+    return dump_json(plan.model_dump(mode="json"))
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _text(value: str) -> str:
+    """Free text inside Markdown/HTML: escaped, on one line, cut to ``LINE``."""
+    flat = " ".join(value.split())
+    cut = flat if len(flat) <= LINE else flat[:LINE - 1] + "\u2026"
+    return cut.replace("&", "&amp;").replace("<", "&lt;")  # no HTML tag or entity from the text
+
+
+def _code(value: str) -> str:
+    """``value`` as inline code, fenced with more backticks than it holds."""
+    ticks = "`" * (max((len(run) for run in _TICKS.findall(value)), default=0) + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+def _block(lines: Sequence[str]) -> list[str]:
+    """Lines as a fenced code block (the fence longer than any backtick run inside)."""
+    fence = "`" * max([3, *(len(run) + 1 for line in lines for run in _TICKS.findall(line))])
+    return [fence, *(line if len(line) <= LINE else line[:LINE - 1] + "\u2026" for line in lines), fence]
+
+
+def _capped(items: Sequence[str], cap: int, noun: str) -> list[str]:
+    """At most ``cap`` items, then a count of the rest."""
+    shown = list(items[:cap])
+    return [*shown, f"\u2026 and {len(items) - cap} more {noun}"] if len(items) > cap else shown
+
+
+def _bullets(title: str, items: Sequence[str], cap: int, noun: str) -> list[str]:
+    if not items:
+        return []
+    shown = _capped([_text(item) for item in items], cap, noun)
+    return ["", f"**{title}**", "", *(f"- {item}" for item in shown)]
+
+
+def _counts(cluster: ClusterPlan) -> str:
+    files = cluster.files
+    total = len(files.added) + len(files.changed) + len(files.removed)
+    if not cluster.changed:
+        parts = ["no changes"]
+    else:
+        parts = [f"{'new cluster, ' if cluster.new else ''}{_plural(len(cluster.components), 'component')}, "
+                 f"{_plural(len(cluster.values), 'value')}, {_plural(total, 'file')}"]
+    errors = sum(1 for item in cluster.policies if item.severity == "error")
+    warnings = len(cluster.policies) - errors
+    parts += [f"{WARNING} {len(cluster.highRisk)} high-risk"] if cluster.highRisk else []
+    parts += [f"{ERROR} {_plural(errors, 'policy error')}"] if errors else []
+    parts += [_plural(warnings, "policy warning")] if warnings else []
+    return " \u00b7 ".join(parts)
+
+
+def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
+    """The section's lists, each cut to its cap divided by ``shrink``."""
+    def cap(name: str) -> int:
+        return max(1, CAPS[name] // shrink)
+
+    lines = _bullets("High-risk", [f"{LABELS[item.category]}: {item.text}" for item in cluster.highRisk],
+                     cap("highRisk"), "high-risk changes")
+    if cluster.policies:
+        found = [f"{ERROR if item.severity == 'error' else WARNING} {item.severity} {item.policy} at "
+                 f"{item.path}: {item.message}" for item in cluster.policies]
+        lines += _bullets("Policies", found, cap("policies"), "findings")
+    lines += _bullets("Merging will set off", [item.text for item in cluster.onMerge], cap("effects"), "effects")
+    lines += _bullets("Components", [item.text for item in cluster.components], cap("components"), "components")
+    if cluster.values:
+        shown = _capped([item.text for item in cluster.values], cap("values"), "values")
+        lines += ["", "**Values**", "", *_block(shown)]
+    lines += _bullets("Constraints", [item.text for item in cluster.constraints], cap("constraints"), "constraints")
+    lines += _bullets("NVSentinel", cluster.sentinel, cap("sentinel"), "NVSentinel changes")
+    lines += _bullets("Certification", cluster.certification, cap("certification"), "certification changes")
+    files = cluster.files
+    listed = sorted([*((name, "added") for name in files.added), *((name, "changed") for name in files.changed),
+                     *((name, "removed") for name in files.removed)])
+    if listed:
+        lines += ["", f"**Files**: {len(files.added)} added, {len(files.changed)} changed, {len(files.removed)} "
+                      f"removed (under {_code(cluster.path)})", ""]
+        lines += _block(_capped([f"{kind:<7} {name}" for name, kind in listed], cap("files"), "files"))
+    return lines
+
+
+def section(cluster: ClusterPlan, shrink: int | None, *, open_: bool = False) -> str:
+    """One cluster's collapsible section; ``shrink`` None: its summary line and a note where to see it all."""
+    summary = f"<b>{_text(cluster.name)}</b> <code>{_text(cluster.path)}</code>: {_counts(cluster)}"
+    if shrink is None:
+        body = ["", f"Too large to show here: run {_code(f'aicr-gen plan {cluster.spec}')} (or "
+                    f"{_code('--format json')}) to see all of it."]
+    else:
+        body = _body(cluster, shrink)
+    return "\n".join([f"<details{' open' if open_ else ''}><summary>{summary}</summary>", *body, "", "</details>"])
+
+
+def _header(plan: Plan) -> list[str]:
+    totals = [f"{plan.changedClusters} of {_plural(len(plan.clusters), 'cluster')} change",
+              _plural(plan.highRisk, "high-risk change"), _plural(plan.policyErrors, "policy error")]
+    lines = ["## aicr-gen plan", "",
+             f"Against {_code(plan.base)} ({_code(plan.baseCommit[:12])}): " + " \u00b7 ".join(totals)]
+    risks = [f"**{_text(cluster.name)}**: {LABELS[item.category]}: {_text(item.text)}"
+             for cluster in _ordered(plan.clusters) for item in cluster.highRisk]
+    if risks:
+        lines += ["", f"### {WARNING} High-risk changes", "",
+                  *(f"- {item}" for item in _capped(risks, SUMMARY_RISKS, "(in the sections below)"))]
+    return lines
+
+
+def _ordered(clusters: Sequence[ClusterPlan]) -> list[ClusterPlan]:
+    """High-risk clusters first, then those with a policy error, then the others (each in the order given)."""
+    return sorted(clusters, key=lambda cluster: (not cluster.highRisk,
+                                                 not any(item.severity == "error" for item in cluster.policies)))
+
+
+def _fit(renders: Sequence[Callable[[int | None], str]], available: int) -> tuple[list[str], int]:
+    """Each section at the largest size that fits: as many sections as fit as summaries are kept (the first
+    ones), then the smallest sections are given their full text first and the rest share what is left."""
+    smallest = [len(render(None)) + 2 for render in renders]
+    kept, used = 0, 0
+    while kept < len(renders) and used + smallest[kept] <= available:
+        used += smallest[kept]
+        kept += 1
+    full = [len(renders[index](SHRINK[0])) for index in range(kept)]
+    chosen: dict[int, str] = {}
+    remaining = available
+    waiting = sum(smallest[:kept])
+    for position, index in enumerate(sorted(range(kept), key=lambda index: full[index])):
+        waiting -= smallest[index]
+        share = max(min(remaining // (kept - position), remaining - waiting), smallest[index])
+        text = next((text for text in (renders[index](level) for level in SHRINK) if len(text) + 2 <= share),
+                    None) or renders[index](None)
+        chosen[index] = text
+        remaining -= len(text) + 2
+    return [chosen[index] for index in range(kept)], len(renders) - kept
+
+
+def markdown(plan: Plan, budget: int = BUDGET) -> str:
+    """The plan as Markdown of at most ``budget`` characters."""
+    lines = _header(plan)
+    shown = [cluster for cluster in _ordered(plan.clusters) if cluster.changed or cluster.policies]
+    quiet = [cluster.name for cluster in plan.clusters if not (cluster.changed or cluster.policies)]
+    tail: list[str] = []
+    if quiet:
+        names = ", ".join(_capped([_code(name) for name in quiet], UNCHANGED_NAMES, "clusters"))
+        tail = ["", f"Unchanged ({len(quiet)}): {names}"]
+    if not shown:
+        lines += ["", "Merging changes no cluster's tree."]
+    head = "\n".join(lines) + "\n\n"
+    foot = "\n".join(tail) + "\n"
+    reserve = 200  # the line that counts the sections left out
+    renders = [partial(section, cluster, open_=len(shown) == 1) for cluster in shown]
+    sections, left_out = _fit(renders, budget - len(head) - len(foot) - reserve)
+    if left_out:
+        sections.append(f"\u2026 and {_plural(left_out, 'more cluster')} with changes not shown (the comment would "
+                        f"exceed GitHub's limit): {_code('aicr-gen plan --format json')} lists them all.")
+    return head + "\n\n".join(sections) + ("\n" if sections else "") + foot
