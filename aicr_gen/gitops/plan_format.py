@@ -132,8 +132,9 @@ def section(cluster: ClusterPlan, shrink: int | None, *, open_: bool = False) ->
 def _header(plan: Plan) -> list[str]:
     totals = [f"{plan.changedClusters} of {_plural(len(plan.clusters), 'cluster')} change",
               _plural(plan.highRisk, "high-risk change"), _plural(plan.policyErrors, "policy error")]
-    lines = ["## aicr-gen plan", "",
-             f"Against {_code(plan.base)} ({_code(plan.baseCommit[:12])}): " + " \u00b7 ".join(totals)]
+    commit = _code(plan.baseCommit[:12])
+    against = commit if plan.baseCommit.startswith(plan.base) else f"{_code(plan.base)} ({commit})"
+    lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
     risks = [f"**{_text(cluster.name)}**: {LABELS[item.category]}: {_text(item.text)}"
              for cluster in _ordered(plan.clusters) for item in cluster.highRisk]
     if risks:
