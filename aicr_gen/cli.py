@@ -12,6 +12,13 @@ from aicr_gen import __version__, cli_operate
 from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.errors import INVALID, AicrGenError, InvalidInputError
 
+RESULTS_JSON = """\
+--format json prints one object (a stable shape; exit codes as for text):
+  {"ok": BOOL, "files": [{"file": PATH, "ok": BOOL,
+     "errors":   [{"file": PATH, "line": INT|null, "path": FIELD|null, "message": TEXT, "policy": NAME|null}],
+     "warnings": [... the same ...]}]}
+"""
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
@@ -37,6 +44,8 @@ def _spec_parsers(commands: Any) -> None:
     init.add_argument("--deployer", action="append", default=[], metavar="D",
                       help="bundle deployer: helm, argocd, argocd-helm, flux or helmfile (repeatable; default argocd)")
     _catalog_option(init)
+    init.add_argument("--repo-url", metavar="URL", help="Git repository the bundle is committed to, which Argo CD and "
+                      "Flux pull (default: a placeholder that lint and sync refuse until you replace it)")
     init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
 
     policy = commands.add_parser("policy", help="check a ClusterSpec and its recipe against CEL policies")
@@ -50,10 +59,15 @@ def _spec_parsers(commands: Any) -> None:
                                    "policy replaces an earlier one, shipped ones included)")
     policy_check.add_argument("--format", dest="policy_format", choices=("text", "json"), default="text",
                               help="output format (default: text)")
-    lint = commands.add_parser("lint", help="policy check several ClusterSpecs (pre-commit hook)")
+    lint = commands.add_parser("lint", help="check ClusterSpecs as sync would, without Git (pre-commit hook)",
+                               description="Check each ClusterSpec: schema and semantics, the files it reads, its "
+                               "recipe, its policies and its rendered tree; everything sync refuses about a spec.",
+                               epilog=RESULTS_JSON, formatter_class=argparse.RawDescriptionHelpFormatter)
     lint.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files")
     lint.add_argument("--policies", action="append", default=[], metavar="DIR",
                       help="folder of policy files (repeatable, as for policy check)")
+    lint.add_argument("--format", dest="lint_format", choices=("text", "json"), default="text",
+                      help="text (default) or json (the shape below)")
 
 
 def _completion_parser(commands: Any) -> None:
@@ -134,8 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
     bundle.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
     _catalog_option(bundle)
 
-    verify = commands.add_parser("verify", help="check a bundle folder against its checksums.txt")
-    verify.add_argument("folder", metavar="DIR", help="bundle folder holding a checksums.txt")
+    verify = commands.add_parser("verify", help="check bundle folders against their checksums.txt",
+                                 epilog=RESULTS_JSON, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verify.add_argument("folders", metavar="DIR", nargs="+", help="bundle folder holding a checksums.txt")
+    verify.add_argument("--format", dest="verify_format", choices=("text", "json"), default="text",
+                        help="text (default) or json (the shape below; file is DIR/checksums.txt, path the "
+                             "bundle file)")
 
     cli_operate.add_commands(commands, _Parser)
 
@@ -174,7 +192,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 
-        return verify_command(args.folder)
+        return verify_command(args.folders, args.verify_format)
     module = cli_operate.module_for(args)
     if module is not None:
         import importlib
@@ -186,7 +204,7 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands import spec
 
         return spec.init_command(args.catalog, {dim: getattr(args, dim) for dim in DIMENSIONS}, args.deployer,
-                                 args.output, nodes=args.nodes)
+                                 args.output, nodes=args.nodes, repo_url=args.repo_url)
     if args.command == "policy":
         from aicr_gen.commands.policy import check_command
 
@@ -194,7 +212,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "lint":
         from aicr_gen.commands.lint import lint_command
 
-        return lint_command(args.spec_files, args.policies)
+        return lint_command(args.spec_files, args.policies, args.lint_format)
     if args.command == "sync":
         from aicr_gen.commands import sync
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from aicr_gen.policy import load_policies, shipped_root
 from tests.conftest import ROOT
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+REPO_URL = "https://github.com/example/gitops.git"
 SHIPPED = ["allowed-sources", "health-check-everywhere", "pinned-semver-versions",
            "sentinel-monitor-unless-opted-in", "training-needs-thresholds"]
 
@@ -27,9 +29,17 @@ def _init(cli: Any, tmp_path: Path, *criteria: str) -> Path:
     service, intent, os_, platform = criteria
     out = tmp_path / "spec.yaml"
     result = cli("spec", "init", "--service", service, "--accelerator", "h100", "--intent", intent,
-                 "--os", os_, "--platform", platform, "-o", str(out))
+                 "--os", os_, "--platform", platform, "--repo-url", REPO_URL, "-o", str(out))
     assert result.code == 0, result
     return out
+
+
+def _without_thresholds(spec: Path) -> Path:
+    text = spec.read_text()
+    bare = re.sub(r"    thresholds:\n      busBandwidthGBps: .*\n", "    thresholds: {}\n", text)
+    assert bare != text
+    spec.write_text(bare)
+    return spec
 
 
 def test_shipped_policies_load() -> None:
@@ -49,8 +59,14 @@ def test_spec_init_inference_passes(cli: Any, tmp_path: Path) -> None:
     assert result.code == 0, result
 
 
-def test_training_without_thresholds_fails(cli: Any, tmp_path: Path) -> None:
+def test_spec_init_training_passes(cli: Any, tmp_path: Path) -> None:
     spec = _init(cli, tmp_path, "gke", "training", "cos", "kubeflow")
+    result = cli("policy", "check", str(spec))
+    assert result.code == 0, result
+
+
+def test_training_without_thresholds_fails(cli: Any, tmp_path: Path) -> None:
+    spec = _without_thresholds(_init(cli, tmp_path, "gke", "training", "cos", "kubeflow"))
     result = cli("policy", "check", str(spec))
     assert result.code == 1, result
     assert "error training-needs-thresholds spec.certification.thresholds: " in result.out
@@ -127,7 +143,7 @@ def test_missing_policy_folder_refused(cli: Any, tmp_path: Path) -> None:
 
 
 def test_json_output_shape_and_determinism(cli: Any, tmp_path: Path) -> None:
-    spec = _init(cli, tmp_path, "gke", "training", "cos", "kubeflow")
+    spec = _without_thresholds(_init(cli, tmp_path, "gke", "training", "cos", "kubeflow"))
     first = cli("policy", "check", str(spec), "--format", "json")
     second = cli("policy", "check", str(spec), "--format", "json")
     assert first.code == 1 and first.out == second.out

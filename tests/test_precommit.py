@@ -26,6 +26,8 @@ HOOK_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "aicr_gen
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
 THRESHOLDS = "    thresholds: {}\n"
+FLOOR = '    thresholds:\n      busBandwidthGBps: "value >= 300"\n'  # what spec init writes for eks/h100/training
+REPO_URL = "https://github.com/example/gitops.git"
 SYNC_HOOK = "aicr-gen-sync-check"
 TRAINING, INFERENCE = "clusters/h100-eks-ubuntu-training", "clusters/h100-eks-ubuntu-inference"
 HOOKS_SCHEMA = SCHEMASTORE / "pre-commit-hooks.json"
@@ -68,12 +70,12 @@ def _consumer(tmp_path: Path, edit: Callable[[str], str] | None = None) -> Path:
     (repo / "clusters").mkdir(parents=True)
     _git(repo, "init", "-q")
     _aicr_gen("spec", "init", "--service", "eks", "--accelerator", "h100", "--intent", "training",
-              "--os", "ubuntu", "-o", "clusters/x.yaml", cwd=repo)
+              "--os", "ubuntu", "--repo-url", REPO_URL, "-o", "clusters/x.yaml", cwd=repo)
     spec = repo / "clusters" / "x.yaml"
     text = spec.read_text()
-    assert THRESHOLDS in text
-    spec.write_text(edit(text) if edit else text.replace(
-        THRESHOLDS, '    thresholds:\n      busBandwidthGBps: "value >= 300"\n'))
+    assert FLOOR in text
+    if edit:
+        spec.write_text(edit(text))
     _git(repo, "add", "-A")
     return repo
 
@@ -82,7 +84,7 @@ def _synced_consumer(tmp_path: Path) -> Path:
     """A GitOps repository: two ClusterSpecs under clusters/, each with its tree committed by ``aicr-gen sync``."""
     repo = _consumer(tmp_path)
     _aicr_gen("spec", "init", "--service", "eks", "--accelerator", "h100", "--intent", "inference",
-              "--os", "ubuntu", "-o", "clusters/y.yaml", cwd=repo)
+              "--os", "ubuntu", "--repo-url", REPO_URL, "-o", "clusters/y.yaml", cwd=repo)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "specs")
     for spec in ("clusters/x.yaml", "clusters/y.yaml"):
@@ -127,11 +129,24 @@ def test_spec_hook_passes_a_good_spec(hook_repo: Path, pre_commit_home: Path, tm
 
 
 def test_spec_hook_fails_on_a_policy_finding(hook_repo: Path, pre_commit_home: Path, tmp_path: Path) -> None:
-    proc = _run_hook(hook_repo, pre_commit_home, _consumer(tmp_path, lambda text: text), "aicr-gen-spec")
+    proc = _run_hook(hook_repo, pre_commit_home, _consumer(tmp_path, lambda text: text.replace(FLOOR, THRESHOLDS)),
+                     "aicr-gen-spec")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Failed" in proc.stdout
     assert "training-needs-thresholds" in proc.stdout
     assert "clusters/x.yaml" in proc.stdout
+
+
+def test_spec_hook_refuses_the_placeholder_url_of_spec_init(hook_repo: Path, pre_commit_home: Path,
+                                                          tmp_path: Path) -> None:
+    from aicr_gen.gitops.spec import PLACEHOLDER_URL
+
+    consumer = _consumer(tmp_path, lambda text: text.replace(REPO_URL, PLACEHOLDER_URL))
+    proc = _run_hook(hook_repo, pre_commit_home, consumer, "aicr-gen-spec")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    line = next(n for n, text in enumerate((consumer / "clusters" / "x.yaml").read_text().splitlines(), 1)
+                if "url:" in text)
+    assert f"clusters/x.yaml:{line}: spec.repo.url: '{PLACEHOLDER_URL}' is a placeholder" in proc.stdout
 
 
 def test_spec_hook_fails_on_a_typo_with_file_and_line(hook_repo: Path, pre_commit_home: Path,

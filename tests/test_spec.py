@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 import yaml
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.spec import Deployer, load_spec, resolve_spec
+from aicr_gen.gitops.spec import PLACEHOLDER_URL, Deployer, load_spec, reserved_host, resolve_spec
 from aicr_gen.render.options import DEPLOYERS
 from tests.conftest import ROOT, assert_refused
 
@@ -31,9 +33,12 @@ def _args(service: str, accelerator: str, intent: str, os_: str, platform: str) 
             "--platform", platform]
 
 
+REPO_URL = "https://github.com/example/gitops.git"
+
+
 def _init(cli: Any, tmp_path: Path, *extra: str) -> Path:
     out = tmp_path / "spec.yaml"
-    result = cli("spec", "init", *extra, "-o", str(out))
+    result = cli("spec", "init", *extra, "--repo-url", REPO_URL, "-o", str(out))
     assert result.code == 0, result
     return out
 
@@ -54,7 +59,9 @@ def test_spec_init_round_trips_through_load_spec(cli: Any, tmp_path: Path, crite
     assert spec.kind == "ClusterSpec"
     assert spec.spec.deployers == ["flux", "helm"]
     assert spec.spec.sentinel is not None and spec.spec.sentinel.mode == "monitor"
-    assert spec.spec.certification is not None and spec.spec.certification.thresholds == {}
+    assert spec.spec.certification is not None
+    assert bool(spec.spec.certification.thresholds) == (criteria[2] == "training")  # training-needs-thresholds
+    assert spec.spec.repo.url == REPO_URL
     assert spec.spec.snapshot is not None and spec.spec.snapshot.schedule == "0 * * * *"
     dims = ("service", "accelerator", "intent", "os", "platform")
     assert tuple(getattr(spec.spec.criteria, dim) for dim in dims) == criteria
@@ -183,3 +190,103 @@ def test_schema_command_lists_clusterspec(cli: Any) -> None:
     schema = json.loads(result.out)
     assert schema["$id"].endswith("/clusterspec.json")
     assert schema["title"] == "ClusterSpec"
+
+
+# ------------------------------------------------------------------------- what spec init writes passes lint
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+
+def _git_repo(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for command in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", *command], cwd=folder, check=True, capture_output=True,
+                       env={**os.environ, **GIT_ENV})
+    return folder
+
+
+def _line(path: Path, text: str) -> int:
+    return next(number for number, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
+def test_the_placeholder_url_is_refused_by_lint_and_sync_until_replaced(cli: Any, tmp_path: Path) -> None:
+    repo = _git_repo(tmp_path / "gitops")
+    spec = repo / "clusters" / "x.yaml"
+    assert cli("spec", "init", *_args(*CRITERIA[1]), "-o", str(spec)).code == 0
+    assert PLACEHOLDER_URL in spec.read_text()
+    where = f"{spec}:{_line(spec, 'url:')}: spec.repo.url: '{PLACEHOLDER_URL}' is a placeholder"
+    fix = "set the URL of your GitOps repository, which Argo CD and Flux pull, e.g. https://github.com/ORG/gitops.git"
+    for command in (("lint", str(spec)), ("sync", str(spec), "--repo", str(repo))):
+        result = cli(*command)
+        assert result.code == 2, result
+        assert where in result.err and fix in result.err, result.err
+        assert "Traceback" not in result.err
+    spec.write_text(spec.read_text().replace(PLACEHOLDER_URL, "git@github.com:acme/gitops.git"))
+    assert cli("lint", str(spec)).code == 0
+    for url in ("https://git.corp.invalid/x.git", "ssh://git@host.invalid./x.git", "git@invalid:x.git"):
+        assert reserved_host(url), url
+    for url in (REPO_URL, "https://example.com/invalid.git", "git@github.com:invalid/x.git"):
+        assert not reserved_host(url), url
+
+
+def test_spec_init_refuses_a_placeholder_repo_url(cli: Any) -> None:
+    assert_refused(cli("spec", "init", *_args(*CRITERIA[0]), "--repo-url", "https://x.invalid/y.git"),
+                   "--repo-url 'https://x.invalid/y.git'", "https://github.com/ORG/gitops.git")
+
+
+def _resolvable_criteria() -> list[dict[str, str]]:
+    """Every criteria combination (each dimension a catalog value or any) the embedded catalog resolves."""
+    import itertools
+
+    from aicr_gen.catalog.load import embedded_root, load
+    from aicr_gen.resolve import recipe
+    from aicr_gen.resolve.criteria import catalog_values
+
+    catalog = load([embedded_root()])
+    values = catalog_values(catalog.overlays.values())
+    combos = itertools.product(*[[*sorted(values[dim]), "any"] for dim in DIMS])
+    queries = [dict(zip(DIMS, combo, strict=True)) for combo in combos if set(combo) != {"any"}]
+    return [query for query in queries if recipe.resolves(catalog, query)]
+
+
+DIMS = ("service", "accelerator", "intent", "os", "platform")
+
+
+def test_generated_specs_pass_lint_as_written_for_every_resolvable_combination(cli: Any, tmp_path: Path) -> None:
+    from aicr_gen.commands.lint import lint_file
+
+    resolvable = _resolvable_criteria()
+    assert len(resolvable) > 100
+    failures = []
+    for index, query in enumerate(resolvable):
+        spec = tmp_path / f"spec-{index}.yaml"
+        args = [item for dim, value in query.items() for item in (f"--{dim}", value)]
+        created = cli("spec", "init", *args, "--repo-url", REPO_URL, "-o", str(spec))
+        assert created.code == 0, (query, created.err)
+        result, code = lint_file(str(spec), [])
+        if code != 0 or result.warnings:
+            failures.append((query, [p.text() for p in result.errors + result.warnings]))
+    assert not failures, failures[:3]
+
+
+@pytest.mark.parametrize(("criteria", "threshold", "comments"), [
+    (("eks", "h100", "training", "ubuntu", "kubeflow"), "value >= 300",
+     ["the recipe's NCCL floor (nccl-all-reduce-bw >= 300 GB/s, from overlay h100-eks-training"]),
+    (("eks", "gb200", "training", "ubuntu", "kubeflow"), "value >= 40",
+     ["nccl-all-reduce-bw-net >= 40, nccl-all-reduce-bw-nvls >= 500 GB/s, from overlay gb200-eks-training",
+      "The lowest floor (nccl-all-reduce-bw-net)"]),
+    (("oke", "h100", "training", "ubuntu", "kubeflow"), "value > 0",
+     ["no calibrated NCCL floor", "policy training-needs-thresholds",
+      "the catalog's h100 floors on other fabrics (GB/s): aks 150, eks 300, gke 300"]),
+])
+def test_training_thresholds_come_from_the_recipe_with_their_source(cli: Any, tmp_path: Path,
+                                                                  criteria: tuple[str, ...], threshold: str,
+                                                                  comments: list[str]) -> None:
+    spec = _init(cli, tmp_path, *_args(*criteria))
+    assert load_spec(spec).spec.certification.thresholds == {"busBandwidthGBps": threshold}  # type: ignore[union-attr]
+    text = " ".join(line.strip().lstrip("# ") for line in spec.read_text().splitlines() if line.strip().startswith("#"))
+    for comment in comments:
+        assert comment in text, text

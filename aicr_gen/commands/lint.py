@@ -1,23 +1,68 @@
-"""``aicr-gen lint SPEC...``: ``policy check`` over several ClusterSpecs (the pre-commit hook's entry)."""
+"""``aicr-gen lint SPEC...`` (the pre-commit hook): everything ``sync`` refuses about a spec, without Git.
+
+Per spec, as ``sync`` does it: load it (schema, semantics, the files it reads: ``load_spec``), resolve its
+recipe, evaluate its policies, and render its whole tree (``render_tree``, which reads its catalog layers
+and rules file); nothing is written. Exit 2 when a spec is invalid, 1 on a policy error, else 0.
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
+from aicr_gen.commands.results import FileResult, Problem, from_error, to_json
 from aicr_gen.errors import OK, AicrGenError
 
 
-def lint_command(spec_paths: list[str], folders: list[str]) -> int:
-    """Check every spec, report each failure, and return the worst exit code."""
-    from aicr_gen.commands.policy import check_command
+def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int]:
+    """What ``sync`` would refuse about the spec at ``spec_path``, and the exit code for it."""
+    from aicr_gen.commands.policy import findings_for
+    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.spec import load_spec, resolve_spec
 
+    result = FileResult(spec_path)
+    try:
+        cluster = load_spec(spec_path)
+        base = Path(spec_path).resolve().parent
+        recipe = resolve_spec(cluster, base)
+        _policies, findings = findings_for(cluster, base, folders, recipe)
+    except AicrGenError as err:
+        result.errors.append(from_error(str(err), spec_path))
+        return result, err.exit_code
+    for finding in findings:
+        problem = Problem(spec_path, cluster.line_of(finding.path), finding.path, finding.message, finding.policy)
+        (result.errors if finding.severity == "error" else result.warnings).append(problem)
+    code = 1 if result.errors else OK
+    try:
+        render_tree(cluster, base, None, recipe)
+    except AicrGenError as err:
+        result.errors.append(from_error(str(err), spec_path))
+        code = err.exit_code
+    return result, code
+
+
+def _text(result: FileResult) -> None:
+    """Policy findings on stdout (as ``policy check`` prints them), input errors on stderr, then a count."""
+    print(f"== {result.file}")
+    for severity, problems in (("error", result.errors), ("warning", result.warnings)):
+        for problem in problems:
+            if problem.policy is None:
+                sys.stderr.write(f"aicr-gen: error: {problem.text()}\n")
+            else:
+                print(f"{severity} {problem.policy} {problem.path}: {problem.message}")
+    print(f"{len(result.errors)} error(s), {len(result.warnings)} warning(s)")
+
+
+def lint_command(spec_paths: list[str], folders: list[str], output_format: str = "text") -> int:
+    """Check every spec, report each one's problems, and return the worst exit code."""
     worst = OK
+    results = []
     for path in spec_paths:
-        print(f"== {path}")
-        try:
-            code = check_command(path, folders)
-        except AicrGenError as err:
-            sys.stderr.write(f"aicr-gen: error: {err}\n")
-            code = err.exit_code
+        result, code = lint_file(path, [Path(folder) for folder in folders])
+        results.append(result)
         worst = max(worst, code)
+        if output_format == "text":
+            _text(result)
+    if output_format == "json":
+        sys.stdout.write(to_json(results))
     return worst

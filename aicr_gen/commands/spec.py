@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.errors import OK, InvalidInputError
@@ -24,11 +25,75 @@ def spec_name(query: dict[str, str]) -> str:
     return name or "cluster"
 
 
-def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nodes: int) -> str:
-    """The commented ClusterSpec text for resolved criteria."""
-    from aicr_gen.gitops.spec import API_VERSION, DEFAULT_SNAPSHOT_SCHEDULE, KIND
+_FLOOR = re.compile(r"^\s*>=\s*(\d+(?:\.\d+)?)\s*$")
+_NCCL_FLOOR = "nccl-all-reduce-bw"  # AICR's NCCL all-reduce bus-bandwidth constraints (GB/s): -net, -nvls, ...
+
+
+def _floors(validation: Any) -> dict[str, str]:
+    """The NCCL all-reduce bus-bandwidth floors (constraint name -> GB/s) of a validation block."""
+    performance = validation.get("performance") if isinstance(validation, dict) else None
+    constraints = performance.get("constraints", []) if isinstance(performance, dict) else []
+    return {str(c["name"]): match.group(1) for c in constraints
+            if str(c.get("name", "")).startswith(_NCCL_FLOOR) and (match := _FLOOR.match(str(c.get("value", ""))))}
+
+
+def thresholds(resolved: dict[str, Any], catalog: Any) -> list[str]:
+    """The spec's certification.thresholds lines, each choice explained in a comment: busBandwidthGBps from
+    the recipe's NCCL floor (AICR's, calibrated on full nodes), the lowest when it has several; for a training
+    recipe without one, only that a bandwidth was measured (the shipped training-needs-thresholds policy wants
+    a threshold), naming the floors the catalog has for the accelerator elsewhere."""
+    floors = _floors(resolved.get("validation"))
+    applied = resolved.get("metadata", {}).get("appliedOverlays", [])
+    if floors:
+        name, value = min(floors.items(), key=lambda item: float(item[1]))
+        source = next((overlay for overlay in reversed(applied)
+                       if name in _floors(catalog.overlays[overlay]["spec"].get("validation"))), "the recipe")
+        listed = ", ".join(f"{key} >= {floor}" for key, floor in sorted(floors.items()))
+        lines = [f"    # busBandwidthGBps: the recipe's NCCL floor ({listed} GB/s, from overlay {source}; see",
+                 "    # `aicr-gen recipe`, validation.performance), which AICR calibrated on full nodes: lower it for",
+                 "    # smaller shapes of the same GPU."]
+        if len(floors) > 1:
+            lines.append(f"    # The lowest floor ({name}), so a certification over either transport clears it.")
+        return [*lines, "    thresholds:", f"      busBandwidthGBps: \"value >= {value}\""]
+    criteria = resolved.get("criteria", {})
+    if criteria.get("intent") != "training":
+        return ["    # Threshold key -> CEL expression over `value`; none by default. For example:",
+                "    #   busBandwidthGBps: \"value >= 300\"", "    thresholds: {}"]
+    accelerator = criteria.get("accelerator", "any")
+    elsewhere = sorted({f"{crit.get('service', 'any')} {floor}" for overlay in catalog.overlays.values()
+                        if (crit := overlay["spec"].get("criteria") or {}).get("accelerator") == accelerator
+                        for floor in _floors(overlay["spec"].get("validation")).values()})
+    known = (f"; the catalog's {accelerator} floors on other fabrics (GB/s): {', '.join(elsewhere)}" if elsewhere
+             else "")
+    return ["    # The recipe has no calibrated NCCL floor for these criteria, so this only requires a measured",
+            "    # bandwidth (a training cluster needs a threshold: policy training-needs-thresholds). Set the floor",
+            f"    # you measure on healthy nodes{known}.",
+            "    thresholds:", "      busBandwidthGBps: \"value > 0\""]
+
+
+def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nodes: int, *,
+           resolved: dict[str, Any], catalog: Any, repo_url: str | None = None) -> str:
+    """The commented ClusterSpec text for resolved criteria (``resolved``, from ``catalog``)."""
+    from aicr_gen.gitops.render_tree import SENTINEL_COMPONENT
+    from aicr_gen.gitops.spec import API_VERSION, DEFAULT_SNAPSHOT_SCHEDULE, KIND, PLACEHOLDER_URL
+    from aicr_gen.resolve.refs import is_enabled
 
     name = spec_name(query)
+    url = f"    url: {_q(repo_url)}" if repo_url else \
+        f"    url: {_q(PLACEHOLDER_URL)}  # a placeholder: lint and sync refuse it until you set your repository"
+    sentinel = [
+        "  # NVSentinel: monitor detects and reports only; quarantine cordons and taints faulty nodes.",
+        "  sentinel:",
+        "    mode: monitor",
+        "    # rules: sentinel-rules.yaml  # extra fault-quarantine rule sets",
+        "    # breaker: {percentage: 50, duration: 5m, maxNodes: 2}  # circuit breaker bounds",
+        "    lifecycle: false  # lifecycle manager (scheduling gate)",
+        "    validation: false  # post-remediation validation",
+        "    dryRun: false  # log actions without taking them",
+    ]
+    if not any(ref.get("name") == SENTINEL_COMPONENT and is_enabled(ref) for ref in resolved.get("componentRefs", [])):
+        sentinel = ["  # NVSentinel: the recipe has no enabled nvsentinel component, so there is no sentinel section",
+                    "  # (use a catalog with it to add one)."]
     lines = [
         "# ClusterSpec: one cluster, end to end. Check it with `aicr-gen schema clusterspec` (editor schema).",
         f"apiVersion: {API_VERSION}",
@@ -50,7 +115,7 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
         *[f"    - {deployer}" for deployer in deployers],
         "  # Where the bundle is committed: argocd and flux follow this repository, path and branch.",
         "  repo:",
-        f"    url: {_q('https://github.com/example/gitops.git')}  # replace with your repository",
+        url,
         f"    path: {_q('clusters/' + name)}  # relative POSIX path, no '..'",
         "    branch: main",
         "  # Component version pins over the catalog's (component: chart version).",
@@ -63,21 +128,12 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
         "  certification:",
         "    categories:",
         "      - communication/nccl-all-reduce",
-        "    # Threshold key -> CEL expression over `value`; none by default. For example:",
-        "    #   busBandwidthGBps: \"value >= 300\"",
-        "    thresholds: {}",
+        *thresholds(resolved, catalog),
         "    options: {}  # e.g. gpusPerNode: 8",
         "    nodeSelector: {}  # label selector of the nodes to certify",
         "    # schedule: \"0 3 * * 0\"  # uncomment to certify weekly (Sundays at 03:00)",
         "    postChange: false  # true: certify after every change the deployer applies",
-        "  # NVSentinel: monitor detects and reports only; quarantine cordons and taints faulty nodes.",
-        "  sentinel:",
-        "    mode: monitor",
-        "    # rules: sentinel-rules.yaml  # extra fault-quarantine rule sets",
-        "    # breaker: {percentage: 50, duration: 5m, maxNodes: 2}  # circuit breaker bounds",
-        "    lifecycle: false  # lifecycle manager (scheduling gate)",
-        "    validation: false  # post-remediation validation",
-        "    dryRun: false  # log actions without taking them",
+        *sentinel,
         "  # Drift watch: the snapshot agent CronJob stores snapshots in a ConfigMap; diff against the baseline.",
         "  snapshot:",
         f"    schedule: {_q(DEFAULT_SNAPSHOT_SCHEDULE)}  # hourly",
@@ -90,10 +146,11 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
 
 
 def init_command(folders: list[str], values: dict[str, str | None], deployers: list[str], output: str | None,
-                 *, nodes: int = 0) -> int:
-    """Resolve the criteria (so uncovered ones fail as ``recipe`` does), then write the starting spec."""
+                 *, nodes: int = 0, repo_url: str | None = None) -> int:
+    """Resolve the criteria (so uncovered ones fail as ``recipe`` does), then write the starting spec: one that
+    passes ``aicr-gen lint`` as written once its repository URL is set (``repo_url``, else a placeholder)."""
     from aicr_gen.commands.recipe import open_catalog
-    from aicr_gen.gitops.spec import parse_spec
+    from aicr_gen.gitops.spec import parse_spec, reserved_host
     from aicr_gen.render.options import DEPLOYERS
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.yamlio import load_text
@@ -111,8 +168,11 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     if all(value == criteria.ANY for value in query.values()):
         raise InvalidInputError(
             "no criteria given; pass at least one of --service, --accelerator, --intent, --os, --platform")
-    recipe.resolve(catalog, query, recipe.Options(nodes=nodes))
-    text = render(dict(query), chosen, folders, nodes)
-    parse_spec(load_text(text, output or "<stdout>"))  # the starting spec must be valid
+    if repo_url is not None and (not repo_url.strip() or reserved_host(repo_url)):
+        raise InvalidInputError(f"--repo-url {repo_url!r}: give the URL of your GitOps repository, which Argo CD and "
+                                "Flux pull, e.g. https://github.com/ORG/gitops.git")
+    resolved = recipe.resolve(catalog, query, recipe.Options(nodes=nodes))
+    text = render(dict(query), chosen, folders, nodes, resolved=resolved, catalog=catalog, repo_url=repo_url)
+    parse_spec(load_text(text, output or "<stdout>"), template=True)  # the starting spec must be valid
     write_text(output, text)
     return OK

@@ -1,4 +1,4 @@
-"""``aicr-gen verify DIR``: closed-world check of a bundle folder against its checksums.txt."""
+"""``aicr-gen verify DIR...``: closed-world check of bundle folders against their checksums.txt."""
 
 from __future__ import annotations
 
@@ -7,36 +7,70 @@ import os
 import sys
 from pathlib import Path
 
-from aicr_gen.errors import OK, FindingsError, InvalidInputError
+from aicr_gen.commands.results import FileResult, Problem, from_error, to_json
+from aicr_gen.errors import INVALID, OK, AicrGenError, InvalidInputError
+
+_WHY = {"missing": "listed in checksums.txt, not in the folder", "unlisted": "in the folder, not in checksums.txt",
+        "changed": "its sha256 differs from checksums.txt", "symlink": "a bundle holds no symlinks"}
 
 
-def verify_command(folder: str) -> int:
-    """Exit 0 when every file is listed and unchanged; 1 listing missing, changed or unlisted files."""
+def check_folder(folder: str) -> tuple[FileResult, int, int]:
+    """``folder``'s problems (each naming checksums.txt, the line listing the file if any, and the bundle path,
+    with a message starting ``missing:``, ``unlisted:``, ``changed:`` or ``symlink:``), the exit code (2: not a
+    bundle folder) and how many files it lists."""
     from aicr_gen.render.bundle import CHECKSUMS, parse_checksums
 
     root = Path(folder)
     sums = root / CHECKSUMS
-    if not sums.is_file():
-        raise InvalidInputError(f"{folder}: no {CHECKSUMS}; this is not an aicr-gen bundle folder")
-    listed = parse_checksums(sums.read_text(encoding="utf-8"), str(sums))
+    result = FileResult(folder)
+    try:
+        if not sums.is_file():
+            raise InvalidInputError(f"{folder}: no {CHECKSUMS}; this is not an aicr-gen bundle folder")
+        text = sums.read_text(encoding="utf-8")
+        listed = parse_checksums(text, str(sums))
+    except (AicrGenError, OSError, UnicodeDecodeError) as err:
+        result.errors.append(from_error(str(err), str(sums)))
+        return result, err.exit_code if isinstance(err, AicrGenError) else INVALID, 0
+    line = {entry.partition("  ")[2]: number for number, entry in enumerate(text.splitlines(), start=1)}
     present: dict[str, Path] = {}
-    findings: list[str] = []
+    found: list[tuple[str, str]] = []
     for parent, dirs, names in os.walk(root):
         for name in sorted([*dirs, *names]):
             full = Path(parent) / name
             rel = full.relative_to(root).as_posix()
             if full.is_symlink():
-                findings.append(f"symlink: {rel}")
+                found.append((rel, "symlink"))
             elif name in names and rel != CHECKSUMS:
                 present[rel] = full
     for rel in sorted(set(listed) | set(present)):
         if rel not in present:
-            findings.append(f"missing: {rel}")
+            found.append((rel, "missing"))
         elif rel not in listed:
-            findings.append(f"unlisted: {rel}")
+            found.append((rel, "unlisted"))
         elif hashlib.sha256(present[rel].read_bytes()).hexdigest() != listed[rel]:
-            findings.append(f"changed: {rel}")
-    if findings:
-        raise FindingsError(f"{folder}: {len(findings)} finding(s):\n  " + "\n  ".join(sorted(findings)))
-    sys.stdout.write(f"{folder}: {len(listed)} files verified\n")
-    return OK
+            found.append((rel, "changed"))
+    result.errors += [Problem(str(sums), line.get(rel), rel, f"{kind}: {_WHY[kind]}")
+                      for rel, kind in sorted(found, key=lambda item: (item[1], item[0]))]
+    return result, 1 if found else OK, len(listed)
+
+
+def verify_command(folders: list[str], output_format: str = "text") -> int:
+    """Exit 0 when every folder's files are listed and unchanged; 1 listing missing, changed or unlisted files;
+    2 for a folder that is no bundle."""
+    results = [check_folder(folder) for folder in folders]
+    worst = max(code for _, code, _ in results)
+    if output_format == "json":
+        sys.stdout.write(to_json([result for result, _, _ in results]))
+        return worst
+    problems: list[str] = []
+    for result, code, count in results:
+        if code == INVALID:
+            sys.stderr.write(f"aicr-gen: error: {result.errors[0].text()}\n")
+        elif result.errors:
+            problems.append(f"{result.file}: {len(result.errors)} finding(s):\n  " + "\n  ".join(
+                f"{p.message.split(':')[0]}: {p.path}" for p in result.errors))
+        else:
+            sys.stdout.write(f"{result.file}: {count} files verified\n")
+    if problems:
+        sys.stderr.write("".join(f"aicr-gen: error: {text}\n" for text in problems))
+    return worst

@@ -9,6 +9,7 @@ each reported as ``file:line: field.path: problem``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
@@ -22,6 +23,9 @@ from aicr_gen.yamlio import Document, Path, format_path
 API_VERSION = "aicr-gen.dev/v1alpha1"
 KIND = "ClusterSpec"
 DEFAULT_SNAPSHOT_SCHEDULE = "0 * * * *"
+PLACEHOLDER_URL = "https://replace-me.invalid/your-org/gitops.git"
+"""What ``spec init`` writes as spec.repo.url: on the reserved ``.invalid`` domain (RFC 2606), which never
+resolves, so ``lint`` and ``sync`` refuse it (and any other ``.invalid`` URL) until it is replaced."""
 
 Deployer = Literal["helm", "argocd", "argocd-helm", "flux", "helmfile"]
 DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
@@ -137,6 +141,14 @@ class ClusterSpec(_Strict):
         """``file:line: field.path`` of ``path`` in the file the spec was loaded from (the path alone if none)."""
         return self._source.where(path) if self._source is not None else format_path(path)
 
+    def line_of(self, dotted: str) -> int | None:
+        """The line of a dotted field path (``spec.certification.thresholds``, as policies report them) in the
+        spec's file, or None for a path outside the spec (a recipe's ``componentRefs...``)."""
+        path = tuple(dotted.split("."))
+        if self._source is None or path[0] not in ("apiVersion", "kind", "metadata", "spec"):
+            return None
+        return self._source.line_of(path)
+
 
 # ------------------------------------------------------------------------------------------- loading
 
@@ -241,8 +253,16 @@ def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
         _relative(doc, ("spec", "snapshot", "baseline"), snapshot.baseline)
 
 
-def check_semantics(doc: Document, cluster: ClusterSpec) -> None:
-    """The checks beyond the schema; the first problem is an input error naming file, line and field."""
+def reserved_host(url: str) -> bool:
+    """Whether ``url`` (https://, ssh:// or scp-like git@host:path) names a host on the ``.invalid`` domain."""
+    match = re.match(r"^(?:[a-z][a-z0-9+.-]*://)?(?:[^@/]*@)?\[?([^/:\]]+)", url.strip(), re.IGNORECASE)
+    host = match.group(1).lower().rstrip(".") if match else ""
+    return host == "invalid" or host.endswith(".invalid")
+
+
+def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = False) -> None:
+    """The checks beyond the schema; the first problem is an input error naming file, line and field. A
+    ``template`` (what ``spec init`` writes) may keep the placeholder repository URL."""
     from aicr_gen.render.values import parse
 
     spec = cluster.spec
@@ -268,14 +288,57 @@ def check_semantics(doc: Document, cluster: ClusterSpec) -> None:
         for index, text in enumerate(getattr(spec, field)):
             if not text.strip():
                 raise _fail(doc, ("spec", field, index), "an empty path; give a file or folder path")
+    if not template and reserved_host(spec.repo.url):
+        raise _fail(doc, ("spec", "repo", "url"),
+                    f"{spec.repo.url!r} is a placeholder (.invalid never resolves); set the URL of your GitOps "
+                    "repository, which Argo CD and Flux pull, e.g. https://github.com/ORG/gitops.git")
 
 
-def parse_spec(doc: Document) -> ClusterSpec:
-    """Validate a loaded document as a ``ClusterSpec`` (schema, then semantics)."""
+def references(cluster: ClusterSpec) -> list[tuple[Path, str]]:
+    """``(field path, text)`` of every file or folder the spec reads, relative to its folder: spec.catalogs,
+    spec.policies and spec.sentinel.rules."""
+    spec = cluster.spec
+    found: list[tuple[Path, str]] = [(("spec", "catalogs", index), text) for index, text in enumerate(spec.catalogs)]
+    found += [(("spec", "policies", index), text) for index, text in enumerate(spec.policies)]
+    if spec.sentinel is not None and spec.sentinel.rules is not None:
+        found.append((("spec", "sentinel", "rules"), spec.sentinel.rules))
+    return found
+
+
+def work_tree(folder: FilePath) -> FilePath | None:
+    """The Git work tree ``folder`` is in (the nearest folder holding ``.git``), or None."""
+    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), None)
+
+
+def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
+    """The files a spec reads never go through ``.git`` and, for a spec inside a Git work tree, stay inside
+    it (symlinks resolved): what a pull request's spec may make CI read, render and commit is the
+    repository's own files, so every clone renders the same tree. A spec outside any repository may name
+    any file of its machine."""
+    base = spec_file.resolve().parent
+    root = work_tree(base)
+    for path, text in references(cluster):
+        if any(part.lower() == ".git" for part in FilePath(text).parts):
+            raise InvalidInputError(f"{cluster.where(path)}: {text!r} goes through .git; name a file of the "
+                                    "work tree instead")
+        if root is None:
+            continue
+        if FilePath(text).is_absolute():
+            raise InvalidInputError(f"{cluster.where(path)}: {text!r} is absolute; in a Git repository give a "
+                                    f"path relative to the spec's folder ({base}), inside the repository")
+        if not (base / text).resolve().is_relative_to(root):
+            raise InvalidInputError(f"{cluster.where(path)}: {text!r} leads out of the Git repository the spec is "
+                                    f"in ({root}); keep the files a spec reads inside it (a path relative to the "
+                                    "spec's folder), so every clone renders the same tree")
+
+
+def parse_spec(doc: Document, *, template: bool = False) -> ClusterSpec:
+    """Validate a loaded document as a ``ClusterSpec`` (schema, then semantics; a ``template`` may keep the
+    placeholder repository URL)."""
     from aicr_gen.modelcheck import check
 
     cluster = check(doc, ClusterSpec)
-    check_semantics(doc, cluster)
+    check_semantics(doc, cluster, template=template)
     cluster._source = doc
     return cluster
 
@@ -286,7 +349,10 @@ def load_spec(path: str | FilePath) -> ClusterSpec:
     from aicr_gen.yamlio import load_bytes
 
     source = str(path)
-    return parse_spec(load_bytes(read_input(source, "ClusterSpec"), source))
+    cluster = parse_spec(load_bytes(read_input(source, "ClusterSpec"), source))
+    if source != "-":
+        check_references(cluster, FilePath(source))
+    return cluster
 
 
 def criteria_values(cluster: ClusterSpec) -> dict[str, str | None]:

@@ -191,16 +191,21 @@ class _Trial:
         self.options = options or Options()
 
     def resolves(self, query: Query) -> bool:
-        try:
-            _resolve(self.catalog, query, self.options, None)
-        except InvalidInputError:
-            return False
-        return True
+        return resolves(self.catalog, query, self.options)
 
     def leaves(self) -> list[Query]:
         known = criteria.catalog_values(self.catalog.overlays.values())
         return [criteria.normalise(self.catalog.overlays[name]["spec"]["criteria"], known)
                 for name in leaf_overlays(self.catalog)]
+
+
+def resolves(catalog: Catalog, query: Query, options: Options | None = None) -> bool:
+    """Whether ``query`` resolves (quietly: without the hints an error would carry)."""
+    try:
+        _resolve(catalog, query, options or Options(), None)
+    except InvalidInputError:
+        return False
+    return True
 
 
 def resolve(catalog: Catalog, query: Query, options: Options | None = None) -> dict[str, Any]:

@@ -1,0 +1,69 @@
+"""What ``lint`` and ``verify`` found, per file, and its ``--format json`` shape (documented in their --help;
+keys are only ever added)::
+
+    {"ok": BOOL, "files": [{"file": PATH, "ok": BOOL,
+       "errors": [{"file": PATH, "line": INT|null, "path": FIELD|null, "message": TEXT, "policy": NAME|null}],
+       "warnings": [...]}]}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# ``file:line: field.path: message`` (or ``file:line: message``), as every input error of aicr-gen starts.
+_WHERE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): (?:(?P<path>[\w.\[\]/-]+|\(document root\)): )?"
+                    r"(?P<message>.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One error or warning: where (file, line and field path, when known) and what."""
+
+    file: str
+    line: int | None
+    path: str | None
+    message: str
+    policy: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "path": self.path, "message": self.message,
+                "policy": self.policy}
+
+    def text(self) -> str:
+        """The one-line message: ``file:line: path: message`` (as far as known)."""
+        where = f"{self.file}:{self.line}: " if self.line is not None else ""
+        return f"{where}{self.path}: {self.message}" if where and self.path else f"{where}{self.message}"
+
+
+def from_error(message: str, file: str) -> Problem:
+    """An input error's one-line message as a ``Problem``; a message that names no place is about ``file``."""
+    found = _WHERE.match(message)
+    if found is None:
+        return Problem(file, None, None, message)
+    return Problem(found["file"], int(found["line"]), found["path"], found["message"])
+
+
+@dataclass
+class FileResult:
+    """Everything found about one checked file (a ClusterSpec, a bundle folder)."""
+
+    file: str
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "ok": self.ok, "errors": [p.as_dict() for p in self.errors],
+                "warnings": [p.as_dict() for p in self.warnings]}
+
+
+def to_json(results: list[FileResult]) -> str:
+    """The ``--format json`` document."""
+    return json.dumps({"ok": all(result.ok for result in results), "files": [r.as_dict() for r in results]},
+                      indent=2) + "\n"
