@@ -28,6 +28,15 @@ def _script(cli: Any, shell: str, tmp_path: Path) -> Path:
     return path
 
 
+def _parsed(cli: Any, shell: str | None, tmp_path: Path) -> tuple[str, Path]:
+    """The shell and its script, which ``SHELL -n`` parses."""
+    assert shell is not None
+    script = _script(cli, Path(shell).name, tmp_path)
+    proc = subprocess.run([shell, "-n", str(script)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return shell, script
+
+
 def test_the_tree_has_every_subcommand() -> None:
     assert {"recipe", "list", "sentinel", "values", "rules", "test", "lint", "sync", "completion"} <= set(SUBCOMMANDS)
 
@@ -57,9 +66,7 @@ def _bash(script: Path, *words: str) -> list[str]:
 
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")
 def test_bash_parses_the_script_and_completes(cli: Any, tmp_path: Path) -> None:
-    script = _script(cli, "bash", tmp_path)
-    proc = subprocess.run([BASH, "-n", str(script)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
+    _, script = _parsed(cli, BASH, tmp_path)
     assert _bash(script, "aicr-gen", "") == [name for name, _ in TREE[0].subcommands]
     assert _bash(script, "aicr-gen", "sentinel", "") == ["values"]
     assert _bash(script, "aicr-gen", "sentinel", "values", "--m") == ["--mode"]
@@ -73,10 +80,7 @@ def test_bash_parses_the_script_and_completes(cli: Any, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(ZSH is None, reason="zsh is not installed (apt-get install zsh)")
 def test_zsh_parses_the_script_and_completes(cli: Any, tmp_path: Path) -> None:
-    assert ZSH is not None
-    script = _script(cli, "zsh", tmp_path)
-    proc = subprocess.run([ZSH, "-n", str(script)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
+    zsh, script = _parsed(cli, ZSH, tmp_path)
     # zsh's completion builtins stubbed to print what they are given; words/CURRENT as the completion system
     # sets them
     stubs = ('compdef() { print -r -- "compdef $*"; }\ncompadd() { print -r -- "compadd $*"; }\n'
@@ -86,7 +90,7 @@ def test_zsh_parses_the_script_and_completes(cli: Any, tmp_path: Path) -> None:
     def complete(*typed: str) -> str:
         program = f'{stubs}source {script}\nwords=({" ".join(repr(word) for word in typed)})\nCURRENT={len(typed)}\n' \
                   "_aicr_gen\n"
-        return subprocess.run([ZSH, "-fc", program], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([zsh, "-fc", program], capture_output=True, text=True, check=True).stdout
 
     assert complete("aicr-gen", "").startswith("compdef _aicr_gen aicr-gen\ndescribe recipe:resolve a version")
     assert complete("aicr-gen", "sentinel", "values", "--mode", "").endswith("compadd -- monitor quarantine\n")
@@ -97,14 +101,11 @@ def test_zsh_parses_the_script_and_completes(cli: Any, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(FISH is None, reason="fish is not installed (apt-get install fish)")
 def test_fish_parses_the_script_and_completes(cli: Any, tmp_path: Path) -> None:
-    assert FISH is not None
-    script = _script(cli, "fish", tmp_path)
-    proc = subprocess.run([FISH, "-n", str(script)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
+    fish, script = _parsed(cli, FISH, tmp_path)
 
     def complete(line: str) -> list[str]:
         program = f"source {script}; complete -C {line!r}"
-        out = subprocess.run([FISH, "--no-config", "-c", program], capture_output=True, text=True, check=True,
+        out = subprocess.run([fish, "--no-config", "-c", program], capture_output=True, text=True, check=True,
                              cwd=tmp_path).stdout
         return [row.split("\t")[0] for row in out.splitlines()]
 
