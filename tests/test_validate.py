@@ -275,7 +275,7 @@ def test_invalid_inputs_exit_2(cli, tmp_path: Path) -> None:  # type: ignore[no-
     assert cli("validate", "--recipe", str(recipe), "--snapshot", str(bad_snapshot)).code == 2
     assert cli("validate", "--recipe", str(recipe), "--snapshot", str(tmp_path / "missing.yaml")).code == 2
     assert cli("validate", "--recipe", str(recipe), "--snapshot", str(snapshot), "-o",
-               str(tmp_path / "no" / "dir" / "x.json")).code == 2
+               str(snapshot / "dir" / "x.json")).code == 2  # under a file: -o creates missing folders only
 
 
 def test_constraints_api_refuses_bad_snapshot_shape() -> None:
