@@ -202,3 +202,27 @@ def test_verify_json_names_checksums_txt_the_line_and_the_file(cli: Any, tmp_pat
     assert missing["file"] == str(tmp_path / "checksums.txt") and "not an aicr-gen bundle folder" in missing["message"]
     text = cli("verify", str(out))
     assert text.code == 1 and "changed: README.md" in text.err and "unlisted: extra.txt" in text.err
+
+
+def test_specs_sharing_a_path_or_a_name_are_refused_naming_both(cli: Any, tmp_path: Path) -> None:
+    def spec(name: str, cluster: str, path: str) -> Path:
+        data = yaml.safe_load(EXAMPLE.read_text())
+        data["metadata"]["name"] = cluster
+        data["spec"]["repo"]["path"] = path
+        target = tmp_path / f"{name}.yaml"
+        target.write_text(yaml.safe_dump(data, sort_keys=False))
+        return target
+
+    first = spec("a", "one", "clusters/one")
+    twin = spec("b", "two", "clusters/one")
+    result = cli("lint", str(first), str(twin), "--format", "json")
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert [item["ok"] for item in report["files"]] == [True, False]
+    (clash,) = report["files"][1]["errors"]
+    assert (clash["path"], clash["line"]) == ("spec.repo.path", _line(twin, "path: clusters/one"))
+    assert f"{first} and {twin} have the same managed path 'clusters/one'" in clash["message"]
+    namesake = spec("c", "one", "clusters/elsewhere")
+    result = cli("lint", str(first), str(namesake))
+    assert result.code == 1
+    assert f"{first} and {namesake} have the same cluster name 'one'" in result.err

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from aicr_gen.commands.results import FileResult, Problem, from_error, to_json
 from aicr_gen.errors import OK, AicrGenError
 
 
-def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int]:
-    """What ``sync`` would refuse about the spec at ``spec_path``, and the exit code for it."""
-    from aicr_gen.commands.policy import findings_for
+def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int, Any]:
+    """What ``sync`` would refuse about the spec at ``spec_path``, the exit code for it, and the loaded spec
+    (None when it does not load)."""
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.policy.check import findings_for
 
     result = FileResult(spec_path)
     try:
@@ -28,7 +30,7 @@ def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int]:
         _policies, findings = findings_for(cluster, base, folders, recipe)
     except AicrGenError as err:
         result.errors.append(from_error(str(err), spec_path))
-        return result, err.exit_code
+        return result, err.exit_code, None
     for finding in findings:
         problem = Problem(spec_path, cluster.line_of(finding.path), finding.path, finding.message, finding.policy)
         (result.errors if finding.severity == "error" else result.warnings).append(problem)
@@ -38,7 +40,7 @@ def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int]:
     except AicrGenError as err:
         result.errors.append(from_error(str(err), spec_path))
         code = err.exit_code
-    return result, code
+    return result, code, cluster
 
 
 def _text(result: FileResult) -> None:
@@ -55,13 +57,24 @@ def _text(result: FileResult) -> None:
 
 def lint_command(spec_paths: list[str], folders: list[str], output_format: str = "text") -> int:
     """Check every spec, report each one's problems, and return the worst exit code."""
+    from aicr_gen.gitops.specs import clashes
+
     worst = OK
     results = []
+    loaded = []
     for path in spec_paths:
-        result, code = lint_file(path, [Path(folder) for folder in folders])
+        result, code, cluster = lint_file(path, [Path(folder) for folder in folders])
         results.append(result)
+        loaded += [(path, cluster)] if cluster is not None else []
         worst = max(worst, code)
-        if output_format == "text":
+    by_file = {result.file: result for result in results}
+    for clash in clashes(loaded):  # sync --check and plan refuse them together: so does the hook
+        cluster = dict(loaded)[clash.second]
+        by_file[clash.second].errors.append(Problem(clash.second, cluster.line_of(clash.field), clash.field,
+                                                    clash.message()))
+        worst = max(worst, 1)
+    if output_format == "text":
+        for result in results:
             _text(result)
     if output_format == "json":
         sys.stdout.write(to_json(results))

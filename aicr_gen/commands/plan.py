@@ -22,15 +22,15 @@ def base_commit(repo: Any, base: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Write the plan (Markdown or JSON); exit 1 with ``--fail-on policy`` when a spec has a policy error."""
-    from aicr_gen.commands.policy import findings_for
-    from aicr_gen.commands.sync import distinct, expand
     from aicr_gen.gitops.objects import files_at
     from aicr_gen.gitops.plan import cluster_plan, plan
     from aicr_gen.gitops.plan_format import as_json, markdown
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.gitops.specs import distinct, expand
     from aicr_gen.gitops.sync import open_repo
     from aicr_gen.output import write_text
+    from aicr_gen.policy.check import findings_for
 
     specs = expand(args.spec_files)
     repo = open_repo(args.repo)

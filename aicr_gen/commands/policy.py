@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from aicr_gen.errors import OK
-
-if TYPE_CHECKING:
-    from aicr_gen.gitops.spec import ClusterSpec
-    from aicr_gen.policy.check import Finding, Policy
-
-
-def findings_for(cluster: ClusterSpec, base: Path, folders: list[Path], recipe: dict[str, Any]) -> tuple[
-        list[Policy], list[Finding]]:
-    """The policies that apply to ``cluster`` (shipped, ``folders``, then the spec's own files relative to
-    ``base``) and their findings over its resolved ``recipe``."""
-    from aicr_gen.policy.check import evaluate, load_policies, shipped_root
-
-    policies = load_policies([shipped_root(), *folders], [base / name for name in cluster.spec.policies])
-    return policies, evaluate(policies, recipe, cluster.model_dump(mode="json"))
 
 
 def check_command(spec_path: str, folders: list[str], output_format: str = "text") -> int:
     """Print the findings; 1 when any has severity error."""
     from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.policy.check import findings_for
 
     cluster = load_spec(spec_path)
     base = Path(spec_path).parent

@@ -84,7 +84,7 @@ def trailers(recipe_bytes: bytes) -> list[str]:
 
 def _policy_errors(cluster: Any, base: Path, recipe: dict[str, Any], spec_file: str) -> None:
     """Refuse to sync a spec its policies reject (the shipped ones and spec.policies), listing the errors."""
-    from aicr_gen.commands.policy import findings_for
+    from aicr_gen.policy.check import findings_for
 
     _policies, findings = findings_for(cluster, base, [], recipe)
     errors = [f"  {f.policy} {f.path}: {f.message}" for f in findings if f.severity == "error"]
@@ -98,6 +98,7 @@ def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bo
     from aicr_gen.gitops import objects, sync
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.gitops.specs import distinct
 
     against = "the index" if staged else "HEAD"
     if not staged:
@@ -125,46 +126,13 @@ def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bo
     return OK
 
 
-def distinct(loaded: list[tuple[str, Any]], path_option: str | None) -> None:
-    """Two specs given together may not share a managed folder or a cluster name (exit 1 naming both)."""
-    from aicr_gen.gitops.render_tree import managed_path
-
-    seen: dict[tuple[str, str], str] = {}
-    clashes: list[str] = []
-    for spec_file, cluster in loaded:
-        for key in (("managed path", managed_path(cluster, path_option)), ("cluster name", cluster.metadata.name)):
-            if key in seen:
-                clashes.append(f"{seen[key]} and {spec_file} have the same {key[0]} {key[1]!r}; give each "
-                               "cluster its own metadata.name and spec.repo.path")
-            seen.setdefault(key, spec_file)
-    if clashes:
-        raise FindingsError("\n".join(clashes))
-
-
-def expand(patterns: list[str]) -> list[str]:
-    """SPEC arguments with glob patterns (``*``, ``?``, ``[``) expanded in sorted order, as a shell would
-    (pre-commit passes hook args without one); a pattern matching no file is an input error."""
-    import glob
-
-    specs: list[str] = []
-    for pattern in patterns:
-        if not glob.has_magic(pattern):
-            specs.append(pattern)
-            continue
-        found = sorted(glob.glob(pattern))  # noqa: PTH207 (absolute patterns too, like a shell)
-        if not found:
-            raise InvalidInputError(f"SPEC {pattern!r} matches no file; give ClusterSpec paths or a pattern "
-                                    "that matches some (e.g. clusters/*.yaml)")
-        specs += found
-    return list(dict.fromkeys(specs))
-
-
 def run(args: argparse.Namespace) -> int:
     """Render the spec's tree; ``--check`` compares it with HEAD, otherwise commit it (once, if changed)."""
     from aicr_gen.gitops import sync
     from aicr_gen.gitops.changes import compare
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.gitops.specs import expand
 
     specs = expand(args.spec_files)
     if args.staged and not args.check:

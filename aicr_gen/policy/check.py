@@ -28,13 +28,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_gen.certify.cel import CelCompileError, CelError, CelLimitError, Environment, Program, to_cel
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.yamlio import Document
+
+if TYPE_CHECKING:
+    from aicr_gen.gitops.spec import ClusterSpec
 
 Target = Literal["recipe", "spec", "component"]
 _VARIABLES: dict[str, tuple[str, ...]] = {
@@ -207,3 +210,11 @@ def evaluate(policies: list[Policy], recipe: dict[str, Any], spec: dict[str, Any
             found = _check(policy, {**base, "component": to_cel(component)}, fields)
             findings += [found] if found else []
     return sorted(findings, key=lambda f: (f.policy, f.path, f.message))
+
+
+def findings_for(cluster: ClusterSpec, base: Path, folders: list[Path], recipe: dict[str, Any]) -> tuple[
+        list[Policy], list[Finding]]:
+    """The policies that apply to ``cluster`` (shipped, ``folders``, then the spec's own files relative to
+    ``base``) and their findings over its resolved ``recipe``."""
+    policies = load_policies([shipped_root(), *folders], [base / name for name in cluster.spec.policies])
+    return policies, evaluate(policies, recipe, cluster.model_dump(mode="json"))
