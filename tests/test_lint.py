@@ -155,7 +155,9 @@ def test_lint_json_has_the_documented_shape(cli: Any, tmp_path: Path) -> None:
     for name in ("good", "policy", "bad"):
         (tmp_path / name).mkdir()
     good = _spec(tmp_path / "good")
-    policy = _spec(tmp_path / "policy", lambda spec: spec["sentinel"].update(mode="quarantine"))
+    policy = _spec(tmp_path / "policy", lambda spec: (spec["sentinel"].update(mode="quarantine"),
+                                                      spec["repo"].update(path="clusters/policy")))
+    policy.write_text(policy.read_text().replace("name: h100-eks-ubuntu-inference-dynamo", "name: policy", 1))
     bad = tmp_path / "bad" / "x.yaml"
     bad.write_text(EXAMPLE.read_text().replace("    postChange: false", "    postChnage: false"))
     result = cli("lint", str(good), str(policy), str(bad), "--format", "json")
@@ -165,7 +167,8 @@ def test_lint_json_has_the_documented_shape(cli: Any, tmp_path: Path) -> None:
     assert [(entry["file"], entry["ok"]) for entry in data["files"]] == [(str(good), True), (str(policy), False),
                                                                          (str(bad), False)]
     keys = ["file", "line", "message", "path", "policy"]
-    assert data["files"][0]["errors"] == [] and data["files"][0]["warnings"] == []
+    assert data["files"][0]["errors"] == []
+    assert [item["policy"] for item in data["files"][0]["warnings"]] == ["certification-needs-nvcre"]  # inference
     [finding] = data["files"][1]["errors"]
     assert sorted(finding) == keys
     assert finding["policy"] == "sentinel-monitor-unless-opted-in" and finding["path"] == "spec.sentinel.mode"

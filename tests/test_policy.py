@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 REPO_URL = "https://github.com/example/gitops.git"
-SHIPPED = ["allowed-sources", "health-check-everywhere", "pinned-semver-versions",
+SHIPPED = ["allowed-sources", "certification-needs-nvcre", "health-check-everywhere", "pinned-semver-versions",
            "sentinel-monitor-unless-opted-in", "training-needs-thresholds"]
 
 
@@ -153,3 +153,13 @@ def test_json_output_shape_and_determinism(cli: Any, tmp_path: Path) -> None:
     assert data["errors"] == 1 and data["warnings"] == 0
     assert data["findings"] == [{"message": data["findings"][0]["message"], "path": "spec.certification.thresholds",
                                  "policy": "training-needs-thresholds", "severity": "error"}]
+
+
+@pytest.mark.parametrize(("example", "warned"), [("eks-h100-inference-dynamo", True),
+                                                 ("gke-h100-training-kubeflow", False)])
+def test_certification_without_nvcre_is_a_warning(cli: Any, example: str, warned: bool) -> None:
+    """Inference recipes carry no nvcre component: their certification jobs would create Certifications
+    that nothing acts on."""
+    result = cli("policy", "check", str(ROOT / "examples" / f"{example}.yaml"))
+    assert result.code == 0
+    assert ("warning certification-needs-nvcre spec.certification.categories" in result.out) is warned

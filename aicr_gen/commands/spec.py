@@ -94,6 +94,11 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
     if not any(ref.get("name") == SENTINEL_COMPONENT and is_enabled(ref) for ref in resolved.get("componentRefs", [])):
         sentinel = ["  # NVSentinel: the recipe has no enabled nvsentinel component, so there is no sentinel section",
                     "  # (use a catalog with it to add one)."]
+    has_nvcre = any(ref.get("name") == "nvcre" and is_enabled(ref) for ref in resolved.get("componentRefs", []))
+    categories = ["    categories:", "      - communication/nccl-all-reduce"] if has_nvcre else [
+        "    # The recipe has no enabled nvcre component, so nothing would act on Certifications (policy",
+        "    # certification-needs-nvcre): use a catalog with NVCRE, or install it, then list categories here.",
+        "    categories: []  # e.g. - communication/nccl-all-reduce"]
     lines = [
         "# ClusterSpec: one cluster, end to end. Check it with `aicr-gen schema clusterspec` (editor schema).",
         f"apiVersion: {API_VERSION}",
@@ -126,8 +131,7 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
         "    setJson: []  # e.g. - 'gpu-operator:tolerations=[]'",
         "  # NVCRE certification (`aicr-gen certification`).",
         "  certification:",
-        "    categories:",
-        "      - communication/nccl-all-reduce",
+        *categories,
         *thresholds(resolved, catalog),
         "    options: {}  # e.g. gpusPerNode: 8",
         "    nodeSelector: {}  # label selector of the nodes to certify",
