@@ -325,3 +325,4 @@ def test_markdown_counts_the_clusters_it_cannot_show() -> None:
     shown = text.count("<details")
     assert 0 < shown < 2000
     assert f"\u2026 and {2000 - shown} more clusters with changes not shown" in text
+

@@ -171,11 +171,17 @@ def _fit(renders: Sequence[Callable[[int | None], str]], available: int) -> tupl
     return [chosen[index] for index in range(kept)], len(renders) - kept
 
 
+def _news(cluster: ClusterPlan) -> bool:
+    """A cluster gets its own section when merging changes it or a policy refuses it; the warnings of an
+    unchanged cluster are no news (``policy check`` and the JSON still list them)."""
+    return bool(cluster.changed or any(item.severity == "error" for item in cluster.policies))
+
+
 def markdown(plan: Plan, budget: int = BUDGET) -> str:
     """The plan as Markdown of at most ``budget`` characters."""
     lines = _header(plan)
-    shown = [cluster for cluster in _ordered(plan.clusters) if cluster.changed or cluster.policies]
-    quiet = [cluster.name for cluster in plan.clusters if not (cluster.changed or cluster.policies)]
+    shown = [cluster for cluster in _ordered(plan.clusters) if _news(cluster)]
+    quiet = [cluster.name for cluster in plan.clusters if not _news(cluster)]
     tail: list[str] = []
     if quiet:
         names = ", ".join(_capped([_code(name) for name in quiet], UNCHANGED_NAMES, "clusters"))
