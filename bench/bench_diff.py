@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import compileall
 import json
+import re
 import resource
 import statistics
 import subprocess
@@ -50,6 +51,58 @@ def snapshot(nodes: int, drift: bool) -> dict[str, Any]:
                                              {"subtype": "image", "items": images}]},
                 {"type": "OS", "subtypes": [{"subtype": "sysctl", "data": sysctl}]},
                 {"type": "NodeTopology", "subtypes": [{"subtype": "label", "data": labels}]}]}
+
+
+_PLAIN = re.compile(r"[A-Za-z/][\w.\-/|,]*")
+_RESERVED = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~"}
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    text = str(value)
+    if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED:
+        return text
+    return json.dumps(text)
+
+
+def _emit(value: object, indent: str, out: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict | list) and item:
+                out.append(f"{indent}{_scalar(key)}:")
+                _emit(item, indent + "  ", out)
+            else:
+                out.append(f"{indent}{_scalar(key)}: {_scalar(item) if not isinstance(item, dict | list) else '{}'}")
+    else:
+        for item in value:  # type: ignore[attr-defined]
+            lines: list[str] = []
+            _emit(item, indent + "  ", lines) if isinstance(item, dict | list) else lines.append(
+                indent + "  " + _scalar(item))
+            first = lines[0]
+            out.append(f"{indent}- {first[len(indent) + 2:]}")
+            out.extend(lines[1:])
+
+
+def to_yaml(doc: dict[str, Any]) -> str:
+    """Block-style YAML as ``aicr snapshot`` writes it: 2-space indents, sequences indented under their key,
+    strings plain unless YAML would read them as something else (then double-quoted)."""
+    out: list[str] = []
+    _emit(doc, "", out)
+    return "\n".join(out) + "\n"
+
+
+def write_pair(folder: Path, nodes: int) -> dict[str, tuple[Path, Path]]:
+    """The baseline and drifted target for ``nodes``, as YAML and as JSON of the same content."""
+    pairs = {}
+    for fmt, dump in (("yaml", to_yaml), ("json", json.dumps)):
+        base, target = folder / f"a{nodes}.{fmt}", folder / f"b{nodes}.{fmt}"
+        base.write_text(dump(snapshot(nodes, False)))
+        target.write_text(dump(snapshot(nodes, True)))
+        pairs[fmt] = (base, target)
+    return pairs
 
 
 AICR_MS = 65

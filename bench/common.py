@@ -1,0 +1,81 @@
+"""Helpers shared by the benches: the commands under test, paired whole-process timing, verdict lines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG = ROOT.parent / "shared" / "reference" / "aicr" / "recipes"
+CUJ2 = ["--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu", "--platform", "dynamo"]
+
+
+def command() -> list[str]:
+    """How to run aicr-gen: the venv's console script, else ``python -m aicr_gen``."""
+    script = shutil.which("aicr-gen", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "aicr_gen"]
+
+
+def aicr_bin() -> str | None:
+    """The Go AICR binary: ``$AICR_BIN``, else ``aicr`` on PATH, else None (its column is skipped)."""
+    explicit = os.environ.get("AICR_BIN")
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    return shutil.which("aicr")
+
+
+def run_ms(argv: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> float:
+    """Wall time of one whole process in ms; exits with its stderr if its exit code is unexpected."""
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    elapsed = (time.perf_counter() - start) * 1000
+    if proc.returncode not in ok_codes:
+        sys.exit(f"{' '.join(argv)}: exit {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def median_ms(argv: list[str], runs: int, env: dict[str, str] | None = None,
+              ok_codes: tuple[int, ...] = (0,)) -> float:
+    return statistics.median(run_ms(argv, env, ok_codes) for _ in range(runs))
+
+
+def paired_ms(ours: list[str], theirs: list[str] | None, runs: int, env: dict[str, str] | None = None,
+              ok_codes: tuple[int, ...] = (0,)) -> tuple[list[float], list[float]]:
+    """Alternate ours / theirs in one loop (one warm-up each, not counted): both lists of times in ms."""
+    run_ms(ours, env, ok_codes)
+    if theirs:
+        run_ms(theirs, env, ok_codes)
+    mine: list[float] = []
+    other: list[float] = []
+    for _ in range(runs):
+        mine.append(run_ms(ours, env, ok_codes))
+        if theirs:
+            other.append(run_ms(theirs, env, ok_codes))
+    return mine, other
+
+
+def spread(times: list[float]) -> str:
+    return f"{min(times):.0f}-{max(times):.0f}"
+
+
+class Verdicts:
+    """Collects ok / MISS lines; ``summary()`` counts them."""
+
+    def __init__(self) -> None:
+        self.ok = 0
+        self.miss = 0
+
+    def check(self, label: str, ok: bool, detail: str) -> None:
+        if ok:
+            self.ok += 1
+        else:
+            self.miss += 1
+        print(f"{'ok  ' if ok else 'MISS'}  {label:<44} {detail}", flush=True)
+
+    def summary(self) -> str:
+        return f"{self.ok} ok, {self.miss} MISS"
