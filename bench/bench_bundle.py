@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import command
 
 ROOT = Path(__file__).resolve().parent.parent
 CUJ2 = ["--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu", "--platform", "dynamo"]
 DEPLOYERS = ("helm", "argocd", "argocd-helm", "flux", "helmfile")
 REPO = "https://git.example.com/platform/gitops.git"
 
-
-def _command() -> list[str]:
-    script = shutil.which("aicr-gen", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "aicr_gen"]
 
 
 def _render_all(recipe_file: Path, catalog: Path) -> float:
@@ -55,20 +51,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--catalog", type=Path, default=ROOT.parent / "shared" / "reference" / "aicr" / "recipes")
     args = parser.parse_args()
-    command = _command()
+    aicr_gen = command()
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         env = {**os.environ, "AICR_GEN_CACHE_DIR": str(work / "cache")}
         os.environ["AICR_GEN_CACHE_DIR"] = env["AICR_GEN_CACHE_DIR"]
         recipe = work / "recipe.yaml"
-        subprocess.run([*command, "recipe", "--catalog", str(args.catalog), *CUJ2, "-o", str(recipe)], check=True,
+        subprocess.run([*aicr_gen, "recipe", "--catalog", str(args.catalog), *CUJ2, "-o", str(recipe)], check=True,
                        env=env)
         for deployer in DEPLOYERS:
             times = []
             for run in range(args.runs):
                 out = work / f"{deployer}-{run}"
                 start = time.perf_counter()
-                subprocess.run([*command, "bundle", "--recipe", str(recipe), "--deployer", deployer, "-o", str(out),
+                subprocess.run([*aicr_gen, "bundle", "--recipe", str(recipe), "--deployer", deployer, "-o", str(out),
                                 "--catalog", str(args.catalog), "--repo", REPO], check=True, env=env,
                                stderr=subprocess.DEVNULL)
                 times.append((time.perf_counter() - start) * 1000)

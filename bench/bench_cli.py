@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from common import command
+
 ROOT = Path(__file__).resolve().parent.parent
 CUJ2 = ["--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu", "--platform", "dynamo"]
 
-
-def _command() -> list[str]:
-    script = shutil.which("aicr-gen", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "aicr_gen"]
 
 
 def _median_ms(argv: list[str], runs: int, env: dict[str, str]) -> float:
@@ -60,11 +56,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--catalog", type=Path, default=ROOT.parent / "shared" / "reference" / "aicr" / "recipes")
     args = parser.parse_args()
-    command = _command()
+    aicr_gen = command()
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "AICR_GEN_CACHE_DIR": cache}
-        _report("aicr-gen --version (cold process)", _median_ms([*command, "--version"], args.runs, env), 100, "ms")
-        recipe_argv = [*command, "recipe", "--catalog", str(args.catalog), *CUJ2]
+        _report("aicr-gen --version (cold process)", _median_ms([*aicr_gen, "--version"], args.runs, env), 100, "ms")
+        recipe_argv = [*aicr_gen, "recipe", "--catalog", str(args.catalog), *CUJ2]
         subprocess.run(recipe_argv, check=True, stdout=subprocess.DEVNULL, env=env)
         _report("aicr-gen recipe, AICR catalog, cuj2 (process, parse cache)",
                 _median_ms(recipe_argv, args.runs, env), 120, "ms")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import command
 from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,10 +28,6 @@ EXAMPLES = [ROOT / "examples" / name for name in ("eks-h100-inference-dynamo.yam
                                                   "kind-h100-inference-dynamo.yaml")]
 COMMENT_LIMIT = 65_000
 
-
-def _command() -> list[str]:
-    script = shutil.which("aicr-gen", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "aicr_gen"]
 
 
 def _report(label: str, value: float, target: float, unit: str, kind: str = "median") -> bool:
@@ -100,7 +96,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--clusters", type=int, default=50)
     args = parser.parse_args()
-    command = _command()
+    aicr_gen = command()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
@@ -109,8 +105,8 @@ def main() -> int:
         one, many = work / "one", work / "many"
         one_spec = _repo(one, 1)
         many_specs = _repo(many, args.clusters)
-        single = [_timed([*command, "plan", *one_spec, "--repo", str(one)], env)[0] for _ in range(args.runs)]
-        fleet = [_timed([*command, "plan", *many_specs, "--repo", str(many)], env) for _ in range(args.runs)]
+        single = [_timed([*aicr_gen, "plan", *one_spec, "--repo", str(one)], env)[0] for _ in range(args.runs)]
+        fleet = [_timed([*aicr_gen, "plan", *many_specs, "--repo", str(many)], env) for _ in range(args.runs)]
     ok = _report("aicr-gen plan, 1 cluster, argocd + flux (process)", statistics.median(single), 1.5, "s")
     ok &= _report(f"aicr-gen plan, {args.clusters} clusters, argocd + flux (process)",
                   statistics.median(elapsed for elapsed, _text in fleet), 30, "s")

@@ -14,13 +14,14 @@ import argparse
 import json
 import os
 import random
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import command
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference"
@@ -62,10 +63,6 @@ def make_nodes(count: int) -> dict[str, object]:
                                                                       "labels": labels}, "spec": {}})
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
-
-def _command() -> list[str]:
-    script = shutil.which("aicr-gen", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "aicr_gen"]
 
 
 def _median(argv: list[str], runs: int) -> tuple[float, str]:
@@ -110,7 +107,7 @@ def main() -> None:
             (batched / f"events-{start // 1000:02d}.json").write_text(json.dumps(chunk), encoding="utf-8")
         nodes = root / "nodes.json"
         nodes.write_text(json.dumps(make_nodes(args.nodes)), encoding="utf-8")
-        base = [*_command(), "rules", "test", "--values", str(values), "--nodes", str(nodes), "--format", "json"]
+        base = [*command(), "rules", "test", "--values", str(values), "--nodes", str(nodes), "--format", "json"]
         print(f"{len(events)} events, {args.nodes} nodes, 6 default rule sets, {args.runs} runs each")
         seconds, out = _median([*base, "--events", str(one_per_file)], args.runs)
         _report(f"rules test, {len(events)} files of one event", seconds)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -21,16 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import command
 from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
 PINS = ("v26.4.0", "v26.5.0")
 
-
-def _command() -> list[str]:
-    script = shutil.which("aicr-gen", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "aicr_gen"]
 
 
 def _report(label: str, value: float, target: float, unit: str) -> bool:
@@ -72,7 +68,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     args = parser.parse_args()
-    command = _command()
+    aicr_gen = command()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
@@ -83,7 +79,7 @@ def main() -> int:
         variants = [work / f"pin-{index}.yaml" for index in range(len(PINS))]
         for path, pin in zip(variants, PINS, strict=True):
             _write_spec(path, pin)
-        sync = [*command, "sync", "--repo", str(repo)]
+        sync = [*aicr_gen, "sync", "--repo", str(repo)]
         _timed_ms([*sync, str(base)], env, "committed")  # the first tree, and a warm parse cache
         check = [_timed_ms([*sync, "--check", str(base)], env, "up to date") for _ in range(args.runs)]
         changed = [_timed_ms([*sync, str(variants[run % len(variants)])], env, "committed")
