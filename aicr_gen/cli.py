@@ -235,7 +235,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``aicr-gen`` console script."""
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given == ["--version"]:  # the pre-commit hooks' start-up check: skip building the whole parser
+        sys.stdout.write(f"aicr-gen {__version__}\n")
+        return 0
+    args = build_parser().parse_args(given)
     try:
         return _run(args)
     except AicrGenError as err:
