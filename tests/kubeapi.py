@@ -17,10 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.cluster.envtest import ControlPlane
+from tests.cluster.envtest import PROXIES, ControlPlane
 
-PROXIES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "no_proxy",
-           "NO_PROXY")
 NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "not found", "reason": "NotFound",
              "code": 404}
 

@@ -102,10 +102,14 @@ class ControlPlane:
                     process.wait()
 
 
+PROXIES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "no_proxy",
+           "NO_PROXY")
+"""The proxy variables, which the tests clear: everything they talk to is on 127.0.0.1."""
+
+
 def no_proxy_env() -> dict[str, str]:
     """The environment without proxies: everything here is on 127.0.0.1."""
-    proxies = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
-    return {key: value for key, value in os.environ.items() if key not in proxies}
+    return {key: value for key, value in os.environ.items() if key not in PROXIES}
 
 
 def free_ports(count: int) -> list[int]:
