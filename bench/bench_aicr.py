@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_diff import write_pair
 from bench_rules import DEFAULT_REFERENCE, make_events, make_nodes
 from bench_sync import _git_repo, _write_spec
-from common import CATALOG, CUJ2, ROOT, Verdicts, aicr_bin, command, median_ms, paired_ms, run_ms, spread
+from common import CATALOG, CUJ2, ROOT, Verdicts, aicr_bin, clean_env, command, median_ms, paired_ms, run_ms, spread
 
 MOCK = ROOT.parent / "shared" / "reference" / "aicr" / "tests" / "chainsaw" / "cli" / "cuj1-training" / \
     "mock-snapshot.yaml"
@@ -110,8 +110,7 @@ def bench_recipe_bundle(work: Path, aicr: str | None, runs: int, verdicts: Verdi
 
 def bench_ours_only(work: Path, runs: int, verdicts: Verdicts) -> None:
     ours = command()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env["AICR_GEN_CACHE_DIR"] = str(work / "cache")
+    env = clean_env(work)
     print(f"ours only ({runs} runs)")
     version = median_ms([*ours, "--version"], runs, env)
     verdicts.check("--version < 50 ms", version < 50, f"{version:.0f} ms")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import command
+from common import clean_env, command
 from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,8 +99,7 @@ def main() -> int:
     aicr_gen = command()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-        env["AICR_GEN_CACHE_DIR"] = str(work / "cache")
+        env = clean_env(work)
         os.environ["AICR_GEN_CACHE_DIR"] = env["AICR_GEN_CACHE_DIR"]
         one, many = work / "one", work / "many"
         one_spec = _repo(one, 1)

@@ -11,7 +11,6 @@ between two versions, so every run renders, commits and moves the branch).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import command
+from common import clean_env, command
 from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,8 +70,7 @@ def main() -> int:
     aicr_gen = command()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-        env["AICR_GEN_CACHE_DIR"] = str(work / "cache")
+        env = clean_env(work)
         repo, base = work / "gitops", work / "base.yaml"
         _git_repo(repo)
         _write_spec(base, None)

@@ -21,6 +21,14 @@ def command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "aicr_gen"]
 
 
+def clean_env(work: Path) -> dict[str, str]:
+    """The environment for timed runs: no inherited ``GIT_*`` (a hook's GIT_DIR would redirect git) and a parse
+    cache of the bench's own under ``work``."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env["AICR_GEN_CACHE_DIR"] = str(work / "cache")
+    return env
+
+
 def aicr_bin() -> str | None:
     """The Go AICR binary: ``$AICR_BIN``, else ``aicr`` on PATH, else None (its column is skipped)."""
     explicit = os.environ.get("AICR_BIN")

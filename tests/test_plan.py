@@ -25,7 +25,7 @@ from aicr_gen.gitops.plan import (
 from aicr_gen.gitops.plan_format import BUDGET, markdown
 from tests.conftest import ROOT, Result
 from tests.test_changes import recipe
-from tests.test_sync import ENV, git
+from tests.test_sync import ENV, git, init_repo
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
 MANAGED = "clusters/h100-eks-ubuntu-inference-dynamo"
@@ -39,18 +39,9 @@ def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(key, value)
 
 
-def _init(folder: Path, *extra: str) -> Path:
-    folder.mkdir()
-    git(folder, "init", "-q", "-b", "main", *extra)
-    (folder / "README.md").write_text("hello\n")
-    git(folder, "add", "README.md")
-    git(folder, "commit", "-q", "-m", "init")
-    return folder
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return _init(tmp_path / "gitops")
+    return init_repo(tmp_path / "gitops")
 
 
 @pytest.fixture
@@ -262,7 +253,7 @@ def test_invalid_base_and_repository_are_input_errors(cli: Run, spec: Path, repo
 
 
 def test_an_unchanged_cluster_in_a_sha256_repository(cli: Run, spec: Path, tmp_path: Path) -> None:
-    repo = _init(tmp_path / "sha256", "--object-format=sha256")
+    repo = init_repo(tmp_path / "sha256", "--object-format=sha256")
     assert cli("sync", str(spec), "--repo", str(repo)).code == 0
     found = plan_json(cli, str(spec), "--repo", str(repo))
     assert len(found["baseCommit"]) == 64

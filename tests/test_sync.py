@@ -29,15 +29,19 @@ def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(key, value)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    folder = tmp_path / "gitops"
+def init_repo(folder: Path, *extra: str) -> Path:
+    """A new repository with one commit on main (``extra``: more ``git init`` options)."""
     folder.mkdir()
-    git(folder, "init", "-q", "-b", "main")
+    git(folder, "init", "-q", "-b", "main", *extra)
     (folder / "README.md").write_text("hello\n")
     git(folder, "add", "README.md")
     git(folder, "commit", "-q", "-m", "init")
     return folder
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return init_repo(tmp_path / "gitops")
 
 
 @pytest.fixture
@@ -537,12 +541,7 @@ def test_check_ends_with_a_count(spec: Path, repo: Path, capsys: pytest.CaptureF
 
 
 def test_sha256_repositories_work(spec: Path, tmp_path: Path) -> None:
-    repo = tmp_path / "sha256"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main", "--object-format=sha256")
-    (repo / "README.md").write_text("hello\n")
-    git(repo, "add", "README.md")
-    git(repo, "commit", "-q", "-m", "init")
+    repo = init_repo(tmp_path / "sha256", "--object-format=sha256")
     assert sync(spec, repo) == 0
     assert main(["sync", "--check", str(spec), "--repo", str(repo)]) == 0
     assert main(["sync", "--check", "--staged", str(spec), "--repo", str(repo)]) == 0
