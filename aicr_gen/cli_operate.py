@@ -52,15 +52,7 @@ layout, e.g.: samples/events/xid-79.yaml  samples/events/ecc-burst.yaml (3 docum
 """
 
 
-def add_commands(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
-    """Add the certify/operate subcommands to ``commands`` (an argparse subparsers action)."""
-    _certify(commands)
-    _operate(commands, parser_class)
-    _results(commands)
-    _drift(commands)
-
-
-def _certify(commands: Any) -> None:
+def _certification(commands: Any) -> None:
     cert = commands.add_parser("certification", help="NVCRE Certification manifests (optionally scheduled)")
     cert.add_argument("--category", action="append", required=True, metavar="DOMAIN/VARIANT",
                       help="a catalog category, e.g. communication/nccl-all-reduce (repeatable)")
@@ -81,9 +73,10 @@ def _certify(commands: Any) -> None:
     cert.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
 
 
-def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+def _sentinel(commands: Any) -> None:
     sentinel = commands.add_parser("sentinel", help="NVSentinel Helm values")
-    sentinel_commands = sentinel.add_subparsers(dest="subcommand", metavar="values", parser_class=parser_class,
+    # nested subcommands use the parser class of their parent (one-line usage errors, exit 2)
+    sentinel_commands = sentinel.add_subparsers(dest="subcommand", metavar="values", parser_class=type(sentinel),
                                                 required=True)
     values = sentinel_commands.add_parser("values", help="write NVSentinel values (monitor mode by default)")
     values.add_argument("--mode", choices=("monitor", "quarantine"), default="monitor",
@@ -98,8 +91,10 @@ def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None
     values.add_argument("--dry-run", action="store_true", help="global.dryRun: log actions without taking them")
     values.add_argument("--output", "-o", metavar="FILE", help="write the values to FILE (default: stdout)")
 
+
+def _rules(commands: Any) -> None:
     rules = commands.add_parser("rules", help="test NVSentinel CEL rules against HealthEvent samples")
-    rules_commands = rules.add_subparsers(dest="subcommand", metavar="test", parser_class=parser_class,
+    rules_commands = rules.add_subparsers(dest="subcommand", metavar="test", parser_class=type(rules),
                                           required=True)
     test = rules_commands.add_parser("test", help="evaluate every rule set against events and nodes",
                                      epilog=RULES_SAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -111,6 +106,8 @@ def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None
     test.add_argument("--format", choices=("text", "json"), default="text",
                       help="text: a table per event; json: the outcomes, the shape --expect takes")
 
+
+def _validation_request(commands: Any) -> None:
     request = commands.add_parser("validation-request", help="an NVSentinel ValidationRequest for nodes")
     request.add_argument("--node", action="append", required=True, metavar="NAME", help="node to validate")
     request.add_argument("--test", action="append", default=[], metavar="NAME", help="lifecycle test to run")
@@ -119,7 +116,7 @@ def _operate(commands: Any, parser_class: type[argparse.ArgumentParser]) -> None
     request.add_argument("--output", "-o", metavar="FILE", help="write to FILE (default: stdout)")
 
 
-def _results(commands: Any) -> None:
+def _report(commands: Any) -> None:
     report = commands.add_parser("report", help="report NCCL, DCGM or Certification results offline",
                                  epilog=REPORT_FORMATS, formatter_class=argparse.RawDescriptionHelpFormatter)
     report.add_argument("kind", choices=("nccl", "dcgm", "certification"), help="what FILE holds (see below)")
@@ -131,6 +128,8 @@ def _results(commands: Any) -> None:
     report.add_argument("--format", choices=("text", "json", "markdown"), default="text",
                         help="output format (default: text; markdown fits a job summary)")
 
+
+def _bisect(commands: Any) -> None:
     bisect = commands.add_parser("bisect", help="next Certifications to isolate failing nodes, or the suspects")
     bisect.add_argument("--certification", required=True, metavar="FILE", help="the failed Certification (with status)")
     bisect.add_argument("--failed-nodes", required=True, metavar="FILE", help="its failed-nodes ConfigMap")
@@ -140,7 +139,7 @@ def _results(commands: Any) -> None:
     bisect.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
 
 
-def _drift(commands: Any) -> None:
+def _snapshot(commands: Any) -> None:
     snapshot = commands.add_parser("snapshot", help="capture a read-only AICR snapshot through the Kubernetes API")
     snapshot.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, "
                           "in a pod its service account)")
@@ -153,6 +152,8 @@ def _drift(commands: Any) -> None:
                           help="where the agent CronJob stores its snapshot")
     snapshot.add_argument("--force", action="store_true", help="replace a previous --agent-cronjob folder")
 
+
+def _validate(commands: Any) -> None:
     validate = commands.add_parser("validate", help="evaluate a recipe's constraints against a snapshot")
     validate.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file")
     validate.add_argument("--snapshot", required=True, metavar="SRC", help="snapshot file, - or cm://NAMESPACE/NAME")
@@ -161,6 +162,8 @@ def _drift(commands: Any) -> None:
     validate.add_argument("--format", choices=("table", "json"), default="table", help="json: a CTRF report")
     validate.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
 
+
+def _diff(commands: Any) -> None:
     diff = commands.add_parser("diff", help="drift between a baseline (snapshot or recipe) and a target snapshot")
     diff.add_argument("--baseline", required=True, metavar="SRC", help="snapshot or recipe: file, - or cm://NS/NAME")
     diff.add_argument("--target", required=True, metavar="SRC", help="snapshot: file, - or cm://NS/NAME")
@@ -172,6 +175,12 @@ def _drift(commands: Any) -> None:
     diff.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
     diff.add_argument("--emit-validation-request", metavar="FILE",
                       help="when the GPU stack drifted, write a ValidationRequest for the affected GPU nodes")
+
+
+# command -> the function adding its parser, in the order --help lists them
+PARSERS = {"certification": _certification, "sentinel": _sentinel, "rules": _rules,
+           "validation-request": _validation_request, "report": _report, "bisect": _bisect, "snapshot": _snapshot,
+           "validate": _validate, "diff": _diff}
 
 
 def module_for(args: argparse.Namespace) -> str | None:

@@ -33,6 +33,14 @@ def test_version(cli: Any) -> None:
     assert (result.code, result.out.strip()) == (0, f"aicr-gen {__version__}")
 
 
+def test_version_imports_no_parser_or_models() -> None:
+    # --version is the pre-commit hooks' start-up check: its time is Python's start plus aicr_gen/cli.py
+    code = ("import sys; from aicr_gen.cli import main; main(['--version']); "
+            "print(sorted({'argparse', 'typing', 'pathlib', 'pydantic', 'yaml'} & set(sys.modules)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout == f"aicr-gen {__version__}\n[]\n"
+
+
 def test_usage_errors_exit_2_without_traceback(cli: Any) -> None:
     for args in (["nope"], ["recipe", "--format", "xml"], ["schema", "nothing"], []):
         result = cli(*args)

@@ -41,6 +41,17 @@ def test_help_exits_0_without_a_traceback(cli: Any, path: tuple[str, ...], parse
 
 
 @pytest.mark.parametrize(("path", "parser"), COMMANDS, ids=IDS)
+def test_a_run_builds_the_same_parser_as_the_whole_tree(path: tuple[str, ...],
+                                                        parser: argparse.ArgumentParser) -> None:
+    # a run builds only its subcommand's parser; help, usage and defaults must not notice
+    if not path:
+        return
+    alone = dict(_walk(build_parser(path[0])))[path]
+    assert (alone.prog, alone.format_help(), [(action.dest, action.default) for action in alone._actions]) == \
+        (parser.prog, parser.format_help(), [(action.dest, action.default) for action in parser._actions])
+
+
+@pytest.mark.parametrize(("path", "parser"), COMMANDS, ids=IDS)
 def test_every_option_and_subcommand_has_help(path: tuple[str, ...], parser: argparse.ArgumentParser) -> None:
     missing = []
     for action in parser._actions:

@@ -1,0 +1,184 @@
+"""The argparse tree: every subcommand's arguments (parsing only; ``cli.py`` dispatches). The certify/operate
+commands' arguments are in ``cli_operate.py``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from aicr_gen import __version__, cli_operate
+from aicr_gen.catalog.vocabulary import DIMENSIONS
+from aicr_gen.errors import INVALID
+
+RESULTS_JSON = """\
+--format json prints one object (a stable shape; exit codes as for text):
+  {"ok": BOOL, "files": [{"file": PATH, "ok": BOOL,
+     "errors":   [{"file": PATH, "line": INT|null, "path": FIELD|null, "message": TEXT, "policy": NAME|null}],
+     "warnings": [... the same ...]}]}
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(INVALID, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
+def _catalog_option(parser: argparse.ArgumentParser, dest: str = "catalog") -> None:
+    parser.add_argument(
+        "--catalog", dest=dest, action="append", default=[], metavar="DIR",
+        help="catalog folder laid out like AICR's recipes/ (repeatable, later wins; replaces the embedded one)")
+
+
+def _recipe_parser(commands: Any) -> None:
+    recipe = commands.add_parser("recipe", help="resolve a version-locked recipe for a cluster")
+    _catalog_option(recipe)
+    for dim in DIMENSIONS:
+        recipe.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
+    recipe.add_argument("--gpu", dest="accelerator", help=argparse.SUPPRESS)
+    recipe.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
+    recipe.add_argument("--profile", metavar="NAME=VALUE", help="select a profile value instead of its default")
+    recipe.add_argument("--slurm-accounting-mode", help="Slurm accounting for slurm recipes: disabled (default), "
+                        "customer-managed or aicr-provided")
+    recipe.add_argument("-o", "--output", metavar="FILE", help="write the recipe to FILE (atomically)")
+    recipe.add_argument("--format", choices=("yaml", "json"), help="output format (default: yaml)")
+    recipe_commands = recipe.add_subparsers(dest="recipe_command", metavar="list", parser_class=_Parser)
+    listing = recipe_commands.add_parser("list", help="list the leaf overlays of the catalog")
+    _catalog_option(listing, dest="list_catalog")
+    listing.add_argument("--format", dest="list_format", choices=("table", "json"), default="table",
+                         help="output format (default: table)")
+
+
+def _bundle_parser(commands: Any) -> None:
+    bundle = commands.add_parser("bundle", help="render a recipe into a deployer bundle folder")
+    bundle.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file (aicr-gen's or AICR's)")
+    bundle.add_argument("--deployer", required=True, help="helm, argocd, argocd-helm, flux or helmfile")
+    bundle.add_argument("--output", "-o", metavar="DIR", help="bundle folder (written atomically)")
+    bundle.add_argument("--build", action="store_true",
+                        help="print the manifests a flux or argocd bundle applies instead of writing it")
+    bundle.add_argument("--set", action="append", default=[], metavar="COMP:PATH=VALUE",
+                        help="a value (typed like helm --set); COMP:enabled=false drops a component; "
+                             "deployer:KEY=VALUE sets a deployer option")
+    bundle.add_argument("--set-json", action="append", default=[], metavar="COMP:PATH=JSON",
+                        help="a JSON value; maps are deep-merged, lists replaced")
+    bundle.add_argument("--repo", metavar="URL", help="Git repository the bundle will live in (argocd, flux)")
+    bundle.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
+    _catalog_option(bundle)
+
+
+def _verify_parser(commands: Any) -> None:
+    verify = commands.add_parser("verify", help="check bundle folders against their checksums.txt",
+                                 epilog=RESULTS_JSON, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verify.add_argument("folders", metavar="DIR", nargs="+", help="bundle folder holding a checksums.txt")
+    verify.add_argument("--format", dest="verify_format", choices=("text", "json"), default="text",
+                        help="text (default) or json (the shape below; file is DIR/checksums.txt, path the "
+                             "bundle file)")
+
+
+def _schema_parser(commands: Any) -> None:
+    schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
+    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec", "plan"),
+                        help="the input kind whose schema to print")
+
+
+def _spec_parser(commands: Any) -> None:
+    spec = commands.add_parser("spec", help="write or check a ClusterSpec (one cluster, end to end)")
+    spec_commands = spec.add_subparsers(dest="spec_command", metavar="init", parser_class=_Parser, required=True)
+    init = spec_commands.add_parser("init", help="write a commented starting ClusterSpec for covered criteria")
+    for dim in DIMENSIONS:
+        init.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
+    init.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
+    init.add_argument("--deployer", action="append", default=[], metavar="D",
+                      help="bundle deployer: helm, argocd, argocd-helm, flux or helmfile (repeatable; default argocd)")
+    _catalog_option(init)
+    init.add_argument("--repo-url", metavar="URL", help="Git repository the bundle is committed to, which Argo CD and "
+                      "Flux pull (default: a placeholder that lint and sync refuse until you replace it)")
+    init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
+
+
+def _policy_parser(commands: Any) -> None:
+    policy = commands.add_parser("policy", help="check a ClusterSpec and its recipe against CEL policies")
+    policy_commands = policy.add_subparsers(dest="policy_command", metavar="check", parser_class=_Parser,
+                                            required=True)
+    policy_check = policy_commands.add_parser("check", help="evaluate the shipped and your policies; "
+                                              "exit 1 on an error-severity finding")
+    policy_check.add_argument("spec_file", metavar="SPEC", help="ClusterSpec file")
+    policy_check.add_argument("--policies", action="append", default=[], metavar="DIR",
+                              help="folder of policy files (repeatable; later folders add, a same-named "
+                                   "policy replaces an earlier one, shipped ones included)")
+    policy_check.add_argument("--format", dest="policy_format", choices=("text", "json"), default="text",
+                              help="output format (default: text)")
+
+
+def _lint_parser(commands: Any) -> None:
+    lint = commands.add_parser("lint", help="check ClusterSpecs as sync would, without Git (pre-commit hook)",
+                               description="Check each ClusterSpec: schema and semantics, the files it reads, its "
+                               "recipe, its policies and its rendered tree; everything sync refuses about a spec.",
+                               epilog=RESULTS_JSON, formatter_class=argparse.RawDescriptionHelpFormatter)
+    lint.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files")
+    lint.add_argument("--policies", action="append", default=[], metavar="DIR",
+                      help="folder of policy files (repeatable, as for policy check)")
+    lint.add_argument("--format", dest="lint_format", choices=("text", "json"), default="text",
+                      help="text (default) or json (the shape below)")
+
+
+def _completion_parser(commands: Any) -> None:
+    completion = commands.add_parser(
+        "completion", help="print a shell completion script", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="load it:\n  bash  source <(aicr-gen completion bash)   (or save it in "
+               "~/.local/share/bash-completion/completions/aicr-gen)\n"
+               "  zsh   source <(aicr-gen completion zsh)    (or save it as _aicr-gen in a folder on $fpath)\n"
+               "  fish  aicr-gen completion fish | source    (or save it in ~/.config/fish/completions/aicr-gen.fish)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
+
+
+def _sync_parser(commands: Any) -> None:
+    sync = commands.add_parser("sync", help="render a ClusterSpec's whole tree and commit it to a Git repository")
+    sync.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec file (several only with --check)")
+    sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
+    sync.add_argument("--branch", metavar="B", help="commit on branch B (created or updated from HEAD) without "
+                      "touching the checkout, e.g. for a pull request")
+    sync.add_argument("--message", metavar="M", help="commit message (the trailers are added)")
+    sync.add_argument("--check", action="store_true", help="exit 1, listing the stale files, when HEAD differs")
+    sync.add_argument("--staged", action="store_true", help="with --check: compare with the index (what is about "
+                      "to be committed, as in a pre-commit hook) instead of HEAD")
+    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
+    sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
+
+
+def _plan_parser(commands: Any) -> None:
+    plan = commands.add_parser("plan", help="what merging would change in each cluster: specs rendered as sync "
+                               "would, compared with the tree committed at a base (writes nothing to the repository)")
+    plan.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns")
+    plan.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    plan.add_argument("--base", default="HEAD", metavar="REF",
+                      help="commit to compare with, e.g. origin/main or a pull request's base (default: HEAD)")
+    plan.add_argument("--format", dest="plan_format", choices=("markdown", "json"), default="markdown",
+                      help="markdown (one GitHub comment, under 65,000 characters) or json (aicr-gen schema plan); "
+                           "default: markdown")
+    plan.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE (atomically; default stdout)")
+    plan.add_argument("--fail-on", choices=("policy",), help="policy: exit 1 when a spec has a policy error")
+
+
+# command -> the function adding its parser, in the order --help lists them
+PARSERS: dict[str, Callable[[Any], None]] = {
+    "recipe": _recipe_parser, "bundle": _bundle_parser, "verify": _verify_parser, **cli_operate.PARSERS,
+    "schema": _schema_parser, "spec": _spec_parser, "policy": _policy_parser, "lint": _lint_parser,
+    "sync": _sync_parser, "plan": _plan_parser, "completion": _completion_parser}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole argparse tree (what ``--help``, ``aicr-gen completion`` and the help tests walk), or with
+    ``command`` the tree holding only that subcommand: a run parses one subcommand, and building every
+    subcommand's parser costs more than the run of a quick command."""
+    parser = _Parser(prog="aicr-gen", description="Reproducible, certified and watched GPU Kubernetes clusters, "
+                     "through Git: AICR recipes and bundles, NVCRE certification, NVSentinel operation.")
+    parser.add_argument("--version", action="version", version=f"aicr-gen {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, add in PARSERS.items():
+        if command in (None, name):
+            add(commands)
+    return parser
