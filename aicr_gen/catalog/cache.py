@@ -7,6 +7,7 @@ validated plain data. It lives in ``$AICR_GEN_CACHE_DIR`` (``off`` disables it),
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
 import os
@@ -18,14 +19,20 @@ KEEP = 16
 _VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/vocabulary.py", "modelcheck.py", "yamlio.py")
 
 
+@functools.cache
+def _code_digests() -> tuple[bytes, ...]:
+    """Digests of the validating code, read once per process (a bundle asks for three keys)."""
+    package = Path(__file__).resolve().parent.parent
+    return tuple(hashlib.sha256((package / name).read_bytes()).digest() for name in _VALIDATING_CODE)
+
+
 def new_key(kind: str) -> hashlib._Hash:
     """A sha256 seeded with ``kind``, the aicr-gen version and the validating code; feed it the inputs."""
     from aicr_gen import __version__
 
     digest = hashlib.sha256(f"{kind}-{__version__}".encode())
-    package = Path(__file__).resolve().parent.parent
-    for name in _VALIDATING_CODE:
-        digest.update(hashlib.sha256((package / name).read_bytes()).digest())
+    for code in _code_digests():
+        digest.update(code)
     return digest
 
 

@@ -24,10 +24,12 @@ _FOLDERS = ("overlays", "mixins")
 
 @dataclass(frozen=True)
 class Layer:
-    """One catalog folder: every file in it (relative POSIX path -> path), and symlinks leaving it."""
+    """One catalog folder: every file in it (relative POSIX paths), the regular files among them that are not
+    symlinks (known to be inside without resolving their path), and the symlinks leaving it."""
 
     root: Path
-    files: dict[str, Path]
+    files: frozenset[str]
+    plain: frozenset[str]
     escaping: dict[str, str]
 
 
@@ -44,6 +46,7 @@ class Catalog:
     files: frozenset[str]
     checks: dict[str, str]
     escaping: dict[str, str]
+    plain: tuple[frozenset[str], ...]  # per layer, as Layer.plain
 
     def describe(self) -> str:
         """The layer folders, for messages."""
@@ -67,22 +70,37 @@ def embedded_root() -> Path:
 
 
 def _scan(root: Path) -> Layer:
+    """The files of ``root`` as ``os.walk`` finds them (symlinked folders are not entered), from directory
+    entries only: their types need no further system call, and only symlinks need their targets resolved."""
     if not root.is_dir():
         raise InvalidInputError(f"{root}: catalog folder not found; pass a folder laid out like AICR's recipes/")
-    files: dict[str, Path] = {}
+    files: set[str] = set()
+    plain: set[str] = set()
     escaping: dict[str, str] = {}
     real_root = os.path.realpath(root)
-    for folder, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
-            full = Path(folder) / name
-            rel = full.relative_to(root).as_posix()
-            files[rel] = full
-            if full.is_symlink():
-                real = os.path.realpath(full)
+    pending = [("", os.fspath(root))]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            with os.scandir(folder) as found:
+                entries = list(found)
+        except OSError:  # an unreadable folder is skipped, as os.walk does
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_symlink():
+                if entry.is_dir():
+                    continue
+                real = os.path.realpath(entry.path)
                 if os.path.commonpath([real, real_root]) != real_root:
                     escaping[rel] = real
-    return Layer(root=root, files=files, escaping=escaping)
+            elif entry.is_dir():
+                pending.append((rel + "/", entry.path))
+                continue
+            elif entry.is_file():
+                plain.add(rel)
+            files.add(rel)
+    return Layer(root=root, files=frozenset(files), plain=frozenset(plain), escaping=escaping)
 
 
 def _documents(layer: Layer) -> list[str]:
@@ -92,17 +110,36 @@ def _documents(layer: Layer) -> list[str]:
     return docs
 
 
-def read_file(path: Path, root: Path, rel: str) -> bytes:
-    """Bytes of a regular catalog file that really lives inside ``root`` (no FIFOs, devices, escapes)."""
+def read_file(path: Path, root: Path, rel: str, *, inside: bool = False) -> bytes:
+    """Bytes of a regular catalog file that really lives inside ``root`` (no FIFOs, devices, escapes).
+    ``inside``: the caller found it as a regular file in ``root`` (``Layer.plain``), so its real path need
+    not be resolved, nor its type checked before opening it."""
+    if not inside:
+        paths.check_inside(path, root, rel)
+        _check_regular(path.stat(), path)  # before opening: opening a FIFO would wait for a writer
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        info = os.fstat(fd)
+        _check_regular(info, path)
+        chunks = [os.read(fd, info.st_size + 1)]  # one read and the empty one at the end, for a file that stays put
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 16))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _check_regular(info: os.stat_result, path: Path) -> None:
     from aicr_gen.yamlio import MAX_BYTES
 
-    paths.check_inside(path, root, rel)
-    info = path.stat()
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInputError(f"{path}: not a regular file; catalogs hold regular files only")
     if info.st_size > MAX_BYTES:
         raise InvalidInputError(f"{path}:1: file is {info.st_size} bytes, over the {MAX_BYTES} byte limit; split it")
-    return path.read_bytes()
+
+
+def _read(layer: Layer, rel: str) -> bytes:
+    return read_file(layer.root / rel, layer.root, rel, inside=rel in layer.plain)
 
 
 def _cache_key(layers: list[Layer], raw: list[dict[str, bytes]]) -> str:
@@ -117,9 +154,9 @@ def _cache_key(layers: list[Layer], raw: list[dict[str, bytes]]) -> str:
 def load(roots: list[Path]) -> Catalog:
     """Load the catalog layers in order (later wins)."""
     layers = [_scan(root) for root in roots]
-    raw = [{rel: read_file(layer.files[rel], layer.root, rel) for rel in _documents(layer)} for layer in layers]
-    merged = {rel: (layer.root, full) for layer in layers for rel, full in layer.files.items()}
-    escaping = {rel: real for layer in layers for rel, real in layer.escaping.items() if merged[rel][0] == layer.root}
+    raw = [{rel: _read(layer, rel) for rel in _documents(layer)} for layer in layers]
+    merged = {rel: layer for layer in layers for rel in layer.files}
+    escaping = {rel: real for layer in layers for rel, real in layer.escaping.items() if merged[rel] is layer}
     key = _cache_key(layers, raw)
     parsed = cache.get(key)
     if parsed is None:
@@ -130,11 +167,11 @@ def load(roots: list[Path]) -> Catalog:
     catalog = Catalog(
         layers=tuple(roots), registry=parsed["registry"], overlays=parsed["overlays"], mixins=parsed["mixins"],
         sources=parsed["sources"], locations=parsed["locations"], files=frozenset(merged), checks={},
-        escaping=escaping)
+        escaping=escaping, plain=tuple(layer.plain for layer in layers))
     return replace(catalog, checks=_read_checks(catalog, merged))
 
 
-def _read_checks(catalog: Catalog, files: dict[str, tuple[Path, Path]]) -> dict[str, str]:
+def _read_checks(catalog: Catalog, files: dict[str, Layer]) -> dict[str, str]:
     from aicr_gen.yamlio import decode
 
     texts: dict[str, str] = {}
@@ -145,8 +182,8 @@ def _read_checks(catalog: Catalog, files: dict[str, tuple[Path, Path]]) -> dict[
         normal = paths.normalise(rel, where)
         if normal not in files:
             raise InvalidInputError(f"{where}: {rel!r} does not exist in the catalog; add the file or fix the path")
-        root, full = files[normal]
-        texts[rel] = decode(read_file(full, root, normal), str(full))
+        layer = files[normal]
+        texts[rel] = decode(_read(layer, normal), str(layer.root / normal))
     return texts
 
 
@@ -158,9 +195,9 @@ def read_files(catalog: Catalog, wanted: list[str]) -> dict[str, bytes]:
         normal = paths.normalise(rel, f"catalog file {rel!r}")
         if normal in catalog.escaping:
             raise InvalidInputError(f"{rel}: a symlink to {catalog.escaping[normal]}, outside the catalog")
-        for root in reversed(catalog.layers):
+        for root, plain in zip(reversed(catalog.layers), reversed(catalog.plain), strict=True):
             full = root / normal
-            if full.is_file():
-                found[rel] = read_file(full, root, normal)
+            if normal in plain or full.is_file():
+                found[rel] = read_file(full, root, normal, inside=normal in plain)
                 break
     return found
