@@ -1,10 +1,11 @@
 """Strict, bounded YAML loading with file:line errors, and deterministic YAML-1.1-safe dumping.
 
-Loading composes the YAML node graph with ruamel.yaml (C parser where installed) and builds plain
-Python values from it ourselves, so that we control every rule: one document, a mapping root, no
-duplicate keys, no custom tags or merge keys, and a hard bound on alias expansion (billion laughs).
-While building, the line of every value is recorded under its field path, so later validation errors
-can point at ``file:line``.
+Loading reads machine-written block YAML with yaml-rs when the text is in the subset where it and libyaml
+agree (see ``_rust_readable``); otherwise it composes the node graph with libyaml (PyYAML's C parser and
+composer) and builds plain Python values from it ourselves, so that we control every rule: one document, a
+mapping root, no duplicate keys, no custom tags or merge keys, and a hard bound on alias expansion (billion
+laughs). The line of every field path is found when a message needs it, by building again with lines, so that
+validation errors can point at ``file:line``.
 
 Dumping writes block-style YAML whose strings are quoted whenever a YAML 1.1 reader (Go's yaml.v2,
 PyYAML) or a YAML 1.2 reader would take them for anything but a string.
@@ -12,12 +13,13 @@ PyYAML) or a YAML 1.2 reader would take them for anything but a string.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from aicr_gen.errors import InvalidInputError
 
@@ -35,6 +37,7 @@ _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
+_MERGE = "tag:yaml.org,2002:merge"
 _KEPT_AS_TEXT = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
 
 
@@ -60,7 +63,7 @@ class Document:
 
     source: str
     data: Any
-    lines: dict[Path, int] = field(default_factory=dict)
+    lines: Mapping[Path, int] = field(default_factory=dict)
 
     def line_of(self, path: Path) -> int:
         """The line of ``path`` or of its nearest recorded ancestor."""
@@ -133,7 +136,7 @@ class _Builder:
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             line = key_node.start_mark.line + 1
-            if key_node.tag == "tag:yaml.org,2002:merge":
+            if key_node.tag == _MERGE:
                 raise _fail(self.source, line, "YAML merge keys (<<) are not supported; write the keys out")
             if key_node.id != "scalar":
                 raise _fail(self.source, line, "mapping keys must be plain scalars")
@@ -159,6 +162,88 @@ class _Builder:
                         "quote it or fix the value") from None
         except KeyError:
             raise self._tag_error(node) from None
+
+
+class _Retry(Exception):
+    """The quick build met something to refuse; the precise build finds it again and words the message."""
+
+
+def _quick_build(root: Any) -> Any:
+    """``_Builder(...).build(root, ())`` without recording lines, about twice as fast; raises ``_Retry`` wherever
+    the precise build would raise an error (same bounds, tags and duplicate keys)."""
+    nodes = 1
+    aliases = 0
+    seen: set[int] = set()
+
+    def scalar(node: Any) -> Any:
+        tag = node.tag
+        if tag == _STR or tag in _KEPT_AS_TEXT:
+            return node.value
+        try:
+            return _typed(tag, node.value)
+        except (ValueError, KeyError):
+            raise _Retry from None
+
+    def build(node: Any, depth: int) -> Any:
+        nonlocal nodes, aliases
+        kind = node.id
+        if kind == "scalar":
+            return scalar(node)
+        children = node.value
+        # the children of a container at MAX_DEPTH are too deep
+        if depth >= MAX_DEPTH and children:
+            raise _Retry
+        nodes += len(children)
+        if nodes > MAX_NODES:
+            raise _Retry
+        if id(node) in seen:
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise _Retry
+        seen.add(id(node))
+        below = depth + 1
+        if kind == "sequence":
+            if node.tag != _SEQ:
+                raise _Retry
+            return [build(item, below) for item in children]
+        if node.tag != _MAP:
+            raise _Retry
+        out: dict[str, Any] = {}
+        for key_node, value_node in children:
+            if key_node.id != "scalar" or key_node.tag == _MERGE:
+                raise _Retry
+            key = str(key_node.value)
+            if key in out:
+                raise _Retry
+            out[key] = (value_node.value if value_node.tag == _STR and value_node.id == "scalar"
+                        else build(value_node, below))
+        return out
+
+    return build(root, 0)
+
+
+class _Lines(Mapping[Path, int]):
+    """The line of every field path, found by composing the text again on first use: only messages need them."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self._text, self._source = text, source
+        self._table: dict[Path, int] | None = None
+
+    def _lines(self) -> dict[Path, int]:
+        if self._table is None:
+            builder = _Builder(self._source)
+            builder.build(_compose(self._text, self._source), ())
+            self._table = builder.lines
+        return self._table
+
+    def __getitem__(self, path: Path) -> int:
+        return self._lines()[path]
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._lines())
+
+    def __len__(self) -> int:
+        return len(self._lines())
 
 
 def _typed(tag: str, text: str) -> Any:
@@ -199,14 +284,79 @@ def _to_float(text: str) -> float:
     return float(text.replace("_", ""))
 
 
-def load_text(text: str, source: str) -> Document:
-    """Parse one YAML (or JSON) document strictly."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+# The YAML 1.2 core schema as ruamel.yaml resolves it (our reference reader, see tests/test_yamlio.py): plain
+# scalars only; "yes"/"on"/"012"-as-octal and sexagesimals are YAML 1.1 and stay strings or decimals.
+_IMPLICIT_1_2: tuple[tuple[str, str, str], ...] = (
+    (_BOOL, "tTfF", r"(?:true|True|TRUE|false|False|FALSE)\Z"),
+    (_FLOAT, "-+0123456789.", r"""(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+        |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))\Z"""),
+    (_INT, "-+0123456789", r"(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+)\Z"),
+    (_MERGE, "<", r"<<\Z"),
+    (_NULL, "~nN", r"(?:~|null|Null|NULL)\Z"),
+    ("tag:yaml.org,2002:timestamp", "0123456789", r"""(?:[0-9]{4}-[0-9]{2}-[0-9]{2}
+        |[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?
+        (?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)\Z"""),
+    ("tag:yaml.org,2002:value", "=", r"=\Z"),
+)
 
-    loader = YAML(typ="safe", pure=False)
+
+@functools.cache
+def composer_class() -> type:
+    """A libyaml parser + composer (PyYAML's C extension, or its pure-Python twin where a PyYAML build has
+    no libyaml) whose tags follow ``_IMPLICIT_1_2``; built once, on first use."""
+    import yaml
+    from yaml.nodes import ScalarNode, SequenceNode
+
+    resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    for tag, first, pattern in _IMPLICIT_1_2:
+        compiled = re.compile(pattern, re.X)
+        for char in first:
+            resolvers.setdefault(char, []).append((tag, compiled))
     try:
-        node = loader.compose(text)
+        from yaml._yaml import CParser as Base
+    except ImportError:
+        class Base(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,  # type: ignore[no-redef]
+                   yaml.composer.Composer):
+            def __init__(self, stream: str) -> None:
+                yaml.reader.Reader.__init__(self, stream)
+                yaml.scanner.Scanner.__init__(self)
+                yaml.parser.Parser.__init__(self)
+                yaml.composer.Composer.__init__(self)
+
+            def dispose(self) -> None:
+                """Nothing to free."""
+
+    class Composer(Base):
+        def descend_resolver(self, parent: Any, index: Any) -> None:
+            """No path resolvers."""
+
+        def ascend_resolver(self) -> None:
+            """No path resolvers."""
+
+        def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool] | bool) -> str:
+            if kind is ScalarNode:
+                if isinstance(implicit, tuple) and implicit[0] and value is not None:
+                    if not value:
+                        return _NULL
+                    for tag, pattern in resolvers.get(value[0], ()):
+                        if pattern.match(value):
+                            return tag
+                return _STR
+            return _SEQ if kind is SequenceNode else _MAP
+
+    return Composer
+
+
+def _compose(text: str, source: str) -> Any:
+    """The node graph of the one document in ``text``."""
+    from yaml import MarkedYAMLError, YAMLError
+
+    composer = composer_class()(text)
+    try:
+        node = composer.get_single_node()
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -214,11 +364,100 @@ def load_text(text: str, source: str) -> Document:
         raise _fail(source, line, f"invalid YAML: {problem}") from None
     except YAMLError as err:
         raise _fail(source, 1, f"invalid YAML: {err}") from None
+    finally:
+        composer.dispose()
     if node is None:
         raise _fail(source, 1, "the document is empty; a mapping is expected")
-    builder = _Builder(source)
-    data = builder.build(node, ())
-    return Document(source=source, data=data, lines=builder.lines)
+    return node
+
+
+# yaml-rs reads only text in the plain block style that machines (Go's yaml.v3, our dumper) write: one
+# ``- `` / ``key:`` / ``key: value`` / ``- key: value`` per line, single-line scalars, no flow collections but
+# ``[]`` and ``{}``, no tags, anchors, block scalars, tabs or directives. In that subset yaml-rs and libyaml
+# agree (tests/test_yamlio.py checks them against each other); anything else goes to libyaml, as does
+# anything yaml-rs refuses or fails on.
+_SCALAR_START = r"""(?:[^\s\-?:,\[\]{}#&*!|>'"%@`_=<]|-(?=\S))"""
+_PLAIN_SCALAR = _SCALAR_START + r"(?:[^\n:#\t]++|:(?=\S)|(?<=\S)\#)*+(?<![\s:])"
+_QUOTED = (r"""(?:'(?:[^'\n]++|'')*+'|"(?:[^"\\\n]++"""
+           r"""|\\(?:["\\/0abefnrtvN_LP ]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}))*+")""")
+_VALUE = rf"(?:{_PLAIN_SCALAR}|{_QUOTED}|\[\]|\{{\}})"
+_LINE = (rf"(?:[ ]*+(?:-(?:[ ]++|(?=\n)))*+(?:(?:{_PLAIN_SCALAR}|{_QUOTED}):(?:[ ]+{_VALUE})?|(?<=- ){_VALUE})?"
+         rf"(?:[ ]+\#[^\n]*)?|[ ]*\#[^\n]*)\n")
+# possessive and atomic: a line that fails is not tried again another way (no backtracking across lines)
+_RUST_SUBSET = re.compile(rf"(?:---\n)?(?>{_LINE})*+")
+# Plain numbers yaml-rs types otherwise: "0X1F", "0O17", "0B1" (libyaml's resolver leaves them strings).
+_RUST_NUMBERS = re.compile(r"(?<![^ ])[-+]?0[XOB]")
+# What libyaml refuses, or takes for a line break, besides the C0 controls bar "\n" (the tab is not in the subset).
+_NOT_LIBYAML_TEXT = re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\n"
+
+
+def _rust_readable(text: str) -> bool:
+    """Whether ``text`` is in the subset yaml-rs reads exactly like libyaml (see above)."""
+    if text.isascii():
+        if text.encode("ascii").translate(None, delete=_ASCII_TEXT):
+            return False
+    elif _NOT_LIBYAML_TEXT.search(text):
+        return False
+    if ("0X" in text or "0O" in text or "0B" in text) and _RUST_NUMBERS.search(text):
+        return False
+    return text.endswith("\n") and _RUST_SUBSET.fullmatch(text) is not None
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _rust_load(text: str) -> dict[str, Any] | None:
+    """The document read by yaml-rs (several times faster than libyaml) when the result is sure to be the one
+    libyaml and ``_quick_build`` give; None when libyaml must read it (or yaml-rs is not installed)."""
+    if not _rust_readable(text):
+        return None
+    try:
+        from yaml_rs import DuplicateKeyPolicy, loads
+    except ImportError:
+        return None
+    try:
+        data = loads(text, parse_datetime=False, duplicate_key_policy=DuplicateKeyPolicy.Error)
+    except Exception:  # whatever yaml-rs cannot read, libyaml reads or refuses with its line
+        return None
+    return data if type(data) is dict and _plain_tree(data) else None
+
+
+def _plain_tree(data: dict[str, Any]) -> bool:
+    """Within MAX_NODES and MAX_DEPTH, string keys only (no merge key), plain scalars, mappings and lists."""
+    nodes, depth, level = 1, 0, [cast(Any, data)]
+    while level:
+        below: list[Any] = []
+        for value in level:
+            kind = type(value)
+            if kind is dict:
+                if any(type(key) is not str or key == "<<" for key in value):
+                    return False
+                below.extend(value.values())
+            elif kind is list:
+                below.extend(value)
+            elif kind not in _PLAIN:
+                return False
+        nodes += len(below)
+        depth += 1
+        if nodes > MAX_NODES or (below and depth > MAX_DEPTH):
+            return False
+        level = below
+    return True
+
+
+def load_text(text: str, source: str) -> Document:
+    """Parse one YAML (or JSON) document strictly; lines are looked up again only when a message needs one."""
+    fast = _rust_load(text)
+    if fast is not None:
+        return Document(source=source, data=fast, lines=_Lines(text, source))
+    node = _compose(text, source)
+    try:
+        return Document(source=source, data=_quick_build(node), lines=_Lines(text, source))
+    except _Retry:
+        builder = _Builder(source)
+        data = builder.build(node, ())
+        return Document(source=source, data=data, lines=builder.lines)
 
 
 def load_bytes(raw: bytes, source: str) -> Document:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -435,3 +437,116 @@ def test_dump_json_is_stable_ordered_and_ends_with_a_newline() -> None:
     assert "é" in text
     assert list(json.loads(text)) == ["z", "a"]
     assert text.startswith('{\n  "z": 1,\n')
+
+
+# ------------------------------------------------------------------ the same values as the reference reader
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_CATALOG = ROOT.parent / "shared" / "reference" / "aicr" / "recipes"
+
+
+def _catalog_files() -> list[Path]:
+    files = sorted((ROOT / "overlays").rglob("*.yaml"))
+    if SHARED_CATALOG.is_dir():
+        files += sorted(SHARED_CATALOG.rglob("*.yaml"))
+    return files
+
+
+def test_every_catalog_file_loads_to_what_ruamel_yaml_1_2_reads() -> None:
+    files = _catalog_files()
+    assert len(files) > 20
+    ruamel = YAML(typ="safe")
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        try:
+            ours = yamlio.load_bytes(text.encode(), str(path)).data
+        except InvalidInputError:
+            continue  # refused for a documented reason (e.g. a multi-document file): not a typing question
+        assert json.dumps(ours) == json.dumps(ruamel.load(text), default=str), path
+
+
+SCALAR_CORPUS = ["12", "-3", "+7", "012", "09", "0o17", "0x1F", "0b101", "1_000", "_1", "1.5", "1.10", "1e3",
+                 "1E-3", ".5", "5.", "-.inf", ".NaN", "~", "null", "NULL", "", "true", "TRUE", "yes", "on", "y",
+                 "2001-12-14", "12:30:00", "1:20", "v1.2", "'012'", '"true"', "!!str 5", "! 5", "!!int '7'",
+                 "[1, '2', {a: 3}]", "{b: [~, false]}", "|\n  block\n", ">-\n  folded\n  text\n"]
+
+
+def test_without_libyaml_the_pure_python_parser_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [f"value: {scalar}\n" for scalar in SCALAR_CORPUS] + [_billion_laughs(1)]
+    bad = ["kind: x\nspec:\n  a: [1,\n", "a: 1\n---\nb: 2\n", "a: *missing\n", "a: &x 1\nb: &x 2\n"]
+    monkeypatch.setitem(sys.modules, "yaml_rs", None)
+    fast = [json.dumps(load(text)) for text in texts]
+    fast_errors = [rejection(text).split(": invalid YAML")[0] for text in bad]
+    monkeypatch.setitem(sys.modules, "yaml._yaml", None)
+    yamlio.composer_class.cache_clear()
+    try:
+        assert "CParser" not in {base.__name__ for base in yamlio.composer_class().__mro__}
+        assert [json.dumps(load(text)) for text in texts] == fast
+        assert [rejection(text).split(": invalid YAML")[0] for text in bad] == fast_errors
+    finally:
+        yamlio.composer_class.cache_clear()
+
+
+REFUSED = ["a: !!int x\n", "a: !custom 1\n", "a: !!set {b: c}\n", "<<: {a: 1}\n", "? [a]\n: 1\n", "a: 1\na: 2\n",
+           "a: =\n", _billion_laughs(), "a:\n" + "".join(f"{'  ' * i}- \n" for i in range(1, 110))]
+
+
+@pytest.mark.parametrize("text", REFUSED)
+def test_what_the_precise_build_refuses_the_quick_one_hands_back(text: str) -> None:
+    node = yamlio._compose(text, "x.yaml")
+
+    with pytest.raises(InvalidInputError):
+        yamlio._Builder("x.yaml").build(node, ())
+    with pytest.raises(yamlio._Retry):
+        yamlio._quick_build(node)
+
+
+def test_the_quick_build_reads_every_catalog_file_like_the_precise_one() -> None:
+    texts = [path.read_text(encoding="utf-8") for path in _catalog_files()]
+    texts += [f"value: {scalar}\n" for scalar in SCALAR_CORPUS]
+    for text in texts:
+        try:
+            node = yamlio._compose(text, "x.yaml")
+            precise = yamlio._Builder("x.yaml")
+            data = precise.build(node, ())
+        except InvalidInputError:
+            continue
+        assert json.dumps(yamlio._quick_build(node)) == json.dumps(data)
+        assert dict(yamlio.load_text(text, "x.yaml").lines) == precise.lines
+
+
+def _libyaml(text: str) -> Any:
+    return yamlio._quick_build(yamlio._compose(text, "x.yaml"))
+
+
+SYNTAX_ERRORS = ["kind: x\nspec:\n  a: [1,\n", "kind: x\nspec: a: b\n", "kind: x\n\tname: y\n",
+                 'kind: x\nname: "\\q"\n',
+                 "a: 1\n---\nb: 2\n", "a: &x 1\nb: &x 2\nc: *x\n", "a: b\u2028c\n", "a: \x07\n", "a: b\x85c\n",
+                 "a: *nope\n", "", "# only a comment\n", "- a\n- b\n", "just text\n"]
+
+
+@pytest.mark.parametrize("text", REFUSED + SYNTAX_ERRORS)
+def test_yaml_rs_hands_to_libyaml_what_libyaml_refuses_or_reads_otherwise(text: str) -> None:
+    assert yamlio._rust_load(text) is None
+
+
+EDGE_SCALARS = ["0X1F", "-0O17", "0B1", "=", "<<", "[a:]", "[:x]", "[?]", "?", "a: [b]", "{a: b}", "'a' b", '"a" b',
+                "a #b", "a# b", "-", "--", "- -", "a:", "a::b", "*a", "&a b", "%x", "@x"]
+
+
+def test_yaml_rs_reads_what_libyaml_reads_or_hands_it_over() -> None:
+    pytest.importorskip("yaml_rs")
+    scalars = SCALAR_CORPUS + TRICKY_STRINGS + EDGE_SCALARS
+    texts = [path.read_text(encoding="utf-8") for path in _catalog_files()]
+    for scalar in scalars:
+        texts += [f"value: {scalar}\n", f"{scalar}: value\n", f"- {scalar}\n", f"a: [{scalar}]\n",
+                  f"a:\n  - {scalar}\n  - b: {scalar}\n"]
+    texts += [yamlio.dump(_nest(text)) for text in TRICKY_STRINGS + LINE_BREAK_AND_FORBIDDEN]
+    read = 0
+    for text in texts:
+        fast = yamlio._rust_load(text)
+        if fast is None:
+            continue
+        read += 1
+        assert json.dumps(fast) == json.dumps(_libyaml(text)), text
+    assert read > len(texts) // 3
