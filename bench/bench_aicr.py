@@ -4,9 +4,9 @@
 
 Whole processes, paired (ours then AICR in the same loop, one warm-up each), medians, ratio = ours / AICR.
 AICR is ``$AICR_BIN`` or ``aicr`` on PATH; without it the AICR column and the ratio targets are skipped.
-Targets: diff on the 256-node pair in YAML and JSON <= 1.0x AICR; 4,096 nodes <= 0.5 s; 8,192 nodes <= 2.2x
-of 4,096; recipe (AICR catalog, cuj2) and bundle per deployer <= 1.0x; validate on AICR's mock snapshot
-<= 1.0x; ours only: --version < 50 ms, sync --check up to date < 0.4 s, rules test 10,000 events < 1 s.
+Targets: diff on the 256-node pair in YAML and JSON <= 1.0x AICR, peak RSS <= AICR's; 4,096 nodes <= 0.5 s;
+8,192 nodes <= 2.2x of 4,096; recipe (AICR catalog, cuj2) and bundle per deployer <= 1.0x; validate on AICR's
+mock snapshot <= 1.0x; ours only: --version < 50 ms, sync --check up to date < 0.4 s, rules test 10,000 events < 1 s.
 Exits 0 either way.
 """
 
@@ -26,7 +26,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_diff import write_pair
 from bench_rules import DEFAULT_REFERENCE, make_events, make_nodes
 from bench_sync import _git_repo, _write_spec
-from common import CATALOG, CUJ2, ROOT, Verdicts, aicr_bin, clean_env, command, median_ms, paired_ms, run_ms, spread
+from common import (
+    CATALOG,
+    CUJ2,
+    ROOT,
+    Verdicts,
+    aicr_bin,
+    clean_env,
+    command,
+    median_ms,
+    paired_ms,
+    peak_rss_mib,
+    run_ms,
+    spread,
+)
 
 MOCK = ROOT.parent / "shared" / "reference" / "aicr" / "tests" / "chainsaw" / "cli" / "cuj1-training" / \
     "mock-snapshot.yaml"
@@ -77,11 +90,21 @@ def bench_diff(work: Path, aicr: str | None, runs: int, large_runs: int, verdict
             ratio = _row(label, mine_times, their_times)
             if nodes == 256:
                 _ratio_check(verdicts, f"diff 256 nodes {fmt}", ratio)
+                if theirs and fmt == "yaml":
+                    _memory_check(verdicts, mine, theirs)
             elif fmt == "yaml":
                 medians[nodes] = statistics.median(mine_times)
     verdicts.check("diff 4,096 nodes yaml <= 0.5 s", medians[4096] <= 500, f"{medians[4096]:.0f} ms")
     linear = medians[8192] / medians[4096]
     verdicts.check("diff 8,192 / 4,096 nodes <= 2.2", linear <= 2.2, f"{linear:.2f}")
+
+
+def _memory_check(verdicts: Verdicts, mine: list[str], theirs: list[str]) -> None:
+    ours_mib = statistics.median(peak_rss_mib(mine) for _ in range(3))
+    their_mib = statistics.median(peak_rss_mib(theirs) for _ in range(3))
+    print(f"  {'peak RSS, 256 nodes yaml':<40} ours {ours_mib:7.1f} MiB   AICR {their_mib:6.1f} MiB")
+    verdicts.check("diff 256 nodes peak RSS <= AICR", ours_mib <= their_mib,
+                   f"{ours_mib:.1f} MiB vs {their_mib:.1f} MiB")
 
 
 def bench_recipe_bundle(work: Path, aicr: str | None, runs: int, verdicts: Verdicts) -> None:

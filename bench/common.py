@@ -67,6 +67,16 @@ def paired_ms(ours: list[str], theirs: list[str] | None, runs: int, env: dict[st
     return mine, other
 
 
+def peak_rss_mib(argv: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> float:
+    """Peak resident memory of one whole process (its own ``wait4`` rusage, not the children's maximum)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in ok_codes:
+        sys.exit(f"{' '.join(argv)}: exit {proc.returncode}")
+    return usage.ru_maxrss / 1024  # KiB on Linux
+
+
 def spread(times: list[float]) -> str:
     return f"{min(times):.0f}-{max(times):.0f}"
 
