@@ -115,7 +115,8 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
     existing = _existing(target) if target.is_dir() else {}
     if existing and not force:
         raise InvalidInputError(f"--output {output}: folder is not empty; pass --force to replace a previous bundle")
-    keep = {rel: full for rel, full in existing.items() if rel not in _managed(existing, target)}
+    managed = _managed(existing, target)
+    keep = {rel: full for rel, full in existing.items() if rel not in managed}
     clash = sorted(set(keep) & set(bundle))
     if clash:
         raise InvalidInputError(

@@ -92,11 +92,11 @@ NATIVE_KUSTOMIZE = ("argocd", "argocd-helm", "flux")  # Argo CD and Flux apply K
 def _kustomize_builds(recipe: dict[str, Any], deployer: str) -> dict[str, bytes]:
     """``kustomize build`` output of each enabled Kustomize component, for deployers that install them as
     local charts (argocd and flux apply Kustomize sources natively)."""
+    if deployer in NATIVE_KUSTOMIZE:
+        return {}
     from aicr_gen import kustomize
     from aicr_gen.resolve.refs import is_enabled
 
-    if deployer in NATIVE_KUSTOMIZE:
-        return {}
     return {ref["name"]: kustomize.build(kustomize.target(ref.get("source", ""), ref.get("path", ""),
                                                           ref.get("tag", "")), f"component {ref['name']!r}")
             for ref in recipe["componentRefs"] if ref.get("type") == "Kustomize" and is_enabled(ref)}

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping
-from pathlib import PurePosixPath
 from types import MappingProxyType
 
 from aicr_gen.errors import InvalidInputError
 
 CHECKSUMS = "checksums.txt"
+_UNSAFE_PARTS = frozenset(("", ".", ".."))
+_HEX = frozenset("0123456789abcdef")
 
 
 def check_path(path: str) -> str:
     """A safe bundle path: relative, POSIX, no ``..``/``.``/empty parts, no backslash or NUL."""
-    parts = path.split("/")
-    if (not path or path.startswith("/") or "\\" in path or "\0" in path
-            or any(part in ("", ".", "..") for part in parts) or PurePosixPath(path).is_absolute()):
+    # an empty or absolute path has an empty part too
+    if "\\" in path or "\0" in path or not _UNSAFE_PARTS.isdisjoint(path.split("/")):
         raise InvalidInputError(
             f"bundle path {path!r} is not a plain relative path; component and file names may not contain "
             "'/', '\\\\', '..' or NUL")
@@ -67,7 +67,7 @@ def parse_checksums(text: str, source: str) -> dict[str, str]:
     entries: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         digest, sep, path = line.partition("  ")
-        if not sep or len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest) or not path:
+        if not sep or len(digest) != 64 or not _HEX.issuperset(digest) or not path:
             raise InvalidInputError(f"{source}:{number}: expected '<sha256>  <path>'; regenerate the bundle")
         entries[check_path(path)] = digest
     return entries
