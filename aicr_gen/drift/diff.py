@@ -15,9 +15,9 @@ Both sides are first normalised into a flat mapping ``{path: scalar}``:
 
 Snapshot vs snapshot first drops what is equal on both sides before building paths (``normalise_pair``): a
 subtype reading, or an item matched by context, whose value is the same on both sides (same type too: ``1`` is
-not ``true``) cannot drift. The flat mappings are then compared by key (cheap even for a million entries); only
-the entries that differ go to ``DeepDiff(..., ignore_order=True)``, whose tree result is translated into AICR's
-change list.
+not ``true``) cannot drift. The flat mappings are then compared by key (cheap even for a million entries): the
+entries that differ, node lists split into members, become AICR's change list. Every value is a scalar by then,
+so a key-by-key comparison is the whole diff (no DeepDiff: importing it cost more than the comparison).
 """
 
 from __future__ import annotations
@@ -96,24 +96,38 @@ def _subtypes(snapshot: Mapping[str, Any]) -> Iterator[tuple[str, bool, Mapping[
 
 def _items(sub: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(key, data)`` of a subtype's items, keyed by context; a repeated context gets ``#2``..."""
-    out: list[tuple[str, Any]] = []
-    seen: dict[str, int] = {}
+    keys: list[str] = []
+    data: list[Any] = []
     for item in _list(sub.get("items")):
-        if not isinstance(item, Mapping):
-            continue
-        key = item_key(item.get("context"))
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] > 1:
-            key = f"{key}#{seen[key]}"
-        out.append((key, item.get("data")))
-    return out
+        if _is_mapping(item):
+            keys.append(item_key(item.get("context")))
+            data.append(item.get("data"))
+    if len(set(keys)) < len(keys):
+        seen: dict[str, int] = {}
+        for index, key in enumerate(keys):
+            count = seen[key] = seen.get(key, 0) + 1
+            if count > 1:
+                keys[index] = f"{key}#{count}"
+    return list(zip(keys, data, strict=True))
 
 
 def item_key(context: Any) -> str:
     """The stable key of an item: its context as sorted ``k=v`` pairs."""
-    if not isinstance(context, Mapping):
+    if type(context) is dict:
+        try:
+            # the usual case, all keys and values strings, in C: each key is once in a mapping, so sorting the
+            # pairs sorts the keys and never compares values; "=".join refuses anything but strings
+            return ",".join(map("=".join, sorted(context.items())))
+        except TypeError:
+            pass
+    elif not isinstance(context, Mapping):
         return ""
     return ",".join([f"{key}={_text(context[key])}" for key in sorted(context, key=str)])
+
+
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, quick for the dicts the loaders build (the ABC check is slow per item)."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _list(value: Any) -> list[Any]:
@@ -152,6 +166,9 @@ def _text(value: Any) -> str:
 
 _SCALARS = (str, int, float, bool, type(None))
 """Reading types the pre-pass compares; a subtype holding anything else (a mapping, ...) is normalised whole."""
+_SCALAR_TYPES = frozenset(_SCALARS)
+_PLAIN_VALUES = frozenset({*_SCALARS, list})
+_TEXT = frozenset({str})
 
 _RESERVED = ("context", "items[")
 """A data key starting so could share a path with the subtype's context or items."""
@@ -211,12 +228,15 @@ def _unequal(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Any, Any, 
     if not (_plain(old_data) and _plain(new_data)):
         return old_data, new_data, old_items, new_items
     if isinstance(old_data, Mapping) and isinstance(new_data, Mapping):
-        kept = {key: value for key, value in old_data.items() if not _same(value, new_data.get(key, _MISSING))}
+        # kept: what is not an equal reading of the same type (lists are left to ``compare``)
+        kept = {key: value for key, value in old_data.items()
+                if type(other := new_data.get(key, _MISSING)) is not type(value) or type(value) is list
+                or value != other}
         new_data = {key: value for key, value in new_data.items() if key in kept or key not in old_data}
         old_data = kept
     old_by_key, new_by_key = dict(old_items), dict(new_items)
     if len(old_by_key) < len(old_items) or len(new_by_key) < len(new_items) \
-            or any("]" in key for key in old_by_key) or any("]" in key for key in new_by_key):
+            or "]" in "".join(old_by_key) or "]" in "".join(new_by_key):
         return old_data, new_data, old_items, new_items
     equal = {key for key, value in old_items if key in new_by_key and _same_data(value, new_by_key[key])}
     return (old_data, new_data, [entry for entry in old_items if entry[0] not in equal],
@@ -228,22 +248,24 @@ def _plain(data: Any) -> bool:
     readings or lists (nothing nested that could flatten onto another key)."""
     if not isinstance(data, Mapping):
         return True
-    return all(type(key) is str and not key.startswith(_RESERVED) and (type(value) in _SCALARS or
-                                                                      type(value) is list)
-               for key, value in data.items())
-
-
-def _same(old: Any, new: Any) -> bool:
-    """Equal readings of the same type (lists are left to ``compare``)."""
-    return type(old) is type(new) and type(old) in _SCALARS and old == new
+    # type checks through ``issuperset(map(type, ...))`` run in C: a subtype may hold thousands of readings
+    return (_TEXT.issuperset(map(type, data.keys())) and _PLAIN_VALUES.issuperset(map(type, data.values()))
+            and not any(map(str.startswith, data.keys(), itertools.repeat(_RESERVED))))
 
 
 def _same_data(old: Any, new: Any) -> bool:
     """Item data that normalises to the same entries: neither a mapping, or the same string keys with equal
-    readings."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return not isinstance(old, Mapping) and not isinstance(new, Mapping)
-    return old.keys() == new.keys() and all(type(key) is str and _same(value, new[key]) for key, value in old.items())
+    readings of the same type."""
+    if not _is_mapping(old) or not _is_mapping(new):
+        return not _is_mapping(old) and not _is_mapping(new)
+    if old.keys() != new.keys():
+        return False
+    for key, value in old.items():
+        other = new[key]
+        if type(key) is not str or type(value) is not type(other) or type(value) not in _SCALAR_TYPES \
+                or value != other:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- compare
@@ -267,21 +289,21 @@ def compare(baseline: Mapping[str, Any], target: Mapping[str, Any]) -> list[dict
                 old, new = nodes.moved(old, new)
             left.update(_expand(path, old))
             right.update(_expand(path, new))
-    if not left and not right:
-        return []
-    from deepdiff import DeepDiff
+    return sort(_changes(left, right))
 
-    # threshold_to_diff_deeper=0: never report the whole (mostly differing) mapping as one root change.
-    tree = DeepDiff(left, right, ignore_order=True, view="tree", threshold_to_diff_deeper=0)
-    changes: list[dict[str, Any]] = []
-    for level in tree.get("dictionary_item_removed", ()):
-        changes.append(change("removed", _key(level), baseline=level.t1))
-    for level in tree.get("dictionary_item_added", ()):
-        changes.append(change("added", _key(level), target=level.t2))
-    for report in ("values_changed", "type_changes"):
-        for level in tree.get(report, ()):
-            changes.append(change("modified", _key(level), baseline=level.t1, target=level.t2))
-    return sort(changes)
+
+def _changes(left: dict[str, Any], right: dict[str, Any]) -> list[dict[str, Any]]:
+    """The change entries between two flat mappings of readings: a path on one side only is removed or added;
+    on both, modified when the values differ in type (``1`` is not ``true``, nor ``1.0``) or value. The same
+    object on both sides is equal (a shared NaN), as it was when DeepDiff compared them; unlike DeepDiff, which
+    skipped keys starting with ``__``, every path counts."""
+    changes = [change("removed", path, baseline=left[path]) for path in left.keys() - right.keys()]
+    changes += [change("added", path, target=right[path]) for path in right.keys() - left.keys()]
+    for path in left.keys() & right.keys():
+        old, new = left[path], right[path]
+        if old is not new and (type(old) is not type(new) or old != new):
+            changes.append(change("modified", path, baseline=old, target=new))
+    return changes
 
 
 class _NodeSets:
@@ -310,10 +332,6 @@ def _expand(path: str, value: Any) -> Iterable[tuple[str, Any]]:
             yield f"{path}[{member}]", member if value.value is None else value.value
     else:
         yield path, value
-
-
-def _key(level: Any) -> str:
-    return str(level.path(output_format="list")[0])
 
 
 _MISSING = object()

@@ -154,17 +154,18 @@ def load_document(source: str, kubeconfig: str | None = None, stdin: BinaryIO | 
 def validate_snapshot(doc: Document) -> dict[str, Any]:
     """Check a loaded document against the Snapshot model and for repeated types/subtypes.
 
-    A document parsed by the JSON fast path has no line numbers: it is checked structurally by
-    ``_fast_snapshot`` (the same rules as the model), and on any problem re-parsed through the YAML loader
-    and checked again, so that the error names ``file:line`` exactly as before."""
-    if isinstance(doc, _JsonDocument):
-        try:
-            return _check_repeats(doc, _fast_snapshot(doc.data))
-        except (_Fallback, InvalidInputError):
-            doc = _located(doc)
-    from aicr_gen.modelcheck import check
+    Every document is first checked structurally by ``_fast_snapshot`` (the model's rules in plain Python:
+    importing pydantic and building the models costs more than parsing a 256-node snapshot); only when that
+    cannot decide does the pydantic model check it and explain the problem. A document from the JSON fast
+    path has no line numbers: it is re-parsed through the YAML loader before any message is written, so the
+    error names ``file:line`` exactly as before."""
+    try:
+        data = _fast_snapshot(doc.data)
+    except _Fallback:
+        from aicr_gen.modelcheck import check
 
-    data: dict[str, Any] = check(doc, _models()["Snapshot"]).model_dump(exclude_none=True)
+        doc = _located(doc)
+        data = check(doc, _models()["Snapshot"]).model_dump(exclude_none=True)
     return _check_repeats(doc, data)
 
 
@@ -173,15 +174,15 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
     for index, measurement in enumerate(data["measurements"]):
         kind = measurement["type"]
         if kind in seen_types and kind not in MULTI_INSTANCE_TYPES:
-            raise InvalidInputError(f"{doc.where(('measurements', index, 'type'))}: measurement type {kind!r} "
-                                    f"repeats measurements[{seen_types[kind]}]; merge their subtypes")
+            raise InvalidInputError(f"{_located(doc).where(('measurements', index, 'type'))}: measurement type "
+                                    f"{kind!r} repeats measurements[{seen_types[kind]}]; merge their subtypes")
         seen_types.setdefault(kind, index)
         seen_subtypes: dict[str, int] = {}
         for position, subtype in enumerate(measurement["subtypes"]):
             name = subtype["subtype"]
             if name in seen_subtypes:
                 path = ("measurements", index, "subtypes", position, "subtype")
-                raise InvalidInputError(f"{doc.where(path)}: subtype {name!r} repeats "
+                raise InvalidInputError(f"{_located(doc).where(path)}: subtype {name!r} repeats "
                                         f"{format_path(path[:3])}.subtypes[{seen_subtypes[name]}]; merge them")
             seen_subtypes[name] = position
     return data
@@ -282,7 +283,7 @@ def _decode(raw: bytes, source: str) -> str:
                                 ) from None
 
 
-# ---------------------------------------------------------------- JSON fast path
+# ---------------------------------------------------------------- fast paths: JSON text, plain-Python model check
 #
 # AICR writes snapshots as JSON as often as YAML; ruamel composes a 1 MB JSON document in ~0.2 s, json.loads in a
 # few ms. The fast path accepts only what the YAML loader plus the Snapshot model would accept with the same
@@ -291,7 +292,7 @@ def _decode(raw: bytes, source: str) -> str:
 
 
 class _Fallback(Exception):
-    """The JSON fast path cannot decide; use the YAML loader and the pydantic model."""
+    """The fast path cannot decide; use the YAML loader (for JSON text) and the pydantic model."""
 
 
 @dataclass(frozen=True)
@@ -349,6 +350,9 @@ _SNAPSHOT_FIELDS = frozenset({"kind", "apiVersion", "metadata", "fingerprint", "
 _MEASUREMENT_FIELDS = frozenset({"type", "subtypes"})
 _SUBTYPE_FIELDS = frozenset({"subtype", "data", "context", "items"})
 _ITEM_FIELDS = frozenset({"context", "data"})
+# ``issuperset(map(type, values))`` checks every value's exact type without a Python-level loop.
+_READING_TYPES = frozenset({str, int, float, bool})
+_TEXT_TYPES = frozenset({str})
 
 
 def _name(value: Any) -> str:
@@ -364,15 +368,19 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 
 def _readings(value: Any) -> dict[str, Any]:
-    for reading in _mapping(value).values():
-        if type(reading) not in (str, int, float, bool):
-            raise _Fallback("not a reading")
-    return dict(value)
+    if type(value) is not dict or not _READING_TYPES.issuperset(map(type, value.values())):
+        raise _Fallback("not readings")
+    return value
 
 
 def _fast_snapshot(data: Any) -> dict[str, Any]:
-    """``Snapshot.model_validate(data).model_dump(exclude_none=True)`` for JSON data, without pydantic;
-    ``_Fallback`` for anything the model might refuse (the model then decides and explains)."""
+    """``Snapshot.model_validate(data).model_dump(exclude_none=True)`` for loaded (JSON or YAML) data, without
+    pydantic; ``_Fallback`` for anything the model might refuse (the model then decides and explains). Types
+    are checked exactly (``type(x) is dict``), so anything but the plain values our loaders build falls back.
+
+    The model's dump is rebuilt level by level (its field order, unset fields left out), but mappings of readings
+    and free-form metadata are the loaded objects themselves: nothing changes a loaded document afterwards, so
+    the copies the model makes would only cost time."""
     snapshot = _mapping(data)
     if not snapshot.keys() <= _SNAPSHOT_FIELDS:
         raise _Fallback("unknown field")
@@ -386,7 +394,7 @@ def _fast_snapshot(data: Any) -> dict[str, Any]:
     for field in ("metadata", "fingerprint"):
         value = snapshot.get(field)
         if value is not None:
-            out[field] = dict(_mapping(value))
+            out[field] = _mapping(value)
     measurements = snapshot.get("measurements")
     if type(measurements) is not list:
         raise _Fallback("measurements")
@@ -407,10 +415,12 @@ def _fast_subtype(value: Any) -> dict[str, Any]:
     if not sub.keys() <= _SUBTYPE_FIELDS:
         raise _Fallback("subtype")
     out: dict[str, Any] = {"subtype": _name(sub.get("subtype"))}
-    if sub.get("data") is not None:
-        out["data"] = _readings(sub["data"])
-    if sub.get("context") is not None:
-        out["context"] = dict(_mapping(sub["context"]))
+    data = sub.get("data")
+    if data is not None:
+        out["data"] = _readings(data)
+    context = sub.get("context")
+    if context is not None:
+        out["context"] = _mapping(context)
     items = sub.get("items")
     if items is not None:
         if type(items) is not list:
@@ -420,15 +430,15 @@ def _fast_subtype(value: Any) -> dict[str, Any]:
 
 
 def _fast_item(value: Any) -> dict[str, Any]:
-    item = _mapping(value)
-    if not item.keys() <= _ITEM_FIELDS:
+    if type(value) is not dict or not value.keys() <= _ITEM_FIELDS:
         raise _Fallback("item")
     out: dict[str, Any] = {}
-    context = item.get("context")
+    context = value.get("context")
     if context is not None:
-        if any(type(text) is not str for text in _mapping(context).values()):
+        if type(context) is not dict or not _TEXT_TYPES.issuperset(map(type, context.values())):
             raise _Fallback("item context")
-        out["context"] = dict(context)
-    if item.get("data") is not None:
-        out["data"] = _readings(item["data"])
+        out["context"] = context
+    data = value.get("data")
+    if data is not None:
+        out["data"] = _readings(data)
     return out
