@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -75,19 +76,52 @@ def write_text(target: str | None, text: str) -> None:
         raise
 
 
-def _existing(target: Path) -> dict[str, Path]:
-    """Files under an existing output folder; a symlink anywhere inside is refused, never followed."""
-    found: dict[str, Path] = {}
-    for folder, dirs, names in os.walk(target):
-        for name in [*dirs, *names]:
-            full = Path(folder) / name
-            if full.is_symlink():
+def _existing(target: Path) -> tuple[dict[str, Path], set[str]]:
+    """Files (relative path -> path) and folders under an existing output folder; a symlink anywhere inside is
+    refused, never followed."""
+    files: dict[str, Path] = {}
+    folders: set[str] = set()
+    pending = [("", target)]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            with os.scandir(folder) as found:
+                entries = list(found)
+        except OSError:  # an unreadable folder is skipped, as os.walk does
+            continue
+        for entry in entries:
+            full, rel = folder / entry.name, prefix + entry.name
+            if entry.is_symlink():
                 raise InvalidInputError(
                     f"{full}: a symlink inside the output folder; remove it (aicr-gen never follows links there)")
-        for name in names:
-            full = Path(folder) / name
-            found[full.relative_to(target).as_posix()] = full
-    return found
+            if entry.is_dir():
+                folders.add(rel)
+                pending.append((rel + "/", full))
+            else:
+                files[rel] = full
+    return files, folders
+
+
+def _mode(rel: str, umask: int) -> int:
+    return (0o777 if rel.endswith(".sh") else 0o666) & ~umask
+
+
+def _unchanged(bundle: Mapping[str, bytes], files: dict[str, Path], folders: set[str], kept: set[str],
+               umask: int) -> bool:
+    """Whether the output folder already holds exactly what writing ``bundle`` would leave there: its files with
+    these contents and modes beside the kept ones, and no other folders. Then rewriting is skipped, since
+    replacing the tree removes every old folder, on some file systems the slowest part of writing a bundle."""
+    if files.keys() != {*bundle, *kept}:
+        return False
+    parents = {"/".join(parts[:depth]) for parts in (rel.split("/") for rel in files) for depth in range(1, len(parts))}
+    if folders != parents:
+        return False
+    for rel, data in bundle.items():
+        info = files[rel].lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(data) or \
+                stat.S_IMODE(info.st_mode) != _mode(rel, umask) or files[rel].read_bytes() != data:
+            return False
+    return True
 
 
 def _managed(files: dict[str, Path], target: Path) -> set[str]:
@@ -100,19 +134,31 @@ def _managed(files: dict[str, Path], target: Path) -> set[str]:
     return {*listed, CHECKSUMS}
 
 
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        os.fchmod(fd, mode)  # exactly ``mode``, whatever default ACL the folder has
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
     """Write ``bundle`` to folder ``output`` atomically: render into a temp folder beside it, then rename.
 
     A non-empty folder is refused unless ``force``; with ``force`` only the files the previous bundle
     wrote (its checksums.txt) are replaced or removed, every other file is kept (hard-linked into the
-    new tree). On any error the target is as it was and nothing is left behind.
+    new tree). On any error the target is as it was and nothing is left behind. A folder that already holds
+    exactly this bundle is left as it is.
     """
     if not output:
         raise InvalidInputError("--output: give a folder path")
     target = Path(os.path.realpath(output))
     if target.exists() and not target.is_dir():
         raise InvalidInputError(f"--output {output}: is an existing file; give a folder")
-    existing = _existing(target) if target.is_dir() else {}
+    existing, folders = _existing(target) if target.is_dir() else ({}, set())
     if existing and not force:
         raise InvalidInputError(f"--output {output}: folder is not empty; pass --force to replace a previous bundle")
     managed = _managed(existing, target)
@@ -122,6 +168,10 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
         raise InvalidInputError(
             f"--output {output}: {clash[0]} is not from a previous bundle (not in its checksums.txt) and the new "
             "bundle writes it; move it away")
+    umask = os.umask(0)
+    os.umask(umask)
+    if existing and _unchanged(bundle, existing, folders, set(keep), umask):
+        return target
     created = _make_parents(target.parent, f"--output {output}")
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".new", dir=target.parent))
@@ -130,16 +180,15 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
         raise InvalidInputError(f"--output {output}: cannot write in {target.parent}: {err.strerror}") from None
     backup = target.parent / f"{staging.name[:-4]}.old"
     try:
-        umask = os.umask(0)
-        os.umask(umask)
+        made = {staging}
+        for rel in [*bundle, *keep]:
+            parent = (staging / rel).parent
+            if parent not in made:
+                parent.mkdir(parents=True, exist_ok=True)
+                made.add(parent)
         for rel, data in bundle.items():
-            path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            mode = 0o777 if rel.endswith(".sh") else 0o666
-            path.chmod(mode & ~umask)
+            _write_new(staging / rel, data, _mode(rel, umask))
         for rel, full in keep.items():
-            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
             os.link(full, staging / rel)
         staging.chmod(0o777 & ~umask)
         if target.is_dir():

@@ -102,6 +102,33 @@ def test_force_replaces_only_what_the_previous_bundle_wrote(tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
+def _modes(folder: Path) -> dict[str, int]:
+    return {p.relative_to(folder).as_posix(): p.stat().st_mode for p in sorted(folder.rglob("*"))}
+
+
+@pytest.mark.parametrize("change", ["nothing", "content", "mode", "empty folder", "missing file"])
+def test_force_with_the_same_bundle_leaves_what_a_rewrite_would(tmp_path: Path, change: str) -> None:
+    bundle = Bundle({"a.yaml": b"1", "d/e/run.sh": b"#!/bin/sh\n", "d/f.yaml": b"2"}).with_checksums()
+    rewritten, out = tmp_path / "rewritten", tmp_path / "out"
+    write_bundle(bundle, str(rewritten), force=False)
+    write_bundle(bundle, str(out), force=False)
+    (out / "NOTES.md").write_text("mine")
+    (rewritten / "NOTES.md").write_text("mine")
+    if change == "content":
+        (out / "d/f.yaml").write_bytes(b"3")
+    elif change == "mode":
+        (out / "d/e/run.sh").chmod(0o600)
+    elif change == "empty folder":
+        (out / "d/g").mkdir()
+    elif change == "missing file":
+        (out / "a.yaml").unlink()
+    inode = out.stat().st_ino
+    write_bundle(bundle, str(out), force=True)
+    assert (_tree(out), _modes(out)) == (_tree(rewritten), _modes(rewritten))
+    assert (out.stat().st_ino == inode) == (change == "nothing")  # only an unchanged folder is not replaced
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "rewritten"]
+
+
 def test_force_refuses_to_overwrite_a_file_it_did_not_write(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
