@@ -6,7 +6,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -49,6 +48,8 @@ def write_text(target: str | None, text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    import tempfile  # here: printing, the common case, needs no temp file
+
     name = str(target)
     if not name or name.endswith(("/", os.sep)) or Path(name).is_dir():
         raise InvalidInputError(f"-o {name!r}: not a file name; give a file path such as out/recipe.yaml")
@@ -134,6 +135,21 @@ def _managed(files: dict[str, Path], target: Path) -> set[str]:
     return {*listed, CHECKSUMS}
 
 
+def _fill(staging: Path, bundle: Mapping[str, bytes], keep: dict[str, Path], umask: int) -> None:
+    """Write the new tree into ``staging``: the bundle's files, and the kept ones hard-linked."""
+    made = {staging}
+    for rel in [*bundle, *keep]:
+        parent = (staging / rel).parent
+        if parent not in made:
+            parent.mkdir(parents=True, exist_ok=True)
+            made.add(parent)
+    for rel, data in bundle.items():
+        _write_new(staging / rel, data, _mode(rel, umask))
+    for rel, full in keep.items():
+        os.link(full, staging / rel)
+    staging.chmod(0o777 & ~umask)
+
+
 def _write_new(path: Path, data: bytes, mode: int) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
@@ -172,6 +188,8 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
     os.umask(umask)
     if existing and _unchanged(bundle, existing, folders, set(keep), umask):
         return target
+    import tempfile  # here: an unchanged bundle needs no temp folder
+
     created = _make_parents(target.parent, f"--output {output}")
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".new", dir=target.parent))
@@ -180,17 +198,7 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
         raise InvalidInputError(f"--output {output}: cannot write in {target.parent}: {err.strerror}") from None
     backup = target.parent / f"{staging.name[:-4]}.old"
     try:
-        made = {staging}
-        for rel in [*bundle, *keep]:
-            parent = (staging / rel).parent
-            if parent not in made:
-                parent.mkdir(parents=True, exist_ok=True)
-                made.add(parent)
-        for rel, data in bundle.items():
-            _write_new(staging / rel, data, _mode(rel, umask))
-        for rel, full in keep.items():
-            os.link(full, staging / rel)
-        staging.chmod(0o777 & ~umask)
+        _fill(staging, bundle, keep, umask)
         if target.is_dir():
             target.rename(backup)
         staging.rename(target)

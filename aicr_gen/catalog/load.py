@@ -69,6 +69,11 @@ def embedded_root() -> Path:
     return packaged if packaged.is_dir() else here.parent / "overlays"
 
 
+def open_catalog(folders: list[str]) -> Catalog:
+    """The ``--catalog`` layers, or the embedded catalog when none is given."""
+    return load([Path(folder) for folder in folders] or [embedded_root()])
+
+
 def _scan(root: Path) -> Layer:
     """The files of ``root`` as ``os.walk`` finds them (symlinked folders are not entered), from directory
     entries only: their types need no further system call, and only symlinks need their targets resolved."""

@@ -148,7 +148,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     """Render and write one bundle (or, with ``build_only``, print what it applies)."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
-    from aicr_gen.commands.recipe import open_catalog
+    from aicr_gen.catalog.load import open_catalog
     from aicr_gen.output import write_bundle
     from aicr_gen.render import render_bundle
     from aicr_gen.render.values import parse

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 from aicr_gen.catalog import load
+from aicr_gen.catalog.load import open_catalog
 from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.errors import OK
 from aicr_gen.output import write_text
 from aicr_gen.resolve import criteria, recipe
 from aicr_gen.yamlio import dump, dump_json
-
-
-def open_catalog(folders: list[str]) -> load.Catalog:
-    """The ``--catalog`` layers, or the embedded catalog when none is given."""
-    roots = [Path(folder) for folder in folders] or [load.embedded_root()]
-    return load.load(roots)
 
 
 def resolve_command(folders: list[str], values: dict[str, str | None], output: str | None, fmt: str, *,
