@@ -281,3 +281,13 @@ def test_repeated_contexts_are_numbered_in_order() -> None:
                      {"context": {"n": "a"}}]}
     assert diff._items(sub) == [("n=a", {"v": 1}), ("n=b", {"v": 2}), ("n=a#2", {"v": 3}), ("", {"v": 4}),
                                 ("n=a#3", None)]
+
+
+def test_node_lists_compared_in_place_split_like_a_fresh_split() -> None:
+    rng = random.Random(90)
+    lists = ["", "n1", "n1,n2", "n2", "1,n2", "n1,,n2", ",", "x|n2"]
+    values = ["", "v", "NoSchedule|v", "a|"]
+    nodes = diff._NodeSets()
+    for _ in range(3000):
+        raw = f"{rng.choice(values)}|{rng.choice(lists)}"
+        assert nodes.unpack(diff._Encoded(raw)) == diff._Encoded(raw).split(), raw

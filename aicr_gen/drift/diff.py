@@ -45,6 +45,9 @@ GPU_STACK = re.compile(r"gpu-operator|network-operator|nvidia-dra|dra-driver|nvi
 
 GPU_LABEL = "nvidia.com/gpu.present"
 
+_NO_NODE = frozenset({""})
+"""What splitting an empty node list (or ``a,,b``) yields besides node names."""
+
 
 @dataclass(frozen=True, slots=True)
 class Members:
@@ -65,7 +68,7 @@ class _Encoded:
         value, _, nodes = self.raw.rpartition("|")
         members = None if known is None else known.get(nodes)
         if members is None:
-            members = frozenset(node for node in nodes.split(",") if node)
+            members = frozenset(nodes.split(",")) - _NO_NODE
             if known is not None:
                 known[nodes] = members
         return Members(value, members)
@@ -306,6 +309,10 @@ def _changes(left: dict[str, Any], right: dict[str, Any]) -> list[dict[str, Any]
     return changes
 
 
+_RECENT = 2
+"""Node lists ``_NodeSets`` compares in place before looking one up: the two sides of a diff."""
+
+
 class _NodeSets:
     """Node lists split once: many labels and taints of a cluster share one node list, so the same list (and
     the same pair of lists) is split and subtracted once per diff, not once per label."""
@@ -313,9 +320,23 @@ class _NodeSets:
     def __init__(self) -> None:
         self._sets: dict[str, frozenset[str]] = {}
         self._moved: dict[tuple[frozenset[str], frozenset[str]], tuple[frozenset[str], frozenset[str]]] = {}
+        self._recent: list[tuple[str, frozenset[str]]] = []
+        """The node lists split last (at most ``_RECENT``, newest first), and their sets."""
 
     def unpack(self, value: Any) -> Any:
-        return value.split(self._sets) if isinstance(value, _Encoded) else value
+        if not isinstance(value, _Encoded):
+            return value
+        raw = value.raw
+        # Values in a row mostly end in one of a few lists of thousands of nodes (the baseline's, the target's):
+        # comparing the tail in place costs less than cutting it out and hashing it again. A node list holds no
+        # "|", so when raw ends in "|" + nodes, that "|" is its last one.
+        for nodes, members in self._recent:
+            cut = len(raw) - len(nodes) - 1
+            if cut >= 0 and raw[cut] == "|" and raw.endswith(nodes):
+                return Members(raw[:cut], members)
+        split = value.split(self._sets)
+        self._recent = [(raw[len(split.value) + 1:], split.members), *self._recent[:_RECENT - 1]]
+        return split
 
     def moved(self, old: Members, new: Members) -> tuple[Members, Members]:
         """The members that left and those that joined."""
