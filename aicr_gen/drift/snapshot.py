@@ -11,12 +11,9 @@ an exit-3 error (see ``aicr_gen.kube``).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 import sys
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Literal
@@ -41,8 +38,9 @@ CM_GZIP_KEYS = ("snapshot.yaml.gz", "snapshot.json.gz", "recipe.yaml.gz", "recip
 MULTI_INSTANCE_TYPES = frozenset({"NetworkTopology"})
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+# patterns, not compiled ones: only cm:// sources need them (``re`` compiles and caches them on first use)
+_DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 
 _MODELS: dict[str, type[BaseModel]] = {}
 _MODEL_NAMES = ("Item", "Subtype", "Measurement", "Snapshot")
@@ -192,7 +190,7 @@ def parse_cm_source(source: str) -> tuple[str, str]:
     """``(namespace, name)`` of ``cm://NAMESPACE/NAME``; anything else is an input error."""
     rest = source[len(CM_PREFIX):]
     namespace, _, name = rest.partition("/")
-    if not (_DNS_LABEL.match(namespace) and len(namespace) <= 63 and _DNS_SUBDOMAIN.match(name)
+    if not (re.match(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.match(_DNS_SUBDOMAIN, name)
             and len(name) <= 253):
         raise InvalidInputError(f"{source}: expected cm://NAMESPACE/NAME with Kubernetes names "
                                 "(lower-case letters, digits, '-'; '.' in NAME), e.g. cm://aicr/snapshot")
@@ -222,6 +220,9 @@ def _read(source: str, kubeconfig: str | None, context: str | None, stdin: Binar
 
 
 def _read_configmap(source: str, kubeconfig: str | None, context: str | None) -> Document:
+    import base64
+    import binascii
+
     from aicr_gen.kube.client import connect
 
     namespace, name = parse_cm_source(source)
@@ -261,6 +262,8 @@ def _parse(raw: bytes, source: str) -> Document:
 
 def _gunzip(raw: bytes, source: str) -> bytes:
     """Decompress gzip, refusing more than ``MAX_SNAPSHOT_BYTES`` of output (gzip bombs)."""
+    import zlib
+
     inflater = zlib.decompressobj(wbits=31)
     try:
         out = inflater.decompress(raw, MAX_SNAPSHOT_BYTES + 1)
