@@ -11,9 +11,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen.catalog import cache, paths
 from aicr_gen.errors import InvalidInputError
@@ -22,8 +21,7 @@ REGISTRY = "registry.yaml"
 _FOLDERS = ("overlays", "mixins")
 
 
-@dataclass(frozen=True)
-class Layer:
+class Layer(NamedTuple):
     """One catalog folder: every file in it (relative POSIX paths), the regular files among them that are not
     symlinks (known to be inside without resolving their path), and the symlinks leaving it."""
 
@@ -33,8 +31,7 @@ class Layer:
     escaping: dict[str, str]
 
 
-@dataclass(frozen=True)
-class Catalog:
+class Catalog(NamedTuple):
     """A loaded catalog: validated plain data, ready for resolution (which does no IO)."""
 
     layers: tuple[Path, ...]
@@ -173,7 +170,7 @@ def load(roots: list[Path]) -> Catalog:
         layers=tuple(roots), registry=parsed["registry"], overlays=parsed["overlays"], mixins=parsed["mixins"],
         sources=parsed["sources"], locations=parsed["locations"], files=frozenset(merged), checks={},
         escaping=escaping, plain=tuple(layer.plain for layer in layers))
-    return replace(catalog, checks=_read_checks(catalog, merged))
+    return catalog._replace(checks=_read_checks(catalog, merged))
 
 
 def _read_checks(catalog: Catalog, files: dict[str, Layer]) -> dict[str, str]:

@@ -13,6 +13,9 @@ from aicr_gen.output import write_text
 from aicr_gen.resolve import criteria, recipe
 from aicr_gen.yamlio import dump, dump_json
 
+# open_catalog too: commands/spec and gitops/spec import it from here
+__all__ = ["leaf_rows", "list_leaves", "open_catalog", "resolve_command"]
+
 
 def resolve_command(folders: list[str], values: dict[str, str | None], output: str | None, fmt: str, *,
                     nodes: int, profile: str | None, accounting_mode: str | None) -> int:

@@ -29,8 +29,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
@@ -57,8 +56,7 @@ _SCP_URL = re.compile(r"^(?P<user>[^@/:]+)@(?P<host>[^:/]+):(?P<path>.+)$")
 _GIT_SCHEMES = ("https://", "http://", "ssh://")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One Flux source object; ``ref`` is the GitRepository/OCIRepository reference."""
 
     kind: str
@@ -67,8 +65,7 @@ class Source:
     helm_chart: bool = False
 
 
-@dataclass(frozen=True)
-class Named:
+class Named(NamedTuple):
     """A source with its object name and bundle file."""
 
     source: Source

@@ -11,8 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import values as values_mod
@@ -24,8 +23,7 @@ PRE, MAIN, POST = "pre", "main", "post"
 UPSTREAM, LOCAL, KUSTOMIZE = "upstream", "local", "kustomize"
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     """One deployable unit (a Helm release, Argo CD Application or Flux HelmRelease)."""
 
     name: str
@@ -36,7 +34,7 @@ class Unit:
     folder: str
     level: int
     depends_on: tuple[str, ...]
-    values: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = {}  # shared, and never changed: a unit is a value
     chart: str = ""
     repository: str = ""
     version: str = ""
@@ -45,8 +43,7 @@ class Unit:
     manifests: tuple[tuple[str, bytes], ...] = ()
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """The units in install order, plus the recipe they came from."""
 
     recipe: Mapping[str, Any]
@@ -200,7 +197,7 @@ def _check_order(order: list[str], dependencies: Mapping[str, list[str]]) -> Non
 
 
 def _number(unit: Unit, index: int) -> Unit:
-    return replace(unit, folder=f"{index:03d}-{unit.name}")
+    return unit._replace(folder=f"{index:03d}-{unit.name}")
 
 
 def helm_literal(manifest: bytes) -> bytes:

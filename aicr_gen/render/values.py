@@ -9,8 +9,7 @@ import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve.merge import deep_merge
@@ -19,8 +18,7 @@ _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 _SEGMENT = re.compile(r"^(?P<key>[^\[\]]+)(?P<indexes>(\[[0-9]+\])*)$")
 
 
-@dataclass(frozen=True)
-class Override:
+class Override(NamedTuple):
     """One ``--set``/``--set-json``: component (name or alias), value path, parsed value, how to apply."""
 
     component: str

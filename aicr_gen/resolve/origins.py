@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_gen.catalog.load import Catalog
@@ -18,11 +17,11 @@ REGISTRY_FIELDS = {
 }
 
 
-@dataclass
 class Origins:
     """``(component, field)`` -> the document that last set it; list items are tracked one by one."""
 
-    files: dict[tuple[str, str], str] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.files: dict[tuple[str, str], str] = {}
 
     def record(self, source: str, ref: Mapping[str, Any]) -> None:
         """Note that document ``source`` sets the non-empty fields of ``ref``."""

@@ -9,8 +9,7 @@ enabled components, and apply the Slurm accounting mode. Pure: no IO, no clock, 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen import __version__
 from aicr_gen.catalog.load import Catalog
@@ -26,8 +25,7 @@ PHASE_KEYS = ("timeout", "constraints", "checks", "nodeSelection", "infrastructu
 MIXIN_REF_FIELDS = {"name", "namespace", "manifestFiles", "preManifestFiles"}
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """Resolution settings that are not criteria."""
 
     nodes: int = 0
@@ -35,13 +33,16 @@ class Options:
     accounting_mode: str | None = None
 
 
-@dataclass
 class _Spec:
-    constraints: list[dict[str, Any]] = field(default_factory=list)
-    refs: list[dict[str, Any]] = field(default_factory=list)
-    validation: dict[str, Any] = field(default_factory=dict)
-    mixins: dict[str, str] = field(default_factory=dict)
-    origins: Origins = field(default_factory=Origins)
+    """The merged spec while the chain's overlays and then the mixins are applied."""
+
+    def __init__(self, constraints: list[dict[str, Any]], refs: list[dict[str, Any]], validation: dict[str, Any],
+                 mixins: dict[str, str]) -> None:
+        self.constraints = constraints
+        self.refs = refs
+        self.validation = validation
+        self.mixins = mixins
+        self.origins = Origins()
 
 
 def _spec(catalog: Catalog, name: str) -> dict[str, Any]:
