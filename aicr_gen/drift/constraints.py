@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from aicr_gen.drift import versions
 from aicr_gen.errors import InvalidInputError
@@ -33,8 +32,7 @@ Status = Literal["passed", "failed", "skipped"]
 NOT_FOUND = "not found in snapshot"
 
 
-@dataclass(frozen=True)
-class ConstraintResult:
+class ConstraintResult(NamedTuple):
     """The outcome of one constraint."""
 
     name: str

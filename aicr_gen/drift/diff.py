@@ -25,8 +25,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 NODE_SUBTYPES = {("NodeTopology", "label"), ("NodeTopology", "taint")}
 """Subtypes whose values end in ``|node1,node2``."""
@@ -49,16 +48,18 @@ _NO_NODE = frozenset({""})
 """What splitting an empty node list (or ``a,,b``) yields besides node names."""
 
 
-@dataclass(frozen=True, slots=True)
-class Members:
+# Value records are NamedTuples rather than dataclasses: importing dataclasses (it imports inspect) costs a
+# diff more than building the records.
+
+
+class Members(NamedTuple):
     """A list value kept unexpanded until it differs: ``value`` is what each member maps to (None: itself)."""
 
     value: Any
     members: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
-class _Encoded:
+class _Encoded(NamedTuple):
     """A NodeTopology value ``[effect|]value|node1,node2``, compared raw and split only when it differs."""
 
     raw: str

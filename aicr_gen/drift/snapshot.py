@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Literal
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
 from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text
+from aicr_gen.yamlio import Path as FieldPath
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -298,16 +299,27 @@ class _Fallback(Exception):
     """The fast path cannot decide; use the YAML loader (for JSON text) and the pydantic model."""
 
 
-@dataclass(frozen=True)
-class _JsonDocument(Document):
-    """A document parsed by ``json.loads``: no line numbers, but the text to re-parse when they are needed."""
+class _JsonText(Mapping[FieldPath, int]):
+    """The ``lines`` of a document parsed by ``json.loads``: none known, but the text, for the YAML loader to
+    re-read when a message needs them (``_located``). Not a ``Document`` subclass: whatever ``Document`` is built
+    with (a dataclass costs an import of ``dataclasses``), a document from either path is one."""
 
-    text: str = ""
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __getitem__(self, path: FieldPath) -> int:
+        raise KeyError(path)
+
+    def __iter__(self) -> Iterator[FieldPath]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
 def _located(doc: Document) -> Document:
     """``doc`` with line numbers (re-parsed by the YAML loader when it came from the JSON fast path)."""
-    return load_text(doc.text, doc.source) if isinstance(doc, _JsonDocument) else doc
+    return load_text(doc.lines.text, doc.source) if isinstance(doc.lines, _JsonText) else doc
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -321,7 +333,7 @@ def _no_constant(name: str) -> Any:
     raise _Fallback(f"{name} is not JSON")
 
 
-def _load_json(text: str, source: str) -> _JsonDocument | None:
+def _load_json(text: str, source: str) -> Document | None:
     """The document parsed as strict JSON, or None when the YAML loader must decide (and report)."""
     try:
         data = json.loads(text, object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
@@ -329,7 +341,7 @@ def _load_json(text: str, source: str) -> _JsonDocument | None:
         return None
     if not _bounded(data):
         return None
-    return _JsonDocument(source=source, data=data, text=text)
+    return Document(source=source, data=data, lines=_JsonText(text))
 
 
 def _bounded(data: Any) -> bool:

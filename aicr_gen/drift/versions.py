@@ -25,7 +25,7 @@ Rules (documented here because constraint results depend on them):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 OPERATORS = (">=", "<=", "==", "!=", ">", "<")
 _OPERATOR_CHARS = "<>=!~^"
@@ -34,8 +34,7 @@ _PRE_RELEASE = re.compile(r"^(alpha|beta|rc|pre|dev)", re.IGNORECASE)
 _TOKEN_SPLIT = re.compile(r"[.\-+~_]")
 
 
-@dataclass(frozen=True)
-class Version:
+class Version(NamedTuple):
     """A parsed version: numeric components and the (possibly empty) suffix after them."""
 
     numbers: tuple[int, ...]
@@ -47,8 +46,7 @@ class Version:
         return bool(_PRE_RELEASE.match(self.suffix))
 
 
-@dataclass(frozen=True)
-class Expectation:
+class Expectation(NamedTuple):
     """A parsed constraint value: the operator (``""`` for a bare value = exact match) and the operand."""
 
     operator: str
