@@ -16,6 +16,13 @@ _DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destin
 
 def load_recipe(path: str) -> dict[str, Any]:
     """A RecipeResult file (ours or AICR's), validated strictly (cached by content, like catalogs)."""
+    recipe: dict[str, Any] = _load_recipe(path)["recipe"]
+    return recipe
+
+
+def _load_recipe(path: str) -> dict[str, Any]:
+    """``recipe``: the validated recipe; ``yaml``: it as the bundle's recipe.yaml writes it (dumping a large
+    recipe is a good part of rendering a bundle, and a cache hit needs neither)."""
     from aicr_gen.catalog import cache
     from aicr_gen.catalog.load import read_file
 
@@ -23,13 +30,16 @@ def load_recipe(path: str) -> dict[str, Any]:
     if not file.is_file():
         raise InvalidInputError(f"--recipe {path}: no such file; write one with 'aicr-gen recipe -o FILE'")
     raw = read_file(file, file.parent, file.name)
-    key = cache.new_key("recipe-v1")
+    key = cache.new_key("recipe-v2")
     key.update(raw)
-    recipe = cache.get(key.hexdigest())
-    if recipe is None:
+    entry = cache.get(key.hexdigest())
+    if entry is None:
+        from aicr_gen.yamlio import dump
+
         recipe = _validate_recipe(raw, path)
-        cache.put(key.hexdigest(), recipe)
-    return recipe
+        entry = {"recipe": recipe, "yaml": dump(recipe)}
+        cache.put(key.hexdigest(), entry)
+    return entry
 
 
 def _validate_recipe(raw: bytes, path: str) -> dict[str, Any]:
@@ -157,14 +167,15 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
         raise InvalidInputError(
             f"--deployer {deployer} needs --repo URL: the Git repository this bundle will be committed to, which "
             "Argo CD or Flux reads it from")
-    recipe = load_recipe(recipe_path)
+    loaded = _load_recipe(recipe_path)
+    recipe = loaded["recipe"]
     deployer_sets = [text for text in sets if text.startswith("deployer:")]
     options = _options(deployer_sets, repo)
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
     overrides += [parse("--set-json", text) for text in set_jsons]
     catalog = open_catalog(folders)
     plan = plan_for(recipe, catalog, overrides, deployer)
-    rendered = render_bundle(plan, deployer, options)
+    rendered = render_bundle(plan, deployer, options, recipe_yaml=loaded["yaml"])
     if output is None:
         _print_build(rendered, deployer)
         return OK

@@ -15,8 +15,9 @@ _MODULES = {"helm": "helm", "argocd": "argocd", "argocd-helm": "argocd_helm", "f
             "helmfile": "helmfile"}
 
 
-def render_bundle(plan: Plan, deployer: str, options: Options) -> Bundle:
-    """Everything ``deployer`` applies, plus ``recipe.yaml`` and the closed-world ``checksums.txt``."""
+def render_bundle(plan: Plan, deployer: str, options: Options, *, recipe_yaml: str | None = None) -> Bundle:
+    """Everything ``deployer`` applies, plus ``recipe.yaml`` and the closed-world ``checksums.txt``.
+    ``recipe_yaml``: ``dump(plan.recipe)`` when the caller already has it (``bundle`` caches it)."""
     if deployer not in DEPLOYERS:
         from aicr_gen.errors import InvalidInputError
 
@@ -27,4 +28,5 @@ def render_bundle(plan: Plan, deployer: str, options: Options) -> Bundle:
     module: Any = importlib.import_module(f"aicr_gen.render.{_MODULES[deployer]}")
     files: Bundle = module.render(plan, options)
     recipe: Mapping[str, Any] = plan.recipe
-    return files.merge({"recipe.yaml": dump(recipe).encode()}).with_checksums()
+    text = dump(recipe) if recipe_yaml is None else recipe_yaml
+    return files.merge({"recipe.yaml": text.encode()}).with_checksums()
