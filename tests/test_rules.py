@@ -503,3 +503,52 @@ def test_other_objects_among_the_documents_are_skipped_with_a_warning(cli: Any, 
     assert result.code == 0, result.err
     assert [item["event"] for item in json.loads(result.out)] == ["events.yaml"]
     assert "events.yaml:1: [0]: a ConfigMap, not a HealthEvent; skipped" in result.err
+
+
+# ------------------------------------------------------------------------------- performance aids
+
+
+@pytest.mark.parametrize(("expression", "read"), [
+    ("event.agent == 'x' && event.isFatal", ("agent", "isFatal")),
+    ("event.metadata['k'] == 'v' || has(event.entitiesImpacted)", ("entitiesImpacted", "metadata")),
+    ("event.errorCode.exists(e, e == '79')", ("errorCode",)),
+    ("true", ()),
+    ("size(event) > 1", None),
+    ("'agent' in event", None),
+    ("event[event.agent] == 'x'", None),
+    ("[1].exists(event, event > 0)", None),
+    (".event.agent == 'x'", None),
+])
+def test_fields_read_name_all_an_expression_depends_on(expression: str, read: tuple[str, ...] | None) -> None:
+    fields = cel.Environment(["event"]).compile(expression).fields_read
+    assert fields == (None if read is None else {"event": read})
+
+
+def test_reused_results_keep_apart_what_cel_tells_apart() -> None:
+    from aicr_gen.certify.sentinel_rules.evaluation import _memo_key
+
+    program = cel.Environment(["event"]).compile("string(event.x) == '1'")
+    values = [True, 1, 1.0, 0.0, -0.0, None, "1", [1], {"a": 1, "b": 2}, {"b": 2, "a": 1}]
+    keys = [_memo_key(program, {"event": {"x": value}}) for value in values]
+    keys.append(_memo_key(program, {"event": {}}))
+    assert None not in keys and len(set(keys)) == len(keys)
+    assert _memo_key(program, {"event": {"x": "1", "y": 2}}) == _memo_key(program, {"event": {"x": "1", "y": 3}})
+    assert _memo_key(cel.Environment(["event"]).compile("size(event) > 1"), {"event": {}}) is None
+
+
+def test_cel_parser_tables_are_saved_once_and_loaded_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_gen.certify.cel.parse import _SAVED_PARSER, _saved_parser
+
+    texts = ["event.agent == 'gpu' && !(event.isFatal)", "[1, 2u, 3.5].exists(x, x > 1) ? b'a' : \"s\""]
+    monkeypatch.setenv("AICR_GEN_CACHE_DIR", str(tmp_path))
+    built = _saved_parser(b"key")
+    saved = tmp_path / _SAVED_PARSER
+    assert saved.read_bytes().startswith(b"key\n")
+    loaded = _saved_parser(b"key")
+    assert loaded is not built and [loaded.parse(t) for t in texts] == [built.parse(t) for t in texts]
+    saved.write_bytes(b"key\nnot a pickle")  # damaged: built again and saved again
+    assert _saved_parser(b"key").parse(texts[0]) == built.parse(texts[0])
+    assert _saved_parser(b"other") is built and saved.read_bytes().startswith(b"other\n")
+    monkeypatch.setenv("AICR_GEN_CACHE_DIR", "off")
+    saved.unlink()
+    assert _saved_parser(b"key") is built and not saved.exists()

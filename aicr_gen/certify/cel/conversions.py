@@ -131,6 +131,11 @@ def _to_bytes(value: Any) -> bytes:
     raise _no_overload("bytes", value)
 
 
+# compiled once: ``rules test`` parses one per HealthEvent
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)")
+_FRACTION = re.compile(r"\.(\d+)")
+
+
 def _to_timestamp(value: Any) -> Any:
     kind = kind_of(value)
     if kind == "google.protobuf.Timestamp":
@@ -142,10 +147,10 @@ def _to_timestamp(value: Any) -> Any:
             raise CelError("timestamp out of range") from None
     if kind == "string":
         text = str(value)
-        if not re.fullmatch(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)", text):
+        if not _RFC3339.fullmatch(text):
             raise CelError(f"timestamp {text!r} is not RFC 3339 (e.g. 2025-01-02T03:04:05Z)")
-        fraction = re.search(r"\.(\d+)", text)
-        base = re.sub(r"\.\d+", "", text).upper().replace("Z", "+00:00")
+        fraction = _FRACTION.search(text)
+        base = _FRACTION.sub("", text).upper().replace("Z", "+00:00")
         try:
             parsed = _dt.datetime.fromisoformat(base)
         except ValueError:

@@ -59,4 +59,4 @@ class Environment:
             raise CelLimitError(f"the expression would take at least {cost} steps (comprehensions over "
                                 f"literal lists multiply); the limit is {self.limits.max_steps}")
         return Program(text, code, self.limits, tuple(dict.fromkeys(compiler.selections)),
-                       tuple(compiler.comparisons))
+                       tuple(compiler.comparisons), compiler.fields_read(tree))

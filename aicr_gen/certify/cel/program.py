@@ -95,6 +95,8 @@ class Program:
     limits: Limits = field(repr=False)
     selections: tuple[Selection, ...] = ()
     comparisons: tuple[Comparison, ...] = ()
+    fields_read: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
+    """Per variable, the only fields the value depends on; None: it may depend on all of them."""
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """The value of the expression over ``activation`` (variable name -> value from :func:`to_cel`)."""

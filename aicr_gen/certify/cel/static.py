@@ -55,6 +55,37 @@ class _StaticFacts:
             else:
                 return None
 
+    def fields_read(self, tree: Any) -> dict[str, tuple[str, ...]] | None:
+        """Per declared variable, the top-level fields the expression selects (``var.f``, ``var['f']``,
+        ``has(var.f)``), or None when it uses one in any other way (whole, by a computed key, as a macro's
+        variable): then its value may depend on all of the variable. Otherwise it depends only on the values
+        at those fields (and whether they are there), which lets a caller reuse the result of an evaluation
+        over the same values."""
+        from lark import Tree
+
+        fields: dict[str, set[str]] = {name: set() for name in self.env.variables}
+        selected: set[int] = set()
+        uses: list[Any] = []
+        for node in tree.iter_subtrees():
+            if node.data in ("ident", "dot_ident") and str(node.children[0]) in fields:
+                uses.append(node)
+            elif node.data in ("member_dot", "member_index"):
+                root = self._unwrap(node.children[0])
+                if not (isinstance(root, Tree) and root.data == "ident" and str(root.children[0]) in fields):
+                    continue
+                key = self._unwrap(node.children[1]) if node.data == "member_index" else None
+                if key is None:
+                    name = str(node.children[1])
+                elif key.data == "literal" and key.children[0].type in ("STRING_LIT", "MLSTRING_LIT"):
+                    name = _literal(key.children[0])
+                else:
+                    return None
+                fields[str(root.children[0])].add(name)
+                selected.add(id(root))
+        if any(id(node) not in selected for node in uses):
+            return None
+        return {variable: tuple(sorted(names)) for variable, names in fields.items()}
+
     def operand(self, tree: Any) -> Operand | None:
         node = self._unwrap(tree)
         if node.data == "literal":

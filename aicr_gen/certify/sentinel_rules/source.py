@@ -50,11 +50,13 @@ class _Source:
 
 def _no_duplicates(name: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise InvalidInputError(f"{name}: duplicate key {key!r} in a JSON object; keep one")
-            out[key] = value
+        out = dict(pairs)  # built in C; only a shorter dict means a duplicate, which is then looked for
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for key, _value in pairs:
+                if key in seen:
+                    raise InvalidInputError(f"{name}: duplicate key {key!r} in a JSON object; keep one")
+                seen.add(key)
         return out
 
     return hook
