@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from aicr_gen.errors import InvalidInputError
 
@@ -16,9 +16,9 @@ def check_relative(rel: str, where: str) -> None:
         problem = "is empty"
     elif "\0" in rel or "\\" in rel:
         problem = "contains a backslash or NUL"
-    elif rel.startswith("/") or PurePosixPath(rel).is_absolute() or (len(rel) > 1 and rel[1] == ":"):
+    elif rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
         problem = "is absolute"
-    elif ".." in PurePosixPath(rel).parts:
+    elif ".." in rel.split("/"):
         problem = "climbs out with '..'"
     if problem:
         raise InvalidInputError(
