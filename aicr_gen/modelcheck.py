@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from typing import Any, TypeVar
@@ -65,6 +64,8 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
         owner = _model_at(model, path[:-1])
         allowed = sorted(owner.model_fields) if owner else []
         field = str(path[-1])
+        import difflib  # here: only a refusal needs it
+
         close = difflib.get_close_matches(field, allowed, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(allowed)}"
         return f"unknown field {field!r}; {hint}"
