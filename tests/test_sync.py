@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -207,6 +208,18 @@ def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pyte
 def test_not_a_repo(spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert sync(spec, tmp_path / "nowhere") == 2
     assert "not inside a Git work tree" in capsys.readouterr().err
+    (tmp_path / "plain").mkdir()
+    assert sync(spec, tmp_path / "plain") == 2
+    assert "not inside a Git work tree" in capsys.readouterr().err
+
+
+def test_a_bare_repository_is_refused_and_a_git_folder_means_its_work_tree(
+        spec: Path, repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "bare.git")], check=True)
+    assert sync(spec, tmp_path / "bare.git") == 2
+    assert "a bare repository has no work tree" in capsys.readouterr().err
+    assert sync(spec, repo / ".git") == 0
+    assert git(repo, "ls-files", f"{MANAGED}/recipe.yaml").strip() == f"{MANAGED}/recipe.yaml"
 
 
 def edit(spec: Path, change: Callable[[dict[str, Any]], None]) -> None:
@@ -570,3 +583,76 @@ def test_message_names_certification_and_sentinel_changes(spec: Path, repo: Path
     edit(spec, lambda data: data["spec"]["certification"].pop("schedule"))
     assert sync(spec, repo) == 0
     assert "- schedule removed (was '0 3 * * 0')" in git(repo, "log", "-1", "--format=%B")
+
+
+RULES = """\
+ruleSets:
+  - name: NVLink degradation
+    match:
+      all:
+        - kind: HealthEvent
+          expression: "event.checkName == 'GpuNvlinkWatch'"
+    cordon: {shouldCordon: true}
+"""
+
+
+def spec_with_inputs(tmp_path: Path) -> Path:
+    """A quarantine-mode spec reading a catalog folder and a rules file beside it."""
+    shutil.copytree(ROOT / "overlays", tmp_path / "catalog")
+    (tmp_path / "rules.yaml").write_text(RULES)
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["spec"]["catalogs"] = ["catalog"]
+    data["spec"]["sentinel"].update(mode="quarantine", rules="rules.yaml", breaker={"percentage": 10})
+    target = tmp_path / "inputs.yaml"
+    target.write_text(yaml.safe_dump(data))
+    return target
+
+
+def test_an_unchanged_check_is_answered_without_rendering(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from aicr_gen.gitops import render_tree
+
+    spec = spec_with_inputs(tmp_path)
+    assert sync(spec, repo) == 0
+    capsys.readouterr()
+    assert sync(spec, repo, "--check") == 0  # renders, and remembers what from
+    rendered = capsys.readouterr().out
+
+    def boom(*args: object, **kwargs: object) -> object:
+        raise AssertionError("rendered again")
+
+    monkeypatch.setattr(render_tree, "render_tree", boom)
+    assert sync(spec, repo, "--check") == 0
+    assert sync(spec, repo, "--check", "--staged") == 0
+    assert capsys.readouterr().out == rendered + rendered.replace("HEAD", "the index")
+
+
+@pytest.mark.parametrize("change", ["catalog file", "new catalog file", "rules file", "committed tree", "spec"])
+def test_check_renders_again_when_an_input_changed(tmp_path: Path, repo: Path, capsys: pytest.CaptureFixture[str],
+                                                    change: str) -> None:
+    spec = spec_with_inputs(tmp_path)
+    assert sync(spec, repo) == 0
+    assert sync(spec, repo, "--check") == 0
+    values = tmp_path / "catalog" / "components" / "nvsentinel" / "values.yaml"
+    if change == "catalog file":
+        values.write_text(values.read_text() + "addedByTest: true\n")
+    elif change == "new catalog file":
+        (tmp_path / "catalog" / "components" / "nvsentinel" / "extra.yaml").write_text("not: used\n")
+    elif change == "rules file":
+        (tmp_path / "rules.yaml").write_text(RULES.replace("shouldCordon: true", "shouldCordon: false"))
+    elif change == "committed tree":
+        target = repo / MANAGED / "recipe.yaml"
+        target.write_text(target.read_text() + "# edited\n")
+        git(repo, "commit", "-qam", "manual edit")
+    else:
+        edit(spec, lambda data: data["spec"]["versions"].update({"gpu-operator": "v26.5.0"}))
+    capsys.readouterr()
+    code = sync(spec, repo, "--check")
+    err = capsys.readouterr().err
+    if change == "new catalog file":  # read by no component: rendered again, and still the same tree
+        assert code == 0, err
+        return
+    assert code == 1
+    stale = {"catalog file": "argocd/018-nvsentinel/values.yaml", "rules file": "sentinel/values.yaml",
+             "committed tree": "recipe.yaml", "spec": "recipe.yaml"}[change]
+    assert f"stale   {MANAGED}/{stale}" in err

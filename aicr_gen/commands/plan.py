@@ -6,14 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aicr_gen.errors import OK, InvalidInputError
 
+if TYPE_CHECKING:
+    from aicr_gen.gitops.git import Repo
 
-def base_commit(repo: Any, base: str) -> str:
+
+def base_commit(repo: Repo, base: str) -> str:
     """The commit ``base`` names in ``repo``; anything else is an input error."""
-    sha: str = repo.git.rev_parse("--verify", "-q", f"{base}^{{commit}}", with_exceptions=False)
+    sha = repo.run("rev-parse", "--verify", "-q", f"{base}^{{commit}}", check=False)
     if not sha:
         raise InvalidInputError(f"--base {base}: not a commit in {repo.working_tree_dir}; give a branch, tag or "
                                 "commit there (e.g. origin/main; in a pull request, its base commit)")

@@ -6,7 +6,7 @@ import argparse
 import hashlib
 import sys
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +14,10 @@ from aicr_gen.errors import OK, FindingsError, InvalidInputError
 
 if TYPE_CHECKING:
     from aicr_gen.gitops.changes import Changes
+    from aicr_gen.gitops.git import Repo
 
 
-def spec_inputs(repo: Any, cluster: Any, spec_file: str, path: str) -> dict[str, bytes]:
+def spec_inputs(repo: Repo, cluster: Any, spec_file: str, path: str) -> dict[str, bytes]:
     """Repository path -> content of the spec and every file it reads (sentinel rules, policies, catalog folders)
     that lies inside the repository's work tree, as they are there now: committed with the tree, they make the
     commit self-consistent. One inside the managed folder is refused (the tree would replace it)."""
@@ -32,7 +33,7 @@ def spec_inputs(repo: Any, cluster: Any, spec_file: str, path: str) -> dict[str,
         if not item.is_relative_to(root) or not item.exists():
             continue
         rel = item.relative_to(root).as_posix()
-        listed: str = repo.git.ls_files("-z", "--cached", "--others", "--exclude-standard", "--", rel) \
+        listed = repo.run("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", rel) \
             if item.is_dir() else rel
         for name in filter(None, listed.split("\0")):
             if name == path or name.startswith(f"{path}/"):
@@ -93,35 +94,53 @@ def _policy_errors(cluster: Any, base: Path, recipe: dict[str, Any], spec_file: 
                             "(fix the spec, see 'aicr-gen policy check'):\n" + "\n".join(errors))
 
 
-def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bool) -> int:
+def _check(repo: Repo, spec_files: list[str], path_option: str | None, staged: bool) -> int:
     """Compare each spec's rendered tree with HEAD (or the index); exit 1 listing every stale file."""
-    from aicr_gen.gitops import objects, sync
-    from aicr_gen.gitops.render_tree import managed_path, render_tree
-    from aicr_gen.gitops.spec import load_spec
-    from aicr_gen.gitops.specs import distinct
+    from aicr_gen.gitops import fingerprint, objects, sync
 
     against = "the index" if staged else "HEAD"
     if not staged:
         sync._head(repo)
+
+    def listing(path: str) -> dict[str, str]:
+        return objects.indexed(repo, path) if staged else objects.committed(repo, "HEAD", path)
+
+    remembered = fingerprint.recall(spec_files, path_option)
+    if remembered is None or any(listing(tree["path"]) != tree["blobs"] for tree in remembered):
+        return _render_and_check(repo, spec_files, path_option, against, listing)
+    for spec_file, tree in zip(spec_files, remembered, strict=True):
+        sys.stdout.write(f"aicr-gen: {tree['path']} is up to date with {spec_file} in {against}\n")
+    sys.stdout.write(f"aicr-gen: {len(spec_files)} of {len(spec_files)} tree(s) up to date with {against}\n")
+    return OK
+
+
+def _render_and_check(repo: Repo, spec_files: list[str], path_option: str | None, against: str,
+                      listing: Callable[[str], dict[str, str]]) -> int:
+    from aicr_gen.gitops import fingerprint, sync
+    from aicr_gen.gitops.render_tree import managed_path, render_tree
+    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.gitops.specs import distinct
+
     problems: list[str] = []
     loaded = [(spec_file, load_spec(spec_file)) for spec_file in spec_files]
     distinct(loaded, path_option)
-    fresh = 0
+    checked = []
     for spec_file, cluster in loaded:
         path = managed_path(cluster, path_option)
         tree = render_tree(cluster, Path(spec_file).resolve().parent, path)
-        have = objects.indexed(repo, path) if staged else objects.committed(repo, "HEAD", path)
-        found = sync.stale(repo, have, tree, path)
+        have = listing(path)
+        found = sync.stale(have, tree, path)
         if found:
             problems.append(f"{path} is not up to date with {spec_file} in {against} "
                             f"(run 'aicr-gen sync {spec_file} --repo {repo.working_tree_dir}'):")
             problems += [f"  {line}" for line in found]
         else:
-            fresh += 1
+            checked.append((cluster, path, have))
             sys.stdout.write(f"aicr-gen: {path} is up to date with {spec_file} in {against}\n")
-    count = f"{fresh} of {len(loaded)} tree(s) up to date with {against}"
+    count = f"{len(checked)} of {len(loaded)} tree(s) up to date with {against}"
     if problems:
-        raise FindingsError("\n".join([*problems, f"{count}; {len(loaded) - fresh} stale"]))
+        raise FindingsError("\n".join([*problems, f"{count}; {len(loaded) - len(checked)} stale"]))
+    fingerprint.remember(spec_files, path_option, checked)
     sys.stdout.write(f"aicr-gen: {count}\n")
     return OK
 
@@ -129,9 +148,6 @@ def _check(repo: Any, spec_files: list[str], path_option: str | None, staged: bo
 def run(args: argparse.Namespace) -> int:
     """Render the spec's tree; ``--check`` compares it with HEAD, otherwise commit it (once, if changed)."""
     from aicr_gen.gitops import sync
-    from aicr_gen.gitops.changes import compare
-    from aicr_gen.gitops.render_tree import managed_path, render_tree
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
     from aicr_gen.gitops.specs import expand
 
     specs = expand(args.spec_files)
@@ -145,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
     repo = sync.open_repo(args.repo)
     if args.check:
         return _check(repo, specs, args.path, args.staged)
+    from aicr_gen.gitops.changes import compare
+    from aicr_gen.gitops.render_tree import managed_path, render_tree
+    from aicr_gen.gitops.spec import load_spec, resolve_spec
+
     spec_file = specs[0]
     cluster = load_spec(spec_file)
     base = Path(spec_file).resolve().parent

@@ -1,18 +1,24 @@
-"""Git objects by git itself: blob names from ``git hash-object`` (SHA-1 or SHA-256, whatever the repository
-uses) and blob contents from ``git cat-file --batch``. GitPython's own object database and header parser only
-know SHA-1, so neither is used for objects.
+"""Git objects by git itself: blobs stored with ``git hash-object -w`` and read with ``git cat-file --batch``, in
+whichever object format (SHA-1 or SHA-256) the repository uses. Comparing a tree with committed blob names
+needs no git at all: a blob's name is the hash of ``blob SIZE\0`` and its bytes, in the format the committed
+names are in (their length tells it).
 """
 
 from __future__ import annotations
 
-import tempfile
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+
+from aicr_gen.gitops.git import Repo
+
+_FORMATS = {40: "sha1", 64: "sha256"}
 
 
-def hash_blobs(repo: Any, blobs: Sequence[bytes], *, write: bool) -> list[str]:
+def hash_blobs(repo: Repo, blobs: Sequence[bytes], *, write: bool) -> list[str]:
     """The object name of each blob (``write``: also stored in the repository), in one ``git hash-object``."""
+    import tempfile
+
     if not blobs:
         return []
     with tempfile.TemporaryDirectory(prefix="aicr-gen-blobs-") as scratch:
@@ -21,32 +27,33 @@ def hash_blobs(repo: Any, blobs: Sequence[bytes], *, write: bool) -> list[str]:
             path = Path(scratch) / str(number)
             path.write_bytes(data)
             paths.append(str(path))
-        with tempfile.TemporaryFile() as stdin:
-            stdin.write("".join(f"{path}\n" for path in paths).encode())
-            stdin.seek(0)
-            out: str = repo.git.execute(["git", "hash-object", *(["-w"] if write else []), "--no-filters",
-                                         "--stdin-paths"], istream=stdin)
+        out = repo.run("hash-object", *(["-w"] if write else []), "--no-filters", "--stdin-paths",
+                       stdin="".join(f"{path}\n" for path in paths).encode())
     names = out.split()
     assert len(names) == len(blobs), "git hash-object named fewer blobs than it was given"
     return names
 
 
-def blob_names(repo: Any, files: Mapping[str, bytes], *, write: bool = False) -> dict[str, str]:
+def blob_names(repo: Repo, files: Mapping[str, bytes], *, write: bool = False) -> dict[str, str]:
     """Path -> object name of each file's content."""
     names = hash_blobs(repo, list(files.values()), write=write)
     return dict(zip(files, names, strict=True))
 
 
-def read_blobs(repo: Any, names: Iterable[str]) -> dict[str, bytes]:
+def blob_name(data: bytes, like: str) -> str:
+    """The object name git gives a blob of ``data`` (``git hash-object --no-filters``), in the object format of
+    the name ``like``."""
+    digest = hashlib.new(_FORMATS[len(like)], b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def read_blobs(repo: Repo, names: Iterable[str]) -> dict[str, bytes]:
     """Object name -> content, in one ``git cat-file --batch``."""
     wanted = list(dict.fromkeys(names))
     if not wanted:
         return {}
-    with tempfile.TemporaryFile() as stdin:
-        stdin.write("".join(f"{name}\n" for name in wanted).encode())
-        stdin.seek(0)
-        raw: bytes = repo.git.execute(["git", "cat-file", "--batch"], istream=stdin, stdout_as_string=False,
-                                      strip_newline_in_stdout=False)
+    raw = repo.run_bytes("cat-file", "--batch", stdin="".join(f"{name}\n" for name in wanted).encode())
     found: dict[str, bytes] = {}
     position = 0
     for name in wanted:
@@ -60,19 +67,19 @@ def read_blobs(repo: Any, names: Iterable[str]) -> dict[str, bytes]:
     return found
 
 
-def committed(repo: Any, rev: str, path: str) -> dict[str, str]:
+def committed(repo: Repo, rev: str, path: str) -> dict[str, str]:
     """``rev``'s files below ``path``: path relative to it -> blob name (empty when absent)."""
-    out: str = repo.git.ls_tree("-r", "-z", rev, "--", f"{path}/")
+    out = repo.run("ls-tree", "-r", "-z", rev, "--", f"{path}/")
     return _listing(out, path, name_column=2)
 
 
-def indexed(repo: Any, path: str) -> dict[str, str]:
+def indexed(repo: Repo, path: str) -> dict[str, str]:
     """The index's (staged) files below ``path``: path relative to it -> blob name."""
-    out: str = repo.git.ls_files("-s", "-z", "--", f"{path}/")
+    out = repo.run("ls-files", "-s", "-z", "--", f"{path}/")
     return _listing(out, path, name_column=1)
 
 
-def files_at(repo: Any, rev: str, path: str) -> dict[str, bytes]:
+def files_at(repo: Repo, rev: str, path: str) -> dict[str, bytes]:
     """``rev``'s files below ``path`` with their contents (path relative to it)."""
     listed = committed(repo, rev, path)
     contents = read_blobs(repo, listed.values())

@@ -305,16 +305,13 @@ def references(cluster: ClusterSpec) -> list[tuple[Path, str]]:
     return found
 
 
-def work_tree(folder: FilePath) -> FilePath | None:
-    """The Git work tree ``folder`` is in (the nearest folder holding ``.git``), or None."""
-    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), None)
-
-
 def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
     """The files a spec reads never go through ``.git`` and, for a spec inside a Git work tree, stay inside
     it (symlinks resolved): what a pull request's spec may make CI read, render and commit is the
     repository's own files, so every clone renders the same tree. A spec outside any repository may name
     any file of its machine."""
+    from aicr_gen.gitops.git import work_tree
+
     base = spec_file.resolve().parent
     root = work_tree(base)
     for path, text in references(cluster):

@@ -14,117 +14,104 @@ on a failure there the ref, index and files are put back). Everything else is un
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
-from aicr_gen.gitops.objects import blob_names, committed, files_at
+from aicr_gen.gitops.git import GitError, Repo, is_git_dir, work_tree
+from aicr_gen.gitops.objects import blob_name, blob_names, committed, files_at
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     """What a sync did: ``commit`` is None when the tree was up to date; ``changed`` lists the repository paths
     the commit changed."""
 
     commit: str | None
     ref: str
     message: str = ""
-    changed: list[str] = field(default_factory=list)
+    changed: tuple[str, ...] = ()
 
 
-def open_repo(folder: str) -> Any:
+def open_repo(folder: str) -> Repo:
     """The repository whose work tree holds ``folder`` (its root, from anywhere inside it)."""
-    import git
-
-    try:
-        repo = git.Repo(folder, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InvalidInputError(f"--repo {folder}: not inside a Git work tree (run 'git init' there first)") from None
-    if repo.working_tree_dir is None:
+    path = Path(os.path.abspath(folder))  # noqa: PTH100 - normalised, symlinks kept: the folder as the user named it
+    if path.exists() and is_git_dir(path) and path.name != ".git":
         raise InvalidInputError(f"--repo {folder}: a bare repository has no work tree; give a clone's folder")
-    return repo
+    root = work_tree(path) if path.exists() else None
+    if root is None:
+        raise InvalidInputError(f"--repo {folder}: not inside a Git work tree (run 'git init' there first)")
+    return Repo(str(root))
 
 
-def _head(repo: Any) -> str:
+def _head(repo: Repo) -> str:
     try:
-        sha: str = repo.git.rev_parse("--verify", "-q", "HEAD^{commit}")
-    except Exception:
+        sha = repo.run("rev-parse", "--verify", "-q", "HEAD^{commit}")
+    except GitError:
         raise InvalidInputError(f"{repo.working_tree_dir}: HEAD has no commit yet; commit something first "
                                 "(e.g. a README)") from None
     return sha
 
 
-def stale(repo: Any, have: Mapping[str, str], tree: Mapping[str, bytes], path: str) -> list[str]:
+def stale(have: Mapping[str, str], tree: Mapping[str, bytes], path: str) -> list[str]:
     """Files below ``path`` where ``have`` (relative path -> blob name) differs from ``tree``, as
     'stale|missing|extra PATH' sorted by path."""
-    names = blob_names(repo, {name: data for name, data in tree.items() if name in have})
-    out = [f"stale   {path}/{name}" for name, sha in names.items() if have[name] != sha]
+    out = [f"stale   {path}/{name}" for name, data in tree.items()
+           if name in have and blob_name(data, have[name]) != have[name]]
     out += [f"missing {path}/{name}" for name in tree if name not in have]
     out += [f"extra   {path}/{name}" for name in have if name not in tree]
     return sorted(out, key=lambda line: line.split()[-1])
 
 
-def check_managed(repo: Any, path: str, rev: str = "HEAD") -> None:
+def check_managed(repo: Repo, path: str, rev: str = "HEAD") -> None:
     """Refuse a managed ``path`` that is (or passes through) a symlink in the work tree or in ``rev``: writing
     there would land outside the managed folder."""
     parts = path.split("/")
     root = Path(repo.working_tree_dir)
     for end in range(1, len(parts) + 1):
         prefix = "/".join(parts[:end])
-        listed: str = repo.git.ls_tree(rev, "--", prefix, with_exceptions=False)
+        listed = repo.run("ls-tree", rev, "--", prefix, check=False)
         if (root / prefix).is_symlink() or listed.startswith("120000 "):
             raise InvalidInputError(f"managed path {path!r}: {prefix} is a symlink in the repository; aicr-gen "
                                     "never writes through links; point the path at a real folder")
 
 
-def dirty(repo: Any, path: str) -> list[str]:
+def dirty(repo: Repo, path: str) -> list[str]:
     """Uncommitted changes (staged, unstaged, untracked) below ``path``, as ``git status --porcelain`` lines."""
-    out: str = repo.git.status("--porcelain", "--untracked-files=all", "--", f"{path}/")
+    out = repo.run("status", "--porcelain", "--untracked-files=all", "--", f"{path}/")
     return [line for line in out.splitlines() if line.strip()]
 
 
-def _feed(repo: Any, data: bytes, *args: str, env: Mapping[str, str] | None = None) -> str:
-    """``git ARGS`` with ``data`` on its standard input (GitPython needs a real file there)."""
-    with tempfile.TemporaryFile() as stdin:
-        stdin.write(data)
-        stdin.seek(0)
-        out: str = repo.git.execute(["git", *args], istream=stdin, env=dict(env or {}))
-    return out
-
-
-def _write_tree(repo: Any, base: str, tree: Mapping[str, bytes], path: str, inputs: Mapping[str, bytes]) -> str:
+def _write_tree(repo: Repo, base: str, tree: Mapping[str, bytes], path: str, inputs: Mapping[str, bytes]) -> str:
     """The tree of ``base`` with ``path`` replaced by ``tree`` and the ``inputs`` (repository paths) set, built in a
     temporary index."""
+    import tempfile
+
     handle, index = tempfile.mkstemp(prefix="aicr-gen-index-")
     os.close(handle)
     Path(index).unlink()
     env = {"GIT_INDEX_FILE": index}
     files = {**{f"{path}/{name}": data for name, data in tree.items()}, **inputs}
     try:
-        repo.git.read_tree(base, env=env)
-        repo.git.rm("-r", "-q", "--cached", "--ignore-unmatch", "--", f"{path}/", env=env)
+        repo.run("read-tree", base, env=env)
+        repo.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", f"{path}/", env=env)
         names = blob_names(repo, files, write=True)
         lines = "".join(f"100644 {names[name]}\t{name}\n" for name in files)
-        _feed(repo, lines.encode(), "update-index", "--index-info", env=env)
-        sha: str = repo.git.write_tree(env=env)
-        return sha
+        repo.run("update-index", "--index-info", env=env, stdin=lines.encode())
+        return repo.run("write-tree", env=env)
     finally:
         Path(index).unlink(missing_ok=True)
 
 
-def _commit(repo: Any, tree_sha: str, parent: str, message: str) -> str:
-    return _feed(repo, message.encode(), "commit-tree", tree_sha, "-p", parent)
+def _commit(repo: Repo, tree_sha: str, parent: str, message: str) -> str:
+    return repo.run("commit-tree", tree_sha, "-p", parent, stdin=message.encode())
 
 
-def _current_branch(repo: Any) -> str | None:
+def _current_branch(repo: Repo) -> str | None:
     try:
-        name: str = repo.git.symbolic_ref("-q", "HEAD")
-    except Exception:
+        return repo.run("symbolic-ref", "-q", "HEAD")
+    except GitError:
         return None
-    return name
 
 
 def _prune(folder: Path) -> None:
@@ -138,44 +125,42 @@ def _prune(folder: Path) -> None:
         folder.rmdir()
 
 
-def _align_worktree(repo: Any, new: str, path: str, old_files: Mapping[str, str], tree: Mapping[str, bytes], *,
+def _align_worktree(repo: Repo, new: str, path: str, old_files: Mapping[str, str], tree: Mapping[str, bytes], *,
                     inputs: Mapping[str, bytes]) -> None:
     """Index and work tree below ``path`` as in commit ``new`` (files aicr-gen did not write are kept), and
     the inputs' index entries as committed (their files are as they were)."""
     root = Path(repo.working_tree_dir)
-    repo.git.reset("-q", new, "--", f"{path}/", *inputs)
+    repo.run("reset", "-q", new, "--", f"{path}/", *inputs)
     for name in old_files:
         if name not in tree:
             (root / path / name).unlink(missing_ok=True)
     _prune(root / path)
-    repo.git.checkout(new, "--", f"{path}/")
+    repo.run("checkout", new, "--", f"{path}/")
 
 
-def _restore_worktree(repo: Any, old: str, path: str, tree: Mapping[str, bytes], had_path: bool, *,
+def _restore_worktree(repo: Repo, old: str, path: str, tree: Mapping[str, bytes], had_path: bool, *,
                       inputs: Mapping[str, bytes]) -> None:
     root = Path(repo.working_tree_dir)
-    repo.git.reset("-q", old, "--", f"{path}/", *inputs)
+    repo.run("reset", "-q", old, "--", f"{path}/", *inputs)
     old_files = committed(repo, old, path)
     for name in tree:
         if name not in old_files:
             (root / path / name).unlink(missing_ok=True)
     _prune(root / path)
     if had_path:
-        repo.git.checkout(old, "--", f"{path}/")
+        repo.run("checkout", old, "--", f"{path}/")
 
 
-def _branch_ref(repo: Any, branch: str) -> str:
-    import git
-
+def _branch_ref(repo: Repo, branch: str) -> str:
     try:
-        repo.git.check_ref_format("--branch", branch)
-    except git.GitCommandError:
+        repo.run("check-ref-format", "--branch", branch)
+    except GitError:
         raise InvalidInputError(f"--branch {branch!r}: not a valid branch name (git check-ref-format); use e.g. "
                                 "aicr-gen/gpu-operator-v26.3") from None
     return f"refs/heads/{branch}"
 
 
-def _not_ours(repo: Any, path: str, old_files: Mapping[str, str], tree: Mapping[str, bytes]) -> list[str]:
+def _not_ours(repo: Repo, path: str, old_files: Mapping[str, str], tree: Mapping[str, bytes]) -> list[str]:
     """Files in the work tree below ``path`` that the new tree would overwrite although the last sync did not
     write them (untracked or only staged by the user)."""
     root = Path(repo.working_tree_dir)
@@ -184,7 +169,7 @@ def _not_ours(repo: Any, path: str, old_files: Mapping[str, str], tree: Mapping[
     return sorted(f"{path}/{name}" for name in found)
 
 
-def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: Callable[[Mapping[str, bytes]], str], *,
+def sync(repo: Repo, tree: Mapping[str, bytes], path: str, message: Callable[[Mapping[str, bytes]], str], *,
          inputs: Mapping[str, bytes] | None = None, branch: str | None = None, force: bool = False,
          push: bool = False) -> Result:
     """Commit ``tree`` at ``path`` with the ``inputs`` (repository path -> content: the spec and its files) on
@@ -199,7 +184,7 @@ def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: Callable[[Map
                                 "would belong to no branch; give --branch NAME to commit on a branch, or check "
                                 "one out")
     target = _branch_ref(repo, branch) if branch else str(current)
-    existing: str = repo.git.rev_parse("--verify", "-q", f"{target}^{{commit}}", with_exceptions=False)
+    existing = repo.run("rev-parse", "--verify", "-q", f"{target}^{{commit}}", check=False)
     base = existing or head
     on_checkout = target == current
     check_managed(repo, path, base)
@@ -215,37 +200,35 @@ def sync(repo: Any, tree: Mapping[str, bytes], path: str, message: Callable[[Map
                                 "write; move them out of the managed folder and sync again:\n"
                                 + "\n".join(f"  {name}" for name in theirs))
     new_tree = _write_tree(repo, base, tree, path, inputs)
-    if new_tree == repo.git.rev_parse(f"{base}^{{tree}}"):
+    if new_tree == repo.run("rev-parse", f"{base}^{{tree}}"):
         if on_checkout and force:
             _align_worktree(repo, base, path, old_files, tree, inputs=inputs)
         return Result(None, target)
     text = message(files_at(repo, base, path))
     sha = _commit(repo, new_tree, base, text)
     # The ref must still be where it was read (or, for a new branch, still not exist): never drop a commit.
-    repo.git.update_ref("-m", "aicr-gen sync", target, sha, existing or "")
+    repo.run("update-ref", "-m", "aicr-gen sync", target, sha, existing or "")
     if on_checkout:
         try:
             _align_worktree(repo, sha, path, old_files, tree, inputs=inputs)
         except BaseException:
-            repo.git.update_ref("-m", "aicr-gen sync: rolled back", target, base, sha)
+            repo.run("update-ref", "-m", "aicr-gen sync: rolled back", target, base, sha)
             _restore_worktree(repo, base, path, tree, bool(old_files), inputs=inputs)
             raise
     if push:
         _push(repo, target, sha)
-    listed: str = repo.git.diff_tree("-r", "--name-only", "-z", base, sha)
-    return Result(sha, target, text, sorted(filter(None, listed.split("\0"))))
+    listed = repo.run("diff-tree", "-r", "--name-only", "-z", base, sha)
+    return Result(sha, target, text, tuple(sorted(filter(None, listed.split("\0")))))
 
 
-def _push(repo: Any, target: str, sha: str) -> None:
+def _push(repo: Repo, target: str, sha: str) -> None:
     """Push ``target`` to origin; a refusal or an unreachable remote is exit 3 (the commit stays local)."""
-    import git
-
     branch = target.removeprefix("refs/heads/")
     try:
-        repo.git.push("--porcelain", "origin", f"{target}:{target}")
-    except git.GitCommandError as err:
-        lines = [line.strip().removeprefix("stderr:").strip(" '") for line in str(err.stderr).splitlines()]
-        lines += [line.strip() for line in str(err.stdout).splitlines() if line.startswith("!")]
+        repo.run("push", "--porcelain", "origin", f"{target}:{target}")
+    except GitError as err:
+        lines = [line.strip() for line in err.stderr.splitlines()]
+        lines += [line.strip() for line in err.stdout.splitlines() if line.startswith("!")]
         kept = f"committed {sha[:12]} on {target}, but pushing it to origin failed"
         if any("non-fast-forward" in line or "fetch first" in line for line in lines):
             raise UnreachableError(
