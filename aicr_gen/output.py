@@ -107,15 +107,16 @@ def _mode(rel: str, umask: int) -> int:
     return (0o777 if rel.endswith(".sh") else 0o666) & ~umask
 
 
-def _unchanged(bundle: Mapping[str, bytes], files: dict[str, Path], folders: set[str], kept: set[str],
-               umask: int) -> bool:
-    """Whether the output folder already holds exactly what writing ``bundle`` would leave there: its files with
-    these contents and modes beside the kept ones, and no other folders. Then rewriting is skipped, since
-    replacing the tree removes every old folder, on some file systems the slowest part of writing a bundle."""
+def _unchanged(target: Path, bundle: Mapping[str, bytes], files: dict[str, Path], folders: set[str], *,
+               kept: set[str], umask: int) -> bool:
+    """Whether ``target`` already holds exactly what writing ``bundle`` would leave there: its files with these
+    contents and modes beside the kept ones, and no other folders. Then rewriting is skipped, since replacing
+    the tree removes every old folder, on some file systems the slowest part of writing a bundle."""
     if files.keys() != {*bundle, *kept}:
         return False
     parents = {"/".join(parts[:depth]) for parts in (rel.split("/") for rel in files) for depth in range(1, len(parts))}
-    if folders != parents:
+    if folders != parents or any(stat.S_IMODE((target / folder).lstat().st_mode) != 0o777 & ~umask
+                                 for folder in ("", *folders)):
         return False
     for rel, data in bundle.items():
         info = files[rel].lstat()
@@ -186,7 +187,7 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
             "bundle writes it; move it away")
     umask = os.umask(0)
     os.umask(umask)
-    if existing and _unchanged(bundle, existing, folders, set(keep), umask):
+    if existing and _unchanged(target, bundle, existing, folders, kept=set(keep), umask=umask):
         return target
     import tempfile  # here: an unchanged bundle needs no temp folder
 

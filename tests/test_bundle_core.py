@@ -106,7 +106,7 @@ def _modes(folder: Path) -> dict[str, int]:
     return {p.relative_to(folder).as_posix(): p.stat().st_mode for p in sorted(folder.rglob("*"))}
 
 
-@pytest.mark.parametrize("change", ["nothing", "content", "mode", "empty folder", "missing file"])
+@pytest.mark.parametrize("change", ["nothing", "content", "mode", "folder mode", "empty folder", "missing file"])
 def test_force_with_the_same_bundle_leaves_what_a_rewrite_would(tmp_path: Path, change: str) -> None:
     bundle = Bundle({"a.yaml": b"1", "d/e/run.sh": b"#!/bin/sh\n", "d/f.yaml": b"2"}).with_checksums()
     rewritten, out = tmp_path / "rewritten", tmp_path / "out"
@@ -118,6 +118,8 @@ def test_force_with_the_same_bundle_leaves_what_a_rewrite_would(tmp_path: Path, 
         (out / "d/f.yaml").write_bytes(b"3")
     elif change == "mode":
         (out / "d/e/run.sh").chmod(0o600)
+    elif change == "folder mode":
+        (out / "d").chmod(0o700)
     elif change == "empty folder":
         (out / "d/g").mkdir()
     elif change == "missing file":
