@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aicr_gen.certify.cel import CelError, CelLimitError, Program
+from aicr_gen.certify.cel import CelError, CelLimitError
 from aicr_gen.certify.sentinel_rules.model import (
     HEALTH_EVENT,
     PROCESSING_STRATEGY,
@@ -49,7 +49,6 @@ class Evaluator:
         self.node_results: dict[tuple[int, str], bool] = {}
         self.missing_nodes: dict[str, int] = {}
         self.bare: dict[str, dict[str, Any]] = {}
-        self.memo: dict[tuple[Any, ...], bool | str] = {}
         self._by_name = _by_name(config.rule_sets)
 
     def _node(self, name: str) -> dict[str, Any]:
@@ -63,31 +62,18 @@ class Evaluator:
         return self.bare[name]
 
     def _run(self, rule: Rule, activation: Mapping[str, Any], event: Event) -> bool:
-        outcome = self._outcome(rule, activation, event)
-        if isinstance(outcome, str):
-            subject, unit = (event.name, "event") if rule.kind == HEALTH_EVENT else (f"node {event.node_name}", "node")
-            self.problems.add(rule.where, subject, outcome, unit)
-            return False
-        return outcome
-
-    def _outcome(self, rule: Rule, activation: Mapping[str, Any], event: Event) -> bool | str:
-        """The rule's result, or why it did not match (an evaluation error, a result that is not a boolean).
-        Reused for every event with the same values at the fields the rule reads: fault-quarantine's rules
-        read a few fields of each event, and 10,000 events hold only so many combinations of them."""
-        key = _memo_key(rule.program, activation)
-        if key is not None and key in self.memo:
-            return self.memo[key]
+        subject, unit = (event.name, "event") if rule.kind == HEALTH_EVENT else (f"node {event.node_name}", "node")
         try:
             result = rule.program.evaluate(activation)
         except CelError as err:
-            outcome: bool | str = str(err)
+            self.problems.add(rule.where, subject, str(err), unit)
+            return False
         except CelLimitError as err:
             raise InvalidInputError(f"{rule.where}: {err} (on event {event.name})") from None
-        else:
-            outcome = result if type(result) is bool else f"the result is a {type(result).__name__}, not a boolean"
-        if key is not None:
-            self.memo[key] = outcome
-        return outcome
+        if type(result) is not bool:
+            self.problems.add(rule.where, subject, f"the result is a {type(result).__name__}, not a boolean", unit)
+            return False
+        return result
 
     def _rule(self, rule: Rule, event: Event, event_results: dict[int, bool], node: dict[str, Any]) -> bool:
         if rule.kind == HEALTH_EVENT:
@@ -148,46 +134,6 @@ class Evaluator:
         out.extend(f"{count} event(s) name node {name!r}, which is not in --nodes; they were evaluated against a "
                    "bare Node with no labels" for name, count in self.missing_nodes.items())
         return out
-
-
-_ABSENT = ("absent",)
-
-
-def _memo_key(program: Program, activation: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    """What the program's outcome over ``activation`` depends on: the program and, per variable, the values at
-    the fields it reads (typed, so ``1.0``, ``1`` and ``true`` stay apart); None when that is not known."""
-    reads = program.fields_read
-    if reads is None:
-        return None
-    key: list[Any] = [id(program)]
-    for variable, value in activation.items():
-        if type(value) is not dict:
-            return None
-        for name in reads.get(variable, ()):
-            item = value.get(name, _ABSENT)
-            kind = type(item)
-            frozen = (kind, item) if kind is str or kind is bool else item if item is _ABSENT else _freeze(item)
-            if frozen is None:
-                return None
-            key.append(frozen)
-    return tuple(key)
-
-
-def _freeze(value: Any) -> Any:
-    """``value`` as a hashable that equals another only for the same CEL value (types, ``-0.0``, NaN and map
-    order included), or None for a value of another type."""
-    kind = type(value)
-    if kind in (str, bool, int) or value is None:
-        return kind, value
-    if kind is float:
-        return kind, value.hex()
-    if kind is list:
-        parts = [_freeze(item) for item in value]
-    elif kind is dict:
-        parts = [_freeze(part) for item in value.items() for part in item]
-    else:
-        return None
-    return None if any(part is None for part in parts) else (kind, tuple(parts))
 
 
 @dataclass(frozen=True)
