@@ -524,16 +524,31 @@ def test_fields_read_name_all_an_expression_depends_on(expression: str, read: tu
     assert fields == (None if read is None else {"event": read})
 
 
-def test_reused_results_keep_apart_what_cel_tells_apart() -> None:
-    from aicr_gen.certify.sentinel_rules.evaluation import _memo_key
+def test_shared_outcomes_keep_apart_what_cel_tells_apart() -> None:
+    from aicr_gen.certify.sentinel_rules.evaluation import _freeze
 
-    program = cel.Environment(["event"]).compile("string(event.x) == '1'")
-    values = [True, 1, 1.0, 0.0, -0.0, None, "1", [1], {"a": 1, "b": 2}, {"b": 2, "a": 1}]
-    keys = [_memo_key(program, {"event": {"x": value}}) for value in values]
-    keys.append(_memo_key(program, {"event": {}}))
-    assert None not in keys and len(set(keys)) == len(keys)
-    assert _memo_key(program, {"event": {"x": "1", "y": 2}}) == _memo_key(program, {"event": {"x": "1", "y": 3}})
-    assert _memo_key(cel.Environment(["event"]).compile("size(event) > 1"), {"event": {}}) is None
+    values = [True, 1, 1.0, 0.0, -0.0, None, "1", [1], [1.0], {"a": 1, "b": 2}, {"b": 2, "a": 1}]
+    frozen = [_freeze(value) for value in values]
+    assert None not in frozen and len(set(frozen)) == len(frozen)
+    assert _freeze(float("nan")) == _freeze(float("nan")) and _freeze(object()) is None
+
+
+def test_events_alike_in_what_the_rules_read_share_outcomes(cli: Any, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text("ruleSets:\n  - name: fatal x\n    match:\n      all:\n        - kind: HealthEvent\n"
+                      "          expression: \"event.agent == 'x' && event.metadata['zone'] == 'a'\"\n"
+                      "    cordon: {shouldCordon: true}\n")
+    base = {"agent": "x", "isFatal": True, "nodeName": "n1", "metadata": {"zone": "a"}}
+    events = [{**base, "message": str(index)} for index in range(3)]
+    events += [{**base, "metadata": {"zone": "b"}}, {**base, "agent": "y"}, {**base, "metadata": {}},
+               {**base, "metadata": {}, "message": "again"}]
+    (tmp_path / "events.json").write_text(json.dumps(events))
+    result = cli("rules", "test", "--values", str(values), "--events", str(tmp_path / "events.json"),
+                 "--format", "json")
+    assert result.code == 0, result.err
+    assert [item["matched"] for item in json.loads(result.out)] == [["fatal x"]] * 3 + [[]] * 4
+    assert "failed on 2 event(s)" in result.err  # each event that failed counts, shared or not
+    assert "first: events.json[5]: no matching overload for '_[_]' applied to (null_type, string)" in result.err
 
 
 def test_cel_parser_tables_are_saved_once_and_loaded_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,7 +24,7 @@ and checks data. cel-python has no type hints, so it is used as ``Any`` at the b
 
 from __future__ import annotations
 
-from aicr_gen.certify.cel.conversions import format_double, parse_timestamp
+from aicr_gen.certify.cel.conversions import format_double, parse_instant
 from aicr_gen.certify.cel.environment import Environment
 from aicr_gen.certify.cel.errors import CelCompileError, CelError, CelLimitError
 from aicr_gen.certify.cel.functions import MACROS, QUANTITY, STANDARD, STRINGS
@@ -67,6 +67,6 @@ __all__ = [
     "equals",
     "format_double",
     "kind_of",
-    "parse_timestamp",
+    "parse_instant",
     "to_cel",
 ]

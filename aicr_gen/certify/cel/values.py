@@ -184,10 +184,15 @@ def _contains(item: Any, container: Any) -> bool:
     raise _no_overload("@in", item, container)
 
 
-def _timestamp(value: Any) -> Any:
+def _in_range(value: _dt.datetime) -> _dt.datetime:
+    """``value`` when a CEL timestamp can hold it (years 1 to 9999), else CelError."""
     if not 1 <= value.year <= 9999:
         raise CelError("timestamp out of range")
-    return _timestamp_type()(value)
+    return value
+
+
+def _timestamp(value: Any) -> Any:
+    return _timestamp_type()(_in_range(value))
 
 
 def _duration(value: _dt.timedelta) -> Any:

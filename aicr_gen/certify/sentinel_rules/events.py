@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path as FilePath
 from typing import Any
 
-from aicr_gen.certify.cel import CelError, parse_timestamp
+from aicr_gen.certify.cel import CelError, parse_instant
 from aicr_gen.certify.sentinel_rules.model import ENUMS, HEALTH_EVENT_FIELDS, MESSAGE_FIELDS, PROCESSING_STRATEGY, Event
 from aicr_gen.certify.sentinel_rules.source import (
     Where,
@@ -91,7 +91,7 @@ def normalise_event(raw: Any, where: Where) -> dict[str, Any]:
                                     f"{_suggest(str(key), HEALTH_EVENT_FIELDS)} (fields: "
                                     f"{', '.join(HEALTH_EVENT_FIELDS)})")
     # ``where`` is only called to word an error: the 10,000 events of a big test build no per-field closures.
-    event = {name: _CONVERT[kind](name, raw.get(name), where) for name, kind in HEALTH_EVENT_FIELDS.items()}
+    event = {name: convert(name, raw.get(name), where) for name, convert in _CONVERTERS}
     if not event["nodeName"]:
         raise InvalidInputError(f"{where(('nodeName',))}: nodeName is required (the node the event is about)")
     if event["processingStrategy"] == 0:
@@ -129,7 +129,18 @@ def _strings_field(name: str, value: Any, where: Where) -> list[str] | None:
 
 def _entities_field(name: str, value: Any, where: Where) -> list[dict[str, Any]] | None:
     items = _list(value, where, (name,))
-    return [_message("entity", item, where, (name, i)) for i, item in enumerate(items)] or None
+    return [_entity(item) or _message("entity", item, where, (name, i)) for i, item in enumerate(items)] or None
+
+
+_ENTITY_FIELDS = frozenset(MESSAGE_FIELDS["entity"])
+
+
+def _entity(item: Any) -> dict[str, str] | None:
+    """The common entity, all its fields strings, as ``_message`` makes it but without its checks (events carry
+    several each); None for any other, which ``_message`` then converts or refuses."""
+    if type(item) is dict and _ENTITY_FIELDS.issuperset(item) and all(type(text) is str for text in item.values()):
+        return {key: item.get(key, "") for key in MESSAGE_FIELDS["entity"]}
+    return None
 
 
 def _map_field(name: str, value: Any, where: Where) -> dict[str, str] | None:
@@ -152,6 +163,7 @@ _CONVERT: dict[str, Callable[[str, Any, Where], Any]] = {
     "string": _string_field, "bool": _bool_field, "uint32": _uint32_field, "enum": _enum_field,
     "strings": _strings_field, "entities": _entities_field, "map": _map_field, "timestamp": _timestamp_field,
     "overrides": _overrides_field}
+_CONVERTERS = tuple((name, _CONVERT[kind]) for name, kind in HEALTH_EVENT_FIELDS.items())
 
 
 def _string(value: Any, where: Where, at: Path) -> str:
@@ -226,7 +238,7 @@ def _timestamp(value: Any, where: Where, at: Path) -> dict[str, float] | None:
         raise InvalidInputError(f"{where(at)}: must be an RFC 3339 time such as 2025-01-02T03:04:05Z, not "
                                 f"{_describe(value)}")
     try:
-        instant = parse_timestamp(value)
+        instant = parse_instant(value)
     except CelError as err:
         raise InvalidInputError(f"{where(at)}: {err}") from None
     seconds = int(instant.timestamp() // 1)
