@@ -132,14 +132,16 @@ def _entities_field(name: str, value: Any, where: Where) -> list[dict[str, Any]]
     return [_entity(item) or _message("entity", item, where, (name, i)) for i, item in enumerate(items)] or None
 
 
-_ENTITY_FIELDS = frozenset(MESSAGE_FIELDS["entity"])
+_ENTITY_TYPE, _ENTITY_VALUE = MESSAGE_FIELDS["entity"]
 
 
 def _entity(item: Any) -> dict[str, str] | None:
-    """The common entity, all its fields strings, as ``_message`` makes it but without its checks (events carry
-    several each); None for any other, which ``_message`` then converts or refuses."""
-    if type(item) is dict and _ENTITY_FIELDS.issuperset(item) and all(type(text) is str for text in item.values()):
-        return {key: item.get(key, "") for key in MESSAGE_FIELDS["entity"]}
+    """An entity with both its fields strings and no other, as ``_message`` makes it but without its checks
+    (events carry several each); None for any other, which ``_message`` then converts or refuses."""
+    if type(item) is dict and len(item) == 2:
+        kind, value = item.get(_ENTITY_TYPE), item.get(_ENTITY_VALUE)
+        if type(kind) is str and type(value) is str:
+            return {_ENTITY_TYPE: kind, _ENTITY_VALUE: value}
     return None
 
 
