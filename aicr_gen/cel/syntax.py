@@ -137,7 +137,6 @@ _OPERAND_START = _PRIMARY_START - {MINUS}
 _ELEMENT_START = _EXPR_START | {QUESTION}
 _FIELD_START = frozenset({QUESTION, IDENTIFIER, ESC_IDENTIFIER})
 _FIELD_NAME = frozenset({IDENTIFIER, ESC_IDENTIFIER})
-_AFTER_NAME = frozenset({LPAREN, LBRACE, DOT})  # a call, a message, or maybe a qualified message name
 _LITERALS = frozenset({NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, TRUE, FALSE, NULL})
 
 # Token kinds of the binary operators, and the functions they call.
@@ -423,16 +422,13 @@ class _Parser:
         return Call(node_id, at, function, (operand,)), depth
 
     def _member(self) -> tuple[Expr, int]:
-        kinds, pos = self.kinds, self.pos
-        if kinds[pos] == IDENTIFIER and kinds[pos + 1] not in _AFTER_NAME:  # the common case, inlined
-            word = self.texts[pos]
-            if word in RESERVED:
-                self._report(self.starts[pos], f"reserved identifier: {word}")
-            self.pos = pos + 1
-            node_id = self.next_id
-            self.next_id = node_id + 1
-            expr: Expr = Ident(node_id, self.starts[pos], word)
-            depth = 0
+        kinds = self.kinds
+        kind = kinds[self.pos]
+        # Names and literals, most operands, skip the dispatch in _primary.
+        if kind == IDENTIFIER:
+            expr, depth = self._name()
+        elif kind in _LITERALS:
+            expr, depth = self._literal(self.pos, self.pos, False), 0
         else:
             expr, depth = self._primary()
         while True:
