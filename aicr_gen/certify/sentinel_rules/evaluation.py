@@ -27,10 +27,12 @@ class _Problems:
 
     def __init__(self) -> None:
         self.by_rule: dict[str, list[Any]] = {}
+        self.count = 0
 
     def add(self, where: str, subject: str, message: str, unit: str) -> None:
         entry = self.by_rule.setdefault(where, [0, subject, message, unit])
         entry[0] += 1
+        self.count += 1
 
     def warnings(self) -> list[str]:
         return [f"{where}: failed on {count} {unit}(s), so it did not match there (fault-quarantine logs 'Rule "
@@ -40,8 +42,9 @@ class _Problems:
 
 class Evaluator:
     """Evaluates events against a RuleConfig; caches Node rule results per node and shares HealthEvent rule
-    outcomes between events alike in every field those rules read (``Program.fields_read``): 10,000 events then
-    cost as many evaluations as they hold distinct combinations of those fields."""
+    outcomes (and, per node, the rule sets matched) between events alike in every field those rules read
+    (``Program.fields_read``): 10,000 events then cost as many evaluations as they hold distinct combinations
+    of those fields."""
 
     def __init__(self, config: RuleConfig, nodes: Mapping[str, dict[str, Any]], *, nodes_given: bool) -> None:
         self.config = config
@@ -54,6 +57,7 @@ class Evaluator:
         self._by_name = _by_name(config.rule_sets)
         self._event_fields = _event_fields_read(config)
         self._shared: dict[tuple[Any, ...], dict[int, bool | str]] = {}
+        self._by_alike: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[RuleSet, ...] | None]] = {}
 
     def _node(self, name: str) -> dict[str, Any]:
         node = self.nodes.get(name)
@@ -112,24 +116,36 @@ class Evaluator:
         return bool(rule_set.all) and all(self._rule(rule, event, event_results, node, shared)
                                           for rule in rule_set.all)
 
-    def _shared_outcomes(self, event: Event) -> dict[int, bool | str] | None:
-        """The HealthEvent rule outcomes of the events alike to ``event`` so far (None: it shares none)."""
+    def _alike(self, event: Event) -> tuple[Any, ...] | None:
+        """``event``'s values at every field the HealthEvent rules read (None: not known what they read)."""
         if self._event_fields is None:
             return None
         key = tuple(_freeze(event.cel[name]) if name in event.cel else _ABSENT for name in self._event_fields)
-        if None in key:
-            return None
-        return self._shared.setdefault(key, {})
+        return None if None in key else key
 
-    def evaluate(self, event: Event) -> Outcome:
-        node = self._node(event.node_name)
+    def _matched(self, event: Event, node: dict[str, Any]) -> tuple[list[str], list[RuleSet] | None]:
+        """The names of the rule sets ``event`` matches, and the validation rule sets it matches (None when there
+        are none). Events alike on the same node match the same: reused, unless working it out counted a
+        failure, which every such event must count again."""
+        alike = self._alike(event)
+        found = None if alike is None else self._by_alike.get((alike, event.node_name))
+        if found is not None:
+            return list(found[0]), None if found[1] is None else list(found[1])
+        shared = None if alike is None else self._shared.setdefault(alike, {})
+        failures = self.problems.count
         results: dict[int, bool] = {}
-        shared = self._shared_outcomes(event)
         matched_sets = [rule_set for rule_set in self.config.rule_sets
                         if self.matches(rule_set, event, results, node, shared)]
         matched = list(dict.fromkeys(rule_set.name for rule_set in matched_sets))
         validation = ([rule_set for rule_set in self.config.validation
                        if self.matches(rule_set, event, results, node, shared)] if self.config.validation else None)
+        if alike is not None and self.problems.count == failures:
+            self._by_alike[alike, event.node_name] = (tuple(matched), None if validation is None else tuple(validation))
+        return matched, validation
+
+    def evaluate(self, event: Event) -> Outcome:
+        node = self._node(event.node_name)
+        matched, validation = self._matched(event, node)
         skipped = self._skipped(event, node)
         if skipped is not None:
             return Outcome(event.name, event.node_name, matched, False, [], {}, skipped, validation)
