@@ -7,7 +7,7 @@ the peak RSS of the child processes (resource.getrusage(RUSAGE_CHILDREN)) agains
 * 256 nodes: at most 2x the Go AICR binary (~65 ms) -> median <= 130 ms;
 * 4,096 and 8,192 nodes: under 2 s each, linear (8,192 <= 2.2x 4,096), peak RSS < 500 MiB.
 
-It also prints the floor no diff can go under: a bare interpreter importing DeepDiff (the comparison engine).
+It also prints the floor no diff can go under: a bare interpreter.
 
     python bench/bench_diff.py [RUNS]
 """
@@ -133,9 +133,8 @@ def main() -> None:
     import aicr_gen
 
     compileall.compile_dir(Path(aicr_gen.__file__).parent, quiet=1)
-    floor, _ = _median_ms([sys.executable, "-c", "from deepdiff import DeepDiff"], runs)
     bare, _ = _median_ms([sys.executable, "-c", "pass"], runs)
-    print(f"floor: interpreter {bare:.0f} ms, interpreter + import deepdiff {floor:.0f} ms", flush=True)
+    print(f"floor: interpreter {bare:.0f} ms", flush=True)
     medians: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for nodes in (256, 4096, 8192):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import compileall
+import functools
 import os
 import shutil
 import statistics
@@ -16,9 +18,23 @@ CUJ2 = ["--service", "eks", "--accelerator", "h100", "--intent", "inference", "-
 
 
 def command() -> list[str]:
-    """How to run aicr-gen: the venv's console script, else ``python -m aicr_gen``."""
+    """How to run aicr-gen: the venv's console script, else ``python -m aicr_gen``; the venv must run this
+    checkout (an editable install), byte-compiled as an installed wheel is, else the bench would time another
+    copy or the compiler."""
+    where = subprocess.run([sys.executable, "-I", "-c", "import aicr_gen; print(aicr_gen.__file__)"], cwd="/",
+                           capture_output=True, text=True, check=True).stdout.strip()
+    package = Path(where).resolve().parent
+    if package != ROOT / "aicr_gen":
+        sys.exit(f"{sys.executable} runs aicr_gen from {package}, not this checkout; run the bench with the venv of "
+                 "an editable install (scripts/test.sh makes .venv-test)")
+    _compile(package)
     script = shutil.which("aicr-gen", path=str(Path(sys.executable).parent))
     return [script] if script else [sys.executable, "-m", "aicr_gen"]
+
+
+@functools.cache
+def _compile(package: Path) -> None:
+    compileall.compile_dir(package, quiet=1)
 
 
 def clean_env(work: Path) -> dict[str, str]:
