@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -549,6 +550,34 @@ def test_events_alike_in_what_the_rules_read_share_outcomes(cli: Any, tmp_path: 
     assert [item["matched"] for item in json.loads(result.out)] == [["fatal x"]] * 3 + [[]] * 4
     assert "failed on 2 event(s)" in result.err  # each event that failed counts, shared or not
     assert "first: events.json[5]: no matching overload for '_[_]' applied to (null_type, string)" in result.err
+
+
+def test_event_files_read_before_are_not_parsed_again(cli: Any, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_gen.certify.sentinel_rules import events as event_files
+
+    folder = tmp_path / "events"
+    shutil.copytree(FIXTURES / "events", folder)
+    (folder / "node.json").write_text(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "x"}}))
+    args = ("rules", "test", "--values", str(FIXTURES / "priorities.yaml"), "--events", str(folder))
+    first = cli(*args)
+    assert first.code == 0 and "a Node, not a HealthEvent; skipped" in first.err
+
+    def boom(*args: object) -> object:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(event_files, "_parse_file", boom)
+    again = cli(*args)
+    assert (again.code, again.out, again.err) == (first.code, first.out, first.err)
+    batch = folder / "batch.json"
+    batch.write_text(batch.read_text().replace("gpu-node-1", "gpu-node-9", 1))
+    assert "parsed again" in cli(*args).err  # a changed file: the set is read afresh
+    monkeypatch.undo()
+    changed = cli(*args)
+    assert changed.code == 0 and changed.out != first.out
+    batch.write_text("[{\"agent\": 1}]")
+    for _ in range(2):  # a set with a problem is never remembered
+        assert_refused(cli(*args), "batch.json: [0].agent: must be a string")
 
 
 def test_cel_parser_tables_are_saved_once_and_loaded_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

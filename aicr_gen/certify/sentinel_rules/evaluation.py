@@ -120,7 +120,8 @@ class Evaluator:
         """``event``'s values at every field the HealthEvent rules read (None: not known what they read)."""
         if self._event_fields is None:
             return None
-        key = tuple(_freeze(event.cel[name]) if name in event.cel else _ABSENT for name in self._event_fields)
+        cel = event.cel
+        key = tuple([_freeze(cel[name]) if name in cel else _ABSENT for name in self._event_fields])
         return None if None in key else key
 
     def _matched(self, event: Event, node: dict[str, Any]) -> tuple[list[str], list[RuleSet] | None]:

@@ -23,13 +23,26 @@ from aicr_gen.yamlio import Path
 
 def load_events(path: str) -> tuple[list[Event], list[str]]:
     """The HealthEvents under ``path`` (a file, or a folder read recursively, files sorted by name), as
-    fault-quarantine's CEL sees them, and warnings about files that are not events."""
+    fault-quarantine's CEL sees them, and warnings about files that are not events. Files read before are
+    not parsed again: the result is cached under a digest of every file's name and bytes (and of the code
+    that normalises them), like a validated catalog; a set with a problem is never cached, so it is reported
+    afresh."""
+    from aicr_gen.catalog import cache
+
+    files = _files(FilePath(path), "--events")
+    try:
+        contents = [read_input(str(file), "--events") for _name, file in files]
+    except InvalidInputError:  # read them in turn below, so the first problem is reported as ever
+        contents = []
+    key = _cache_key(files, contents) if contents and cache.folder() is not None else None
+    cached = cache.get(key) if key is not None else None
+    if cached is not None:
+        return [Event(*item) for item in cached["events"]], cached["warnings"]
     events: list[Event] = []
     warnings: list[str] = []
-    root = FilePath(path)
-    files = _files(root, "--events")
-    for name, file in files:
-        source = _parse_file(read_input(str(file), "--events"), str(file))
+    for position, (name, file) in enumerate(files):
+        raw = contents[position] if contents else read_input(str(file), "--events")
+        source = _parse_file(raw, str(file))
         found: list[tuple[Path, Any]] = []
         others: list[str] = []
         for at, data in source.documents():
@@ -43,11 +56,33 @@ def load_events(path: str) -> tuple[list[Event], list[str]]:
         warnings += [f"{message}; skipped" for message in others]
         if not found and not others:
             raise InvalidInputError(f"{file}: no HealthEvent in the file")
-        for index, (event_path, raw) in enumerate(found):
+        for index, (event_path, data) in enumerate(found):
             label = name if len(found) == 1 else f"{name}[{index}]"
-            cel = normalise_event(raw, _under(source.where, *event_path))
+            cel = normalise_event(data, _under(source.where, *event_path))
             events.append(Event(label, str(cel["nodeName"]), cel))
+    if key is not None:
+        cache.put(key, {"events": [[event.name, event.node_name, event.cel] for event in events],
+                        "warnings": warnings})
     return events, warnings
+
+
+# What turns event files into events: a change to any of them changes every cached set's key.
+_NORMALISING_CODE = ("certify/sentinel_rules/events.py", "certify/sentinel_rules/source.py",
+                     "certify/sentinel_rules/model.py", "certify/cel/conversions.py", "inputs.py")
+
+
+def _cache_key(files: list[tuple[str, FilePath]], contents: list[bytes]) -> str:
+    import hashlib
+
+    from aicr_gen.catalog import cache
+
+    digest = cache.new_key("rules-events-v1")
+    package = FilePath(__file__).resolve().parent.parent.parent
+    for code in _NORMALISING_CODE:
+        digest.update(hashlib.sha256((package / code).read_bytes()).digest())
+    for (name, file), data in zip(files, contents, strict=True):
+        digest.update(f"\0{name}\0{file}\0".encode() + hashlib.sha256(data).digest())
+    return digest.hexdigest()
 
 
 def _is_other_object(data: Any) -> bool:
