@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen.certify.cel.arithmetic import _check_int
 from aicr_gen.certify.cel.conversions import (
@@ -295,8 +294,7 @@ def _compare_to(value: Any, other: Any) -> int:
 # --- the tables
 
 
-@dataclass(frozen=True)
-class _Function:
+class _Function(NamedTuple):
     impl: Callable[..., Any]
     global_arities: frozenset[int] = frozenset()
     method_arities: frozenset[int] = frozenset()

@@ -11,8 +11,7 @@ from typing import Any, NamedTuple
 from aicr_gen.certify.cel.errors import CelLimitError
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """Bounds on one expression. ``max_steps`` counts evaluated operations, comprehension iterations
     weighted by their body's size and large results by their length."""
 

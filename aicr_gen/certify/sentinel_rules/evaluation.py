@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen.certify.cel import CelError, CelLimitError
 from aicr_gen.certify.sentinel_rules.model import (
@@ -217,8 +216,7 @@ def _freeze(value: Any) -> Any:
     return None if None in parts else (kind, tuple(parts))
 
 
-@dataclass(frozen=True)
-class _Actions:
+class _Actions(NamedTuple):
     cordon: bool
     taint: Taint | None
     label: tuple[str, str] | None

@@ -4,7 +4,7 @@ it (health_event.proto)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from aicr_gen.certify.cel import Program
 
@@ -35,8 +35,7 @@ NODE_CACHED = ("apiVersion", "kind", "metadata", "spec")
 DEFAULT_GPU_NODE_LABEL = "nvidia.com/gpu.present=true"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One ``{kind, expression}`` of a rule set's match group, compiled."""
 
     kind: str
@@ -44,15 +43,13 @@ class Rule:
     where: str
 
 
-@dataclass(frozen=True)
-class Taint:
+class Taint(NamedTuple):
     key: str
     value: str
     effect: str
 
 
-@dataclass(frozen=True)
-class RuleSet:
+class RuleSet(NamedTuple):
     """A fault-quarantine (or post-remediation validation) rule set."""
 
     name: str
@@ -67,8 +64,7 @@ class RuleSet:
     tests: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Criterion:
+class Criterion(NamedTuple):
     """A lifecycle-manager readiness (or new-node) criterion: compiled and linted, not evaluated."""
 
     name: str
@@ -89,8 +85,7 @@ class RuleConfig:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """A HealthEvent as fault-quarantine's CEL sees it (``cel``), with its name in the input."""
 
     name: str
