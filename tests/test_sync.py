@@ -614,17 +614,39 @@ def test_an_unchanged_check_is_answered_without_rendering(tmp_path: Path, repo: 
 
     spec = spec_with_inputs(tmp_path)
     assert sync(spec, repo) == 0
+    other = tmp_path / "other.yaml"
+    other.write_text((ROOT / "examples" / "gke-h100-training-kubeflow.yaml").read_text())
+    assert sync(other, repo) == 0
     capsys.readouterr()
-    assert sync(spec, repo, "--check") == 0  # renders, and remembers what from
+    assert main(["sync", str(spec), str(other), "--repo", str(repo), "--check"]) == 0  # renders, remembers
     rendered = capsys.readouterr().out
 
     def boom(*args: object, **kwargs: object) -> object:
         raise AssertionError("rendered again")
 
     monkeypatch.setattr(render_tree, "render_tree", boom)
-    assert sync(spec, repo, "--check") == 0
-    assert sync(spec, repo, "--check", "--staged") == 0
+    assert main(["sync", str(spec), str(other), "--repo", str(repo), "--check"]) == 0
+    assert main(["sync", str(spec), str(other), "--repo", str(repo), "--check", "--staged"]) == 0
     assert capsys.readouterr().out == rendered + rendered.replace("HEAD", "the index")
+    assert sync(other, repo, "--check") == 0  # the sync of it alone remembered it alone
+
+
+def test_a_check_after_a_sync_of_one_spec_renders_nothing(spec: Path, repo: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_gen.gitops import render_tree
+
+    assert sync(spec, repo) == 0
+    real, renders = render_tree.render_tree, []
+
+    def counted(*args: Any) -> Any:
+        renders.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(render_tree, "render_tree", counted)
+    assert sync(spec, repo, "--check") == 0
+    assert not renders
+    assert sync(spec, repo, "--check", "--path", "elsewhere") == 1  # another question: rendered
+    assert len(renders) == 1
 
 
 @pytest.mark.parametrize("change", ["catalog file", "new catalog file", "rules file", "committed tree", "spec"])

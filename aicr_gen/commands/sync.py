@@ -161,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
     repo = sync.open_repo(args.repo)
     if args.check:
         return _check(repo, specs, args.path, args.staged)
+    from aicr_gen.gitops import fingerprint, objects
     from aicr_gen.gitops.changes import compare
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
@@ -179,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
                        inputs=inputs)
 
     result = sync.sync(repo, tree, path, text, inputs=inputs, branch=args.branch, force=args.force, push=args.push)
+    # the tree is now at result.ref: a check of this spec alone can answer without rendering it again
+    fingerprint.remember([spec_file], args.path, [(cluster, path, objects.committed(repo, result.ref, path))])
     if result.commit is None:
         sys.stdout.write(f"aicr-gen: {path} is up to date on {result.ref}; nothing to commit\n")
     else:
