@@ -8,6 +8,7 @@ validated plain data. It lives in ``$AICR_GEN_CACHE_DIR`` (``off`` disables it),
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import marshal
 import os
@@ -52,10 +53,15 @@ def get(key: str) -> dict[str, Any] | None:
     where = folder()
     if where is None:
         return None
+    collecting = gc.isenabled()
+    gc.disable()  # loading creates every container at once and none is garbage: collections would only walk them
     try:
         value = marshal.loads((where / f"{key}.marshal").read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return None
+    finally:
+        if collecting:
+            gc.enable()
     return value if isinstance(value, dict) else None
 
 
