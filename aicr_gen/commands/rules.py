@@ -17,6 +17,18 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> int:
     """Load, evaluate, print (text or JSON on stdout, warnings on stderr), then check ``--expect``."""
+    import gc
+
+    # The inputs live to the end and hold no reference cycles (10,000 events are some 300,000 objects); with
+    # the cycle collector on, each of its full passes scans them all again, a third of the evaluation.
+    gc.disable()
+    try:
+        return _run(args)
+    finally:
+        gc.enable()
+
+
+def _run(args: argparse.Namespace) -> int:
     from aicr_gen.certify import sentinel_rules as rules
 
     config = rules.load_config(args.values)
