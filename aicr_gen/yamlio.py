@@ -18,8 +18,8 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from types import MappingProxyType
+from typing import Any, NamedTuple, cast
 
 from aicr_gen.errors import InvalidInputError
 
@@ -57,13 +57,12 @@ def format_path(path: Path) -> str:
     return out or "(document root)"
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(NamedTuple):
     """A loaded YAML/JSON document: plain data plus the line of every field path."""
 
     source: str
     data: Any
-    lines: Mapping[Path, int] = field(default_factory=dict)
+    lines: Mapping[Path, int] = MappingProxyType({})
 
     def line_of(self, path: Path) -> int:
         """The line of ``path`` or of its nearest recorded ancestor."""
@@ -383,13 +382,21 @@ _QUOTED = (r"""(?:'(?:[^'\n]++|'')*+'|"(?:[^"\\\n]++"""
 _VALUE = rf"(?:{_PLAIN_SCALAR}|{_QUOTED}|\[\]|\{{\}})"
 _LINE = (rf"(?:[ ]*+(?:-(?:[ ]++|(?=\n)))*+(?:(?:{_PLAIN_SCALAR}|{_QUOTED}):(?:[ ]+{_VALUE})?|(?<=- ){_VALUE})?"
          rf"(?:[ ]+\#[^\n]*)?|[ ]*\#[^\n]*)\n")
-# possessive and atomic: a line that fails is not tried again another way (no backtracking across lines)
-_RUST_SUBSET = re.compile(rf"(?:---\n)?(?>{_LINE})*+")
-# Plain numbers yaml-rs types otherwise: "0X1F", "0O17", "0B1" (libyaml's resolver leaves them strings).
-_RUST_NUMBERS = re.compile(r"(?<![^ ])[-+]?0[XOB]")
-# What libyaml refuses, or takes for a line break, besides the C0 controls bar "\n" (the tab is not in the subset).
-_NOT_LIBYAML_TEXT = re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\n"
+
+
+@functools.cache
+def _subset() -> re.Pattern[str]:
+    """Compiled on first use (~2 ms): a cached recipe or bundle parses nothing."""
+    # possessive and atomic: a line that fails is not tried again another way (no backtracking across lines)
+    return re.compile(rf"(?:---\n)?(?>{_LINE})*+")
+
+
+@functools.cache
+def _not_libyaml_text() -> re.Pattern[str]:
+    """What libyaml refuses, or takes for a line break, besides the C0 controls bar "\\n" (the tab is not in the
+    subset); compiled on first use (~9 ms), for non-ASCII text only."""
+    return re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 
 
 def _rust_readable(text: str) -> bool:
@@ -397,11 +404,12 @@ def _rust_readable(text: str) -> bool:
     if text.isascii():
         if text.encode("ascii").translate(None, delete=_ASCII_TEXT):
             return False
-    elif _NOT_LIBYAML_TEXT.search(text):
+    elif _not_libyaml_text().search(text):
         return False
-    if ("0X" in text or "0O" in text or "0B" in text) and _RUST_NUMBERS.search(text):
+    # plain numbers yaml-rs types otherwise: "0X1F", "0O17", "0B1" (libyaml's resolver leaves them strings)
+    if ("0X" in text or "0O" in text or "0B" in text) and re.search(r"(?<![^ ])[-+]?0[XOB]", text):
         return False
-    return text.endswith("\n") and _RUST_SUBSET.fullmatch(text) is not None
+    return text.endswith("\n") and _subset().fullmatch(text) is not None
 
 
 _PLAIN = (str, int, float, bool, type(None))
@@ -545,7 +553,11 @@ def _literal(text: str, indent: str) -> list[str]:
 
 def _emit(value: Any, indent: str, out: list[str], head: str) -> None:
     """Append ``head`` (``key:`` or ``-``) followed by ``value`` at ``indent``."""
-    if isinstance(value, Mapping) and value:
+    kind = type(value)
+    if kind is str and "\n" not in value:  # the common case, before the ABC checks below
+        out.append(f"{head} {_quote(value) if _needs_quotes(value) else value}")
+        return
+    if (kind is dict or isinstance(value, Mapping)) and value:
         if head.endswith("-"):
             first = True
             for key, item in value.items():
@@ -557,7 +569,7 @@ def _emit(value: Any, indent: str, out: list[str], head: str) -> None:
         for key, item in value.items():
             _emit(item, indent + "  ", out, f"{indent}  {_scalar(str(key))}:")
         return
-    if isinstance(value, Sequence) and not isinstance(value, str) and value:
+    if (kind is list or (isinstance(value, Sequence) and not isinstance(value, str))) and value:
         out.append(head)
         head_indent = indent + "  "
         for item in value:
