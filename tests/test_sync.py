@@ -678,3 +678,26 @@ def test_check_renders_again_when_an_input_changed(tmp_path: Path, repo: Path, c
     stale = {"catalog file": "argocd/018-nvsentinel/values.yaml", "rules file": "sentinel/values.yaml",
              "committed tree": "recipe.yaml", "spec": "recipe.yaml"}[change]
     assert f"stale   {MANAGED}/{stale}" in err
+
+
+def test_an_input_changed_while_rendering_is_not_remembered(tmp_path: Path, repo: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_gen.gitops import render_tree
+
+    spec = spec_with_inputs(tmp_path)
+    rules, edited = tmp_path / "rules.yaml", RULES.replace("shouldCordon: true", "shouldCordon: false")
+    rules.write_text(edited)
+    assert sync(spec, repo) == 0  # the tree of the edited rules
+    rules.write_text(RULES)
+    monkeypatch.setenv("AICR_GEN_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    real = render_tree.render_tree
+
+    def edit_then_render(*args: Any) -> Any:  # the rules change after they were digested
+        rules.write_text(edited)
+        return real(*args)
+
+    monkeypatch.setattr(render_tree, "render_tree", edit_then_render)
+    assert sync(spec, repo, "--check") == 0
+    monkeypatch.setattr(render_tree, "render_tree", real)
+    rules.write_text(RULES)
+    assert sync(spec, repo, "--check") == 1  # rendered: not taken for the tree of the edited rules

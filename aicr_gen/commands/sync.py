@@ -105,9 +105,10 @@ def _check(repo: Repo, spec_files: list[str], path_option: str | None, staged: b
     def listing(path: str) -> dict[str, str]:
         return objects.indexed(repo, path) if staged else objects.committed(repo, "HEAD", path)
 
-    remembered = fingerprint.recall(spec_files, path_option)
+    set_key = fingerprint.key(spec_files, path_option)
+    remembered = fingerprint.recall(set_key, spec_files)
     if remembered is None or any(listing(tree["path"]) != tree["blobs"] for tree in remembered):
-        return _render_and_check(repo, spec_files, path_option, against, listing)
+        return _render_and_check(repo, spec_files, path_option, against, listing, set_key=set_key)
     for spec_file, tree in zip(spec_files, remembered, strict=True):
         sys.stdout.write(f"aicr-gen: {tree['path']} is up to date with {spec_file} in {against}\n")
     sys.stdout.write(f"aicr-gen: {len(spec_files)} of {len(spec_files)} tree(s) up to date with {against}\n")
@@ -115,7 +116,7 @@ def _check(repo: Repo, spec_files: list[str], path_option: str | None, staged: b
 
 
 def _render_and_check(repo: Repo, spec_files: list[str], path_option: str | None, against: str,
-                      listing: Callable[[str], dict[str, str]]) -> int:
+                      listing: Callable[[str], dict[str, str]], *, set_key: str | None) -> int:
     from aicr_gen.gitops import fingerprint, sync
     from aicr_gen.gitops.render_tree import managed_path, render_tree
     from aicr_gen.gitops.spec import load_spec
@@ -127,6 +128,7 @@ def _render_and_check(repo: Repo, spec_files: list[str], path_option: str | None
     checked = []
     for spec_file, cluster in loaded:
         path = managed_path(cluster, path_option)
+        read = fingerprint.inputs(spec_file, cluster)
         tree = render_tree(cluster, Path(spec_file).resolve().parent, path)
         have = listing(path)
         found = sync.stale(have, tree, path)
@@ -135,12 +137,12 @@ def _render_and_check(repo: Repo, spec_files: list[str], path_option: str | None
                             f"(run 'aicr-gen sync {spec_file} --repo {repo.working_tree_dir}'):")
             problems += [f"  {line}" for line in found]
         else:
-            checked.append((cluster, path, have))
+            checked.append((cluster, read, path, have))
             sys.stdout.write(f"aicr-gen: {path} is up to date with {spec_file} in {against}\n")
     count = f"{len(checked)} of {len(loaded)} tree(s) up to date with {against}"
     if problems:
         raise FindingsError("\n".join([*problems, f"{count}; {len(loaded) - len(checked)} stale"]))
-    fingerprint.remember(spec_files, path_option, checked)
+    fingerprint.remember(set_key, spec_files, path_option, checked)
     sys.stdout.write(f"aicr-gen: {count}\n")
     return OK
 
@@ -167,9 +169,11 @@ def run(args: argparse.Namespace) -> int:
     from aicr_gen.gitops.spec import load_spec, resolve_spec
 
     spec_file = specs[0]
+    set_key = fingerprint.key([spec_file], args.path)
     cluster = load_spec(spec_file)
     base = Path(spec_file).resolve().parent
     path = managed_path(cluster, args.path)
+    read = fingerprint.inputs(spec_file, cluster)
     recipe = resolve_spec(cluster, base)
     _policy_errors(cluster, base, recipe, spec_file)
     tree = render_tree(cluster, base, path, recipe)
@@ -181,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = sync.sync(repo, tree, path, text, inputs=inputs, branch=args.branch, force=args.force, push=args.push)
     # the tree is now at result.ref: a check of this spec alone can answer without rendering it again
-    fingerprint.remember([spec_file], args.path, [(cluster, path, objects.committed(repo, result.ref, path))])
+    fingerprint.remember(set_key, [spec_file], args.path,
+                         [(cluster, read, path, objects.committed(repo, result.ref, path))])
     if result.commit is None:
         sys.stdout.write(f"aicr-gen: {path} is up to date on {result.ref}; nothing to commit\n")
     else:

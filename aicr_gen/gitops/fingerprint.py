@@ -1,13 +1,15 @@
 """What ``sync --check`` rendered its trees from, so an unchanged set of specs is checked without rendering.
 
-After a check found every tree up to date, ``remember`` stores in the aicr-gen cache, under a key made of the
-aicr-gen code, the installed distributions, the Python version, ``--path`` and each spec's place and bytes: per
-spec, the blob names of its tree, the files and folders it read (catalog layers or the embedded catalog, the
-sentinel rules) with digests of their contents, the resolved place of every path it names and the work tree it
-is in. ``recall`` gives those blob names back only when all of it is as remembered. Rendering is deterministic (it
-reads no clock, environment or network), so the tree it would render is then the remembered one, and comparing
-its blob names with Git's is the whole check. On any difference, a missing or unreadable entry, a spec on standard
-input or caching off: None, and the caller renders (and so gives every message a render gives).
+A set of specs is known by a ``key``: the digest of the aicr-gen code, the installed distributions, the Python
+version, ``--path`` and each spec's place and bytes. Before rendering a spec, ``inputs`` records the work tree it
+is in, the resolved place of every path it names and digests of the files and folders it reads (catalog layers
+or the embedded catalog, the sentinel rules). After a check found every tree up to date (or a sync committed
+one), ``remember`` stores under the key, per spec, those inputs and the blob names of its tree, provided the key
+and every input read the same after rendering as before (so no file changed under the render). ``recall`` gives
+the blob names back only when all of it is as remembered. Rendering is deterministic (it reads no clock,
+environment or network), so the tree it would render is then the remembered one, and comparing its blob names
+with Git's is the whole check. On any difference, a missing entry, a spec on standard input or caching off:
+None, and the caller renders (and so gives every message a render gives).
 """
 
 from __future__ import annotations
@@ -23,16 +25,15 @@ from typing import Any
 
 from aicr_gen.gitops.git import work_tree
 
-_KIND = "sync-check-v1"
+_KIND = "sync-check-v2"
 
 
-def recall(spec_files: Sequence[str], path_option: str | None) -> list[dict[str, Any]] | None:
+def recall(set_key: str | None, spec_files: Sequence[str]) -> list[dict[str, Any]] | None:
     """Per spec, ``{"path": managed folder, "blobs": {relative path: blob name}}`` of the tree it renders, when
     nothing it was rendered from changed since ``remember``; else None."""
     from aicr_gen.catalog import cache
 
-    key = _key(spec_files, path_option)
-    entry = cache.get(key) if key is not None else None
+    entry = cache.get(set_key) if set_key is not None else None
     specs = entry.get("specs") if entry is not None else None
     if not isinstance(specs, list) or len(specs) != len(spec_files):
         return None
@@ -44,22 +45,30 @@ def recall(spec_files: Sequence[str], path_option: str | None) -> list[dict[str,
     return [{"path": spec["path"], "blobs": spec["blobs"]} for spec in specs]
 
 
-def remember(spec_files: Sequence[str], path_option: str | None, checked: Sequence[tuple[Any, str, Mapping[str, str]]],
-             ) -> None:
-    """Store what each spec's tree was rendered from; ``checked`` holds per spec its ClusterSpec, managed folder
-    and the blob names of its tree (found up to date)."""
+def inputs(spec_file: str, cluster: Any) -> dict[str, Any]:
+    """What rendering ``cluster`` (loaded from ``spec_file``) reads besides the spec, as it is now."""
+    return {"work_tree": _work_tree(spec_file), "inputs": _inputs(cluster, Path(spec_file).resolve().parent)}
+
+
+def remember(set_key: str | None, spec_files: Sequence[str], path_option: str | None,
+             rendered: Sequence[tuple[Any, Mapping[str, Any], str, Mapping[str, str]]]) -> None:
+    """Store what each spec's tree was rendered from: ``rendered`` holds per spec its ClusterSpec, its
+    ``inputs`` taken before rendering, its managed folder and the blob names of its tree. Nothing is stored
+    when the specs or their inputs no longer read as they did before rendering."""
     from aicr_gen.catalog import cache
 
-    key = _key(spec_files, path_option)
-    if key is None:
+    if set_key is None or key(spec_files, path_option) != set_key:
         return
-    specs = [{"path": path, "blobs": dict(blobs), "work_tree": _work_tree(spec_file),
-              "inputs": _inputs(cluster, Path(spec_file).resolve().parent)}
-             for spec_file, (cluster, path, blobs) in zip(spec_files, checked, strict=True)]
-    cache.put(key, {"specs": specs})
+    specs = []
+    for spec_file, (cluster, before, path, blobs) in zip(spec_files, rendered, strict=True):
+        if inputs(spec_file, cluster) != before:
+            return
+        specs.append({**before, "path": path, "blobs": dict(blobs)})
+    cache.put(set_key, {"specs": specs})
 
 
-def _key(spec_files: Sequence[str], path_option: str | None) -> str | None:
+def key(spec_files: Sequence[str], path_option: str | None) -> str | None:
+    """The key of this set of specs as their files are now (None: not to be remembered)."""
     from aicr_gen.catalog import cache
 
     if cache.folder() is None or "-" in spec_files:
