@@ -104,7 +104,8 @@ def test_load_document_tells_recipe_from_snapshot(tmp_path: Path) -> None:
     ("measurements:\n  - {type: OS, subtypes: []}\n  - {type: OS, subtypes: []}\n",
      r"bad.yaml:3: measurements\[1\].type: measurement type 'OS' repeats"),
     ("measurements:\n  - type: OS\n    subtypes:\n      - subtype: release\n      - subtype: release\n",
-     r"bad.yaml:5: measurements\[0\].subtypes\[1\].subtype: subtype 'release' repeats"),
+     r"bad.yaml:5: measurements\[0\].subtypes\[1\].subtype: subtype 'release' repeats "
+     r"measurements\[0\].subtypes\[0\]; merge them$"),
     ("- measurements\n", r"bad.yaml:1: the document root is a list"),
 ])
 def test_malformed_snapshots_are_input_errors_with_line(tmp_path: Path, text: str, message: str) -> None:

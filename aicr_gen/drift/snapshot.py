@@ -182,7 +182,7 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
             if name in seen_subtypes:
                 path = ("measurements", index, "subtypes", position, "subtype")
                 raise InvalidInputError(f"{_located(doc).where(path)}: subtype {name!r} repeats "
-                                        f"{format_path(path[:3])}.subtypes[{seen_subtypes[name]}]; merge them")
+                                        f"{format_path(path[:2])}.subtypes[{seen_subtypes[name]}]; merge them")
             seen_subtypes[name] = position
     return data
 
