@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 from aicr_gen.cel import ast, literals
@@ -289,32 +290,25 @@ class _Parser:
         return expr, depth
 
     def _or(self) -> tuple[Expr, int]:
-        first, depth = self._and()
-        if self.kinds[self.pos] != LOGICAL_OR:
-            return first, depth
-        terms, ops = [first], []
-        while self.kinds[self.pos] == LOGICAL_OR:
-            at = self.starts[self.pos]
-            self.pos += 1
-            term, term_depth = self._and()
-            depth = max(depth, term_depth)
-            ops.append((self._new_id(), at))  # cel-go numbers each '||' after the term that follows it
-            terms.append(term)
-        return _balanced(ast.LOGICAL_OR, terms, ops, 0, len(ops) - 1), depth
+        return self._chain(LOGICAL_OR, ast.LOGICAL_OR, self._and)
 
     def _and(self) -> tuple[Expr, int]:
-        first, depth = self._relation()
-        if self.kinds[self.pos] != LOGICAL_AND:
+        return self._chain(LOGICAL_AND, ast.LOGICAL_AND, self._relation)
+
+    def _chain(self, kind: int, function: str, operand: Callable[[], tuple[Expr, int]]) -> tuple[Expr, int]:
+        """``operand (op operand)*`` for ``||`` or ``&&``, as cel-go's balanced tree."""
+        first, depth = operand()
+        if self.kinds[self.pos] != kind:
             return first, depth
         terms, ops = [first], []
-        while self.kinds[self.pos] == LOGICAL_AND:
+        while self.kinds[self.pos] == kind:
             at = self.starts[self.pos]
             self.pos += 1
-            term, term_depth = self._relation()
+            term, term_depth = operand()
             depth = max(depth, term_depth)
-            ops.append((self._new_id(), at))
+            ops.append((self._new_id(), at))  # cel-go numbers each operator after the term that follows it
             terms.append(term)
-        return _balanced(ast.LOGICAL_AND, terms, ops, 0, len(ops) - 1), depth
+        return _balanced(function, terms, ops, 0, len(ops) - 1), depth
 
     # -- relation, calc (left-recursive in the grammar: loops here) ---------------------------------
 
