@@ -72,27 +72,25 @@ def _parsed_values(sources: dict[str, bytes], names: list[str]) -> dict[str, Any
 
 
 def _options(settings: list[str], repo: str | None) -> Any:
-    from dataclasses import fields, replace
-
     from aicr_gen.render.options import Options, parse_extra_paths
     from aicr_gen.render.values import typed
 
     options = Options() if repo is None else Options(repo=repo)
-    types = {item.name: item.type for item in fields(Options)}
     for text in settings:
         key, sep, value = text.removeprefix("deployer:").partition("=")
         if not sep or key not in _DEPLOYER_SETTINGS:
             raise InvalidInputError(f"--set {text}: deployer settings are {', '.join(sorted(_DEPLOYER_SETTINGS))}")
         field = _DEPLOYER_SETTINGS[key]
         parsed = typed(value)
-        if types[field] in ("bool", bool) and not isinstance(parsed, bool):
+        flag = type(Options._field_defaults[field]) is bool
+        if flag and not isinstance(parsed, bool):
             raise InvalidInputError(f"--set {text}: {key} takes true or false")
-        new_value: Any = parsed if types[field] in ("bool", bool) else value
+        new_value: Any = parsed if flag else value
         if field == "extra_paths":
             folders, namespaces = parse_extra_paths(value)
-            options = replace(options, extra_paths=folders, extra_namespaces=namespaces)
+            options = options.replace(extra_paths=folders, extra_namespaces=namespaces)
             continue
-        options = replace(options, **{field: new_value})
+        options = options.replace(**{field: new_value})
     return options
 
 

@@ -174,8 +174,6 @@ def applied_folders(cluster: ClusterSpec, deployer: str, recipe: dict[str, Any])
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
                 recipe: dict[str, Any] | None = None) -> Bundle:
     """The whole managed tree of ``cluster`` (paths relative to the managed folder), with checksums.txt."""
-    from dataclasses import replace
-
     from aicr_gen.commands.bundle import _options
     from aicr_gen.render import render_bundle
     from aicr_gen.yamlio import dump
@@ -192,10 +190,10 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
         applied = [(f"{folder}/{extra}", namespace)
                    for extra, namespace in applied_folders(cluster, deployer, resolved)]
         marked = [(path, ((STACK_DIGEST, stack_digest),)) for path, _ in applied if path.endswith(POST_CHANGE_ARGOCD)]
-        options = replace(_options([f"deployer:targetRevision={cluster.spec.repo.branch}",
-                                    f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url),
-                          extra_paths=tuple(path for path, _ in applied), extra_namespaces=tuple(applied),
-                          extra_annotations=tuple(marked))
+        options = _options([f"deployer:targetRevision={cluster.spec.repo.branch}",
+                            f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url).replace(
+            extra_paths=tuple(path for path, _ in applied), extra_namespaces=tuple(applied),
+            extra_annotations=tuple(marked))
         tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))
     if cluster.spec.certification is not None and cluster.spec.certification.categories:
         tree = tree.merge(_certification(cluster, certification_namespace(resolved), stack_digest)
