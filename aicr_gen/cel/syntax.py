@@ -332,12 +332,19 @@ class _Parser:
         self.relations -= 1
         return left, depth
 
-    def _calc(self) -> tuple[Expr, int]:
+    def _enter_calc(self) -> None:
+        """One more nested 'calc' rule, as cel-go counts them against its recursion limit."""
         self.calcs += 1
         if self.calcs > self.limit:
             self._nest()
+
+    def _operand(self) -> tuple[Expr, int]:
+        return self._member() if self.kinds[self.pos] in _OPERAND_START else self._unary()
+
+    def _calc(self) -> tuple[Expr, int]:
+        self._enter_calc()
         kinds = self.kinds
-        left, depth = self._member() if kinds[self.pos] in _OPERAND_START else self._unary()
+        left, depth = self._operand()
         while True:
             kind = kinds[self.pos]
             if kind in _PRODUCTS:
@@ -349,10 +356,8 @@ class _Parser:
                 at, function = self.starts[self.pos], _SUMS[kind]
                 self.pos += 1
                 node_id = self._new_id()
-                self.calcs += 1
-                if self.calcs > self.limit:
-                    self._nest()
-                right, right_depth = self._member() if kinds[self.pos] in _OPERAND_START else self._unary()
+                self._enter_calc()
+                right, right_depth = self._operand()
                 while kinds[self.pos] in _PRODUCTS:  # a sum's right operand takes the products after it
                     inner_at, inner_function = self.starts[self.pos], _PRODUCTS[kinds[self.pos]]
                     self.pos += 1
@@ -370,9 +375,7 @@ class _Parser:
 
     def _nested_operand(self) -> tuple[Expr, int]:
         """The right operand of '*', '/', '%': a nested 'calc' rule holding one unary."""
-        self.calcs += 1
-        if self.calcs > self.limit:
-            self._nest()
+        self._enter_calc()
         result = self._unary()
         self.calcs -= 1
         return result
