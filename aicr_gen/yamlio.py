@@ -500,7 +500,14 @@ _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
 _UNSAFE_INSIDE = (": ", " #", "\t")
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z/][A-Za-z0-9_./+=-]*").fullmatch
+"""Text that is safe unquoted whatever else holds (no space, colon, hash, indicator or leading digit) unless it
+is a YAML 1.1 word: most keys, names and paths, checked with one match."""
+
+
 def _needs_quotes(text: str) -> bool:
+    if _PLAIN_WORD(text):
+        return len(text) < 6 and text.lower() in _YAML11_WORDS
     if not text or text != text.strip() or text.lower() in _YAML11_WORDS:
         return True
     if text[0] in _INDICATORS or text.endswith(":") or _NUMBER_LIKE.match(text):
@@ -563,6 +570,12 @@ def _literal(text: str, indent: str) -> list[str]:
     return lines
 
 
+@functools.lru_cache(maxsize=8192)
+def _key(key: str) -> str:
+    """A mapping key as written; keys repeat across documents (apiVersion, name ...), so each is rendered once."""
+    return _scalar(key)
+
+
 def _emit(value: Any, indent: str, out: list[str], head: str) -> None:
     """Append ``head`` (``key:`` or ``-``) followed by ``value`` at ``indent``."""
     kind = type(value)
@@ -574,12 +587,12 @@ def _emit(value: Any, indent: str, out: list[str], head: str) -> None:
             first = True
             for key, item in value.items():
                 prefix = f"{head} " if first else f"{indent}  "
-                _emit(item, indent + "  ", out, f"{prefix}{_scalar(str(key))}:")
+                _emit(item, indent + "  ", out, f"{prefix}{_key(str(key))}:")
                 first = False
             return
         out.append(head)
         for key, item in value.items():
-            _emit(item, indent + "  ", out, f"{indent}  {_scalar(str(key))}:")
+            _emit(item, indent + "  ", out, f"{indent}  {_key(str(key))}:")
         return
     if (kind is list or (isinstance(value, Sequence) and not isinstance(value, str))) and value:
         out.append(head)
@@ -605,7 +618,7 @@ def dump(data: Mapping[str, Any]) -> str:
     """Deterministic block YAML for a mapping; key order is the mapping's order."""
     out: list[str] = []
     for key, value in data.items():
-        _emit(value, "", out, f"{_scalar(str(key))}:")
+        _emit(value, "", out, f"{_key(str(key))}:")
     return "\n".join(out) + "\n"
 
 
