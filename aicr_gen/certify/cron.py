@@ -40,68 +40,8 @@ FLUX_JOB_TTL = 600
 CRONJOB_NAME_MAX = 52  # the CronJob controller appends 11 characters to name each Job
 NAME_MAX = 63
 
-_MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
-_DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
-_FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
-    ("minute", 0, 59, ()), ("hour", 0, 23, ()), ("day-of-month", 1, 31, ()), ("month", 1, 12, _MONTHS),
-    ("day-of-week", 0, 6, _DAYS))
-_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-_EXAMPLE = "'0 3 * * 0' (Sundays at 03:00)"
-
 TRIGGERS = {"schedule": "schedule", "argocd": "post-sync", "flux": "post-change"}
 """Which job made a Certification (its ``aicr-gen.dev/trigger`` label) and the suffix of the job's objects."""
-
-
-# --------------------------------------------------------------------------------------------- schedule
-
-
-def check_schedule(text: str) -> str:
-    """A CronJob schedule as Kubernetes parses it (robfig/cron standard: five fields, or a descriptor such
-    as @daily), with single spaces; anything else is an input error naming the field and its range."""
-    where = f"--schedule {text!r}"
-    if text.lstrip().startswith(("TZ=", "CRON_TZ=")):
-        raise InvalidInputError(f"{where}: Kubernetes refuses a time zone inside the schedule; schedules run in the "
-                                "kube-controller-manager's time zone (UTC on most clusters)")
-    fields = text.split()
-    if len(fields) == 1 and fields[0] in _DESCRIPTORS:
-        return fields[0]
-    if len(fields) != len(_FIELDS):
-        raise InvalidInputError(f"{where}: a schedule has 5 fields (minute hour day-of-month month day-of-week) or "
-                                f"is one of {', '.join(_DESCRIPTORS)}, found {len(fields)}; e.g. {_EXAMPLE}")
-    for field, (label, low, high, names) in zip(fields, _FIELDS, strict=True):
-        for part in field.split(","):
-            problem = _part_problem(part, low, high, names)
-            if problem:
-                raise InvalidInputError(f"{where}: {label} field {field!r}: {problem}; {label} runs {low}-{high}"
-                                        f"{' or ' + names[0] + '-' + names[-1] if names else ''}, e.g. {_EXAMPLE}")
-    return " ".join(fields)
-
-
-def _part_problem(part: str, low: int, high: int, names: tuple[str, ...]) -> str | None:
-    span, slash, step = part.partition("/")
-    if slash and not (step.isdigit() and 1 <= int(step) <= high - low + 1):
-        return f"step {step!r} must be a number from 1 to {high - low + 1}"
-    if span == "*":
-        return None
-    first, dash, last = span.partition("-")
-    values = [_value(first, names), _value(last, names) if dash else None]
-    if values[0] is None or (dash and values[1] is None):
-        return f"{span!r} is not a number{', name' if names else ''}, a range a-b or *"
-    start, end = values[0], values[1] if values[1] is not None else values[0]
-    if not (low <= start <= high and low <= end <= high):
-        return f"{span!r} is out of range"
-    if start > end:
-        return f"range {span!r} runs backwards"
-    return None
-
-
-def _value(text: str, names: tuple[str, ...]) -> int | None:
-    if text.isdigit() and len(text) <= 4:
-        return int(text)
-    upper = text.upper()
-    if upper in names:
-        return names.index(upper) + (1 if names is _MONTHS else 0)
-    return None
 
 
 def check_names(name: str, schedule: bool, post_change: bool) -> None:

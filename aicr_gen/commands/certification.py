@@ -127,6 +127,7 @@ def _options(items: list[str], selected: dict[str, Any]) -> tuple[dict[str, Any]
 def run(args: argparse.Namespace) -> int:
     """Build the Certification (and its jobs), then write the bundle folder atomically."""
     from aicr_gen.certify import cron, nvcre
+    from aicr_gen.certify.schedule import check_schedule
     from aicr_gen.output import write_bundle
 
     _name(args.name, args.namespace)
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     target = nvcre.target(_node_selector(args.node_selector), _nodes(args.node), _taints(args.taint_selector))
     global_thresholds, category_thresholds = _thresholds(args.threshold, selected)
     global_options, category_options = _options(args.option, selected)
-    schedule = cron.check_schedule(args.schedule) if args.schedule is not None else None
+    schedule = check_schedule(args.schedule) if args.schedule is not None else None
     cron.check_names(args.name, schedule is not None, args.post_change)
     cert = nvcre.certification(args.name, args.namespace, target_spec=target, entries=list(selected.values()),
                                global_options=global_options, category_options=category_options,

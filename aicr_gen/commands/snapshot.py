@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from aicr_gen.certify.cron import check_schedule
+    from aicr_gen.certify.schedule import check_schedule
     from aicr_gen.drift.agent import agent_bundle
     from aicr_gen.drift.snapshot import parse_cm_source
     from aicr_gen.output import write_bundle

@@ -199,7 +199,8 @@ def certification_options(cert: Certification, where: Callable[[str], str]) -> d
 
 
 def _check_certification(doc: Document, cert: Certification) -> None:
-    from aicr_gen.certify import cron, nvcre, thresholds
+    from aicr_gen.certify import nvcre, thresholds
+    from aicr_gen.certify.schedule import check_schedule
 
     base: Path = ("spec", "certification")
     entries = []
@@ -214,7 +215,7 @@ def _check_certification(doc: Document, cert: Certification) -> None:
         nvcre.check_global_options(entries, options, doc.where((*base, "options")))
     if cert.schedule is not None:
         schedule = cert.schedule
-        _at(doc, (*base, "schedule"), lambda: cron.check_schedule(schedule))
+        _at(doc, (*base, "schedule"), lambda: check_schedule(schedule, repr(schedule)))
     if (cert.schedule is not None or cert.postChange) and not cert.categories:
         raise _fail(doc, (*base, "categories"), "a schedule or postChange certifies with categories; list at least "
                                                 "one, e.g. communication/nccl-all-reduce")
@@ -244,10 +245,10 @@ def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
 
 
 def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
-    from aicr_gen.certify.cron import check_schedule
+    from aicr_gen.certify.schedule import check_schedule
     from aicr_gen.drift.snapshot import parse_cm_source
 
-    _at(doc, ("spec", "snapshot", "schedule"), lambda: check_schedule(snapshot.schedule))
+    _at(doc, ("spec", "snapshot", "schedule"), lambda: check_schedule(snapshot.schedule, repr(snapshot.schedule)))
     _at(doc, ("spec", "snapshot", "configmap"), lambda: parse_cm_source(snapshot.configmap))
     if snapshot.baseline is not None:
         _relative(doc, ("spec", "snapshot", "baseline"), snapshot.baseline)
