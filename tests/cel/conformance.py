@@ -104,12 +104,24 @@ class Map:
 
 
 @dataclass(frozen=True)
+class Signature:
+    """One overload of a declared function, its types written as :func:`_type` writes them."""
+
+    id: str
+    args: tuple[str, ...]  # the receiver first for a member overload
+    result: str
+    member: bool
+    type_params: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Declaration:
     """A ``type_env`` entry: a variable with its type, or a function with its overload ids."""
 
     name: str
     kind: str  # "variable" or "function"
     type: str  # the variable's type ("int", "list(string)", "message cel.expr...TestAllTypes"), or the overloads
+    overloads: tuple[Signature, ...] = ()  # a function's signatures
 
 
 @dataclass(frozen=True)
@@ -130,6 +142,8 @@ class Case:
     expects_error: bool = False
     errors: tuple[str, ...] = ()
     unsupported: str | None = None
+    deduced_type: str | None = None
+    """The type a ``typed_result`` says the checker deduces, written as :func:`_type` writes it."""
 
     @property
     def id(self) -> str:
@@ -191,6 +205,17 @@ def load_suite() -> tuple[list[Case], list[SkippedFile]]:
     return cases, skipped
 
 
+def load_file(stem: str) -> list[Case]:
+    """Every test of one file, in scope or not (``type_deduction`` for the checker's deduced types)."""
+    from google.protobuf import text_format
+
+    pool, message_class = _descriptors()
+    path = TESTDATA / f"{stem}.textproto"
+    text = _QUESTION_ESCAPE.sub(r"\1?", path.read_text(encoding="utf-8"))
+    suite = text_format.Parse(text, message_class(), descriptor_pool=pool)
+    return list(_cases(stem, suite, _Converter(pool)))
+
+
 def _descriptors() -> tuple[Any, Any]:
     """A descriptor pool holding cel-spec's messages and the ``SimpleTestFile`` class from it. protoc writes a
     descriptor set into a temporary folder (a few tens of milliseconds, so nothing is cached)."""
@@ -247,7 +272,9 @@ def _complete(base: Case, test: Any, convert: _Converter) -> Case:
     if matcher == "any_eval_errors":
         messages = (e.message for errors in test.any_eval_errors.errors for e in errors.errors)
         return _replace(complete, expects_error=True, errors=tuple(messages))
-    return _replace(complete, unsupported=f"expects {matcher.replace('_', ' ')}, which our evaluator has no notion of")
+    deduced = _type(test.typed_result.deduced_type) if matcher == "typed_result" else None
+    return _replace(complete, unsupported=f"expects {matcher.replace('_', ' ')}, which our evaluator has no notion of",
+                    deduced_type=deduced)
 
 
 def _replace(case: Case, **changes: Any) -> Case:
@@ -256,7 +283,11 @@ def _replace(case: Case, **changes: Any) -> Case:
 
 def _declaration(decl: Any) -> Declaration:
     if decl.WhichOneof("decl_kind") == "function":
-        return Declaration(decl.name, "function", ", ".join(o.overload_id for o in decl.function.overloads))
+        signatures = tuple(Signature(o.overload_id, tuple(_type(p) for p in o.params), _type(o.result_type),
+                                     o.is_instance_function, tuple(o.type_params))
+                           for o in decl.function.overloads)
+        return Declaration(decl.name, "function", ", ".join(o.overload_id for o in decl.function.overloads),
+                           signatures)
     return Declaration(decl.name, "variable", _type(decl.ident.type))
 
 
