@@ -4,14 +4,15 @@ import below and the value conversions here."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from aicr_gen.certify import cel
-from tests.cel.conformance import Case, Duration, Map, Timestamp, TypeName, Uint
+from aicr_gen import cel
+from aicr_gen.cel.values import Duration, Timestamp, Uint, key_value, map_key
+from tests.cel import conformance
+from tests.cel.conformance import Case, Map, TypeName
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_NANOS = 10**9
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,17 @@ class Outcome:
     stage: str | None = None
 
 
+def environment(case: Case) -> cel.Environment:
+    """The case's environment: its variables, container and macros; ext.Strings loaded (every consumer loads
+    it). A ``disable_check`` case runs unchecked: undeclared names and functions fail when evaluated."""
+    return cel.Environment(case.variables, libraries=("strings",), container=case.container,
+                           macros=not case.disable_macros, references=not case.disable_check)
+
+
 def evaluate(case: Case) -> Outcome:
-    """Compile ``case.expr`` with every variable the case declares or binds, then evaluate it over the
-    bindings. The consumers' environments all load ext.Strings, so the cases run with it. Our Environment has
-    no container, no way to turn the checker or the macros off: ``container``, ``disable_check`` and
-    ``disable_macros`` go unused, and the tests that depend on them are deviations."""
+    """Compile ``case.expr`` in :func:`environment`, then evaluate it over the bindings."""
     try:
-        program = cel.Environment(case.variables, libraries=("strings",)).compile(case.expr)
+        program = environment(case).compile(case.expr)
     except cel.CelLimitError as error:
         return Outcome(error=str(error), stage="limit")
     except cel.CelCompileError as error:
@@ -45,53 +50,41 @@ def evaluate(case: Case) -> Outcome:
 
 
 def to_ours(value: Any) -> Any:
-    """A suite value as our evaluator holds it (cel-python's uint, timestamp and duration types)."""
-    import celpy.celtypes
-
+    """A suite value as our evaluator holds it."""
     if isinstance(value, list):
         return [to_ours(item) for item in value]
     if isinstance(value, Map):
-        return {to_ours(key): to_ours(item) for key, item in value.entries}
-    if isinstance(value, Uint):
-        return celpy.celtypes.UintType(value.value)
+        return {map_key(to_ours(key)): to_ours(item) for key, item in value.entries}
+    if isinstance(value, conformance.Uint):
+        return Uint(value.value)
     if isinstance(value, TypeName):
         return cel.CelType(value.name)
-    if isinstance(value, Timestamp):
-        instant = _EPOCH + dt.timedelta(seconds=value.seconds, microseconds=value.nanos // 1000)
-        return celpy.celtypes.TimestampType(instant)
-    if isinstance(value, Duration):
-        return celpy.celtypes.DurationType(dt.timedelta(seconds=value.seconds, microseconds=value.nanos // 1000))
+    if isinstance(value, conformance.Timestamp):
+        return Timestamp(value.seconds * _NANOS + value.nanos)
+    if isinstance(value, conformance.Duration):
+        return Duration(value.seconds * _NANOS + value.nanos)
     return value
 
 
 def from_ours(value: Any) -> Any:
     """A value our evaluator returned, as a suite value; an unknown kind raises CelError (a failed case)."""
-    kind = cel.kind_of(value)
-    if kind == "list":
+    kind = type(value)
+    if kind is list:
         return [from_ours(item) for item in value]
-    if kind == "map":
-        return Map(tuple((from_ours(key), from_ours(item)) for key, item in value.items()))
-    if kind == "uint":
-        return Uint(int(value))
-    if kind == "type":
+    if kind is dict:
+        return Map(tuple((from_ours(key_value(key)), from_ours(item)) for key, item in value.items()))
+    if kind is Uint:
+        return conformance.Uint(int(value))
+    if kind is cel.CelType:
         return TypeName(value.name)
-    if kind == "google.protobuf.Timestamp":
-        seconds, micros = divmod(_micros(value - _EPOCH), 1_000_000)  # a Timestamp's nanos are never negative
-        return Timestamp(seconds, micros * 1000)
-    if kind == "google.protobuf.Duration":
-        micros = _micros(value)
-        seconds = abs(micros) // 1_000_000 * (1 if micros >= 0 else -1)  # a Duration's parts share a sign
-        return Duration(seconds, (micros - seconds * 1_000_000) * 1000)
-    plain = _PLAIN.get(kind)
-    if plain is None:
-        raise cel.CelError(f"a {kind} has no conformance-suite value")
-    return plain(value)
+    if kind is Timestamp:
+        seconds, nanos = divmod(value.nanos, _NANOS)  # a Timestamp's nanos are never negative
+        return conformance.Timestamp(seconds, nanos)
+    if kind is Duration:
+        seconds = abs(value.nanos) // _NANOS * (1 if value.nanos >= 0 else -1)  # a Duration's parts share a sign
+        return conformance.Duration(seconds, value.nanos - seconds * _NANOS)
+    if value is None or kind in (bool, int, float, str, bytes):
+        return value
+    raise cel.CelError(f"a {cel.kind_of(value)} has no conformance-suite value")
 
 
-_PLAIN: dict[str, Any] = {"null_type": lambda _: None, "bool": bool, "int": int, "double": float, "string": str,
-                          "bytes": bytes}
-"""cel-python's own subclasses (StringType, BoolType ...) as the plain Python values the suite holds."""
-
-
-def _micros(span: dt.timedelta) -> int:
-    return (span.days * 86_400 + span.seconds) * 1_000_000 + span.microseconds

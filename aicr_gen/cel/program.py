@@ -1,0 +1,116 @@
+"""A compiled expression and what bounds its evaluation: the limits, the per-run step budget and deadline,
+and the static facts (selections, comparisons, fields read) lints and caches read."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from aicr_gen.cel.errors import CelLimitError
+
+
+class Limits(NamedTuple):
+    """Bounds on one expression. ``max_length`` (code points) and ``max_depth`` are cel-go's parser limits;
+    ``max_steps`` counts evaluated operations, comprehension iterations weighted by their body's size and
+    large results by their length."""
+
+    max_length: int = 100_000
+    max_depth: int = 250
+    max_steps: int = 500_000
+    max_seconds: float = 1.0
+    max_result_size: int = 1_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class Run:
+    """One evaluation's budget."""
+
+    __slots__ = ("deadline", "max_size", "max_steps", "seconds", "steps")
+
+    def __init__(self, limits: Limits) -> None:
+        self.steps = 0
+        self.max_steps = limits.max_steps
+        self.max_size = limits.max_result_size
+        self.seconds = limits.max_seconds
+        self.deadline = time.monotonic() + limits.max_seconds
+
+    def charge(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps > self.max_steps:
+            raise CelLimitError(f"evaluation took more than {self.max_steps} steps; simplify the expression "
+                                "(nested comprehensions over large lists?)")
+        if time.monotonic() > self.deadline:
+            raise CelLimitError(f"evaluation took longer than {self.seconds:g} s; simplify the expression")
+
+    def sized(self, value: Any) -> Any:
+        kind = type(value)
+        if (kind is str or kind is bytes or kind is list or kind is dict) and len(value) > 64:
+            if len(value) > self.max_size:
+                raise CelLimitError(f"a value grew to {len(value)} elements, over the {self.max_size} limit")
+            self.charge(len(value) >> 6)
+        return value
+
+
+class Scope:
+    """The variables of one evaluation (``vars``, the activation), the comprehension variables in reach
+    (``locals``) and the budget."""
+
+    __slots__ = ("locals", "run", "vars")
+
+    def __init__(self, variables: Mapping[str, Any], run: Run, local: dict[str, Any]) -> None:
+        self.vars = variables
+        self.run = run
+        self.locals = local
+
+
+Code = Callable[[Scope], Any]
+
+
+class Operand(NamedTuple):
+    """A side of a comparison as written: a path into a variable, a literal, or a list literal."""
+
+    kind: str  # "path", "literal" or "list"
+    value: Any  # (variable, (field, ...)), the literal's value, or a tuple of Operand | None
+
+
+class Comparison(NamedTuple):
+    """A relation in the source (``==``, ``!=``, ``in``, ``<`` ...) with what its sides are statically."""
+
+    op: str
+    left: Operand | None
+    right: Operand | None
+
+
+class Selection(NamedTuple):
+    """``variable.a.b`` (or ``variable['a']``) in the source; ``tested`` when inside ``has()``."""
+
+    variable: str
+    path: tuple[str, ...]
+    tested: bool
+
+
+_NO_LOCALS: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Program:
+    """A compiled expression. ``evaluate`` raises CelError (does not match) or CelLimitError (hostile)."""
+
+    text: str
+    code: Code = field(repr=False)
+    limits: Limits = field(repr=False)
+    selections: tuple[Selection, ...] = ()
+    comparisons: tuple[Comparison, ...] = ()
+    fields_read: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
+    """Per variable, the only fields the value depends on; None: it may depend on all of them."""
+
+    def evaluate(self, activation: Mapping[str, Any]) -> Any:
+        """The value of the expression over ``activation`` (variable name -> value from :func:`to_cel`)."""
+        try:
+            return self.code(Scope(activation, Run(self.limits), _NO_LOCALS))
+        except RecursionError:
+            raise CelLimitError("evaluation nested too deeply") from None
