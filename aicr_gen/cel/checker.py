@@ -9,7 +9,10 @@ call's type being the first match's result or dyn when they disagree. Mixed list
 element type dyn (cel-go's default). Comprehension variables shadow declarations; a leading dot skips them.
 Once the walk is done, unbound type variables become dyn.
 
-cel-go goes on after an error and sorts its messages by place; ``check`` does the same and raises the first.
+With the ``strings`` library, a checked expression also goes through ext.Strings' validator of format calls
+(a literal format string with a literal argument list must use each argument with a clause that takes its
+type), which cel-go runs as part of compiling. cel-go goes on after an error and sorts its messages by place;
+``check`` does the same and raises the first.
 """
 
 from __future__ import annotations
@@ -121,12 +124,14 @@ def check(expr: Expr, *, variables: Mapping[str, Type], libraries: Collection[st
     disabled = frozenset() if cross_type_numeric_comparisons else CROSS_TYPE_COMPARISONS
     checker = _Checker(variables, table, container, disabled)
     checker.check(expr)
-    if checker.errors:
-        ordered = sorted(checker.errors, key=lambda error: error[1])
-        raise CheckError(ordered)
-    mapping = checker.mapping
-    types = {node: _substitute(mapping, t, True) for node, t in checker.types.items()}
-    return Checked(types[expr.id], types, checker.references)
+    if not checker.errors:
+        mapping = checker.mapping
+        types = {node: _substitute(mapping, t, True) for node, t in checker.types.items()}
+        if "strings" in libraries:
+            _validate_format_calls(expr, types, checker.references, checker.errors)
+        if not checker.errors:
+            return Checked(types[expr.id], types, checker.references)
+    raise CheckError(sorted(checker.errors, key=lambda error: error[1]))
 
 
 @lru_cache(maxsize=8)
@@ -660,3 +665,114 @@ def _substitute(m: Mapping[str, Type], t: Type, to_dyn: bool) -> Type:
         return t
     params = tuple(_substitute(m, p, to_dyn) for p in t.params)
     return Type(t.kind, t.name, params) if params != t.params else t
+
+
+# --- ext.Strings' validator of format calls (cel-go runs it on the checked expression, as part of compiling)
+
+_FORMAT_KINDS = {
+    "d": ("decimal clause can only be used on ints, uints, and doubles", ("int", "uint", "double")),
+    "f": ("fixed-point clause can only be used on ints, uints, and doubles", ("int", "uint", "double")),
+    "e": ("scientific clause can only be used on ints, uints, and doubles", ("int", "uint", "double")),
+    "b": ("only ints, uints, and bools can be formatted as binary", ("bool", "int", "uint")),
+    "x": ("only ints, uints, bytes, and strings can be formatted as hex", ("int", "uint", "string", "bytes")),
+    "o": ("octal clause can only be used on ints and uints", ("int", "uint")),
+    "s": ("string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, "
+          "and timestamps", ("list", "map", "int", "uint", "double", "bool", "string", "timestamp", "bytes",
+                             "duration", "type", "null_type")),
+}
+_FORMAT_KINDS["X"] = _FORMAT_KINDS["x"]
+
+
+def _validate_format_calls(expr: Expr, types: Mapping[int, Type], references: Mapping[int, Reference],
+                           errors: list[tuple[str, int]]) -> None:
+    """``'literal'.format([list literal])``: each clause of the string must be valid and name an argument of a
+    type it can format, and every argument must be used."""
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        pending.extend(_children(node))
+        if not (isinstance(node, Call) and node.function == "format" and isinstance(node.target, Constant)
+                and node.target.kind == "string" and len(node.args) == 1 and isinstance(node.args[0], CreateList)
+                and "string_format" in references.get(node.id, Reference("", ("string_format",))).overload_ids):
+            continue
+        assert isinstance(node.target.value, str)
+        args = node.args[0].elements
+        problem = _format_problem(node.target.value.encode(), args, types)
+        if problem is None:
+            continue
+        message, at = problem
+        errors.append((message, (at or node).offset))
+
+
+def _format_problem(text: bytes, args: tuple[Expr, ...], types: Mapping[int, Type]) -> tuple[str, Expr | None] | None:
+    """The first thing cel-go's format checker objects to, and the argument it names (None: the call)."""
+    i = requested = 0
+    while i < len(text):
+        if text[i] != ord("%"):
+            i += 1
+            continue
+        if text[i + 1:i + 2] == b"%":
+            i += 2
+            continue
+        index = requested
+        requested += 1
+        if i + 1 >= len(text):
+            return "unexpected end of string", None
+        if index >= len(args):
+            return f"index {index} out of range", None
+        i += 1
+        if text[i] == ord("."):
+            start = i = i + 1
+            while i < len(text) and 48 <= text[i] <= 57:  # ASCII digits
+                i += 1
+            if i >= len(text):
+                return ("could not parse formatting clause: error while parsing precision: could not find end of "
+                        "precision specifier"), None
+            if i == start:
+                return ('could not parse formatting clause: error while parsing precision: error while converting '
+                        'precision to integer: strconv.Atoi: parsing "": invalid syntax'), None
+        verb = chr(text[i])
+        i += 1
+        if verb not in _FORMAT_KINDS:
+            return f'could not parse formatting clause: unrecognized formatting clause "{verb}"', None
+        text_of_error, kinds = _FORMAT_KINDS[verb]
+        bad = _unformattable(args[index], kinds, types, verb == "s")
+        if bad is not None:
+            return f"error during formatting: {text_of_error}, was given {types[bad.id].name}", bad
+    if len(args) > requested:
+        return f"too many arguments supplied to string.format (expected {requested}, got {len(args)})", None
+    return None
+
+
+def _unformattable(arg: Expr, kinds: tuple[str, ...], types: Mapping[int, Type], nested: bool) -> Expr | None:
+    """The argument (or, for ``%s``, the element of a list or map literal) whose type the clause cannot take."""
+    t = types[arg.id]
+    if t.kind != "dyn" and t.kind not in kinds:
+        return arg
+    if nested and isinstance(arg, CreateList):
+        for item in arg.elements:
+            bad = _unformattable(item, kinds, types, True)
+            if bad is not None:
+                return bad
+    if nested and isinstance(arg, CreateStruct) and not arg.message_name:
+        for entry in arg.entries:
+            assert not isinstance(entry.key, str)
+            bad = _unformattable(entry.key, kinds, types, True) or _unformattable(entry.value, kinds, types, True)
+            if bad is not None:
+                return bad
+    return None
+
+
+def _children(node: Expr) -> list[Expr]:
+    if isinstance(node, Select):
+        return [node.operand]
+    if isinstance(node, Call):
+        return [*node.args, *([node.target] if node.target is not None else [])]
+    if isinstance(node, CreateList):
+        return list(node.elements)
+    if isinstance(node, CreateStruct):
+        return [part for entry in node.entries
+                for part in (entry.value, *(() if isinstance(entry.key, str) else (entry.key,)))]
+    if isinstance(node, Comprehension):
+        return [node.iter_range, node.accu_init, node.loop_condition, node.loop_step, node.result]
+    return []
