@@ -61,6 +61,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "spec":
         from aicr_gen.commands import spec
 
+        if args.spec_command == "show":
+            return spec.show_command(args.spec_file, args.show_format, args.show_output)
         return spec.init_command(args.catalog, {dim: getattr(args, dim) for dim in DIMENSIONS}, args.deployer,
                                  args.output, nodes=args.nodes, repo_url=args.repo_url)
     if args.command == "policy":

@@ -79,13 +79,15 @@ def _verify_parser(commands: Any) -> None:
 
 def _schema_parser(commands: Any) -> None:
     schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
-    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec", "plan"),
+    schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec", "fleet",
+                                         "plan"),
                         help="the input kind whose schema to print")
 
 
 def _spec_parser(commands: Any) -> None:
-    spec = commands.add_parser("spec", help="write or check a ClusterSpec (one cluster, end to end)")
-    spec_commands = spec.add_subparsers(dest="spec_command", metavar="init", parser_class=_Parser, required=True)
+    spec = commands.add_parser("spec", help="write a ClusterSpec, or show one layered over its fleet")
+    spec_commands = spec.add_subparsers(dest="spec_command", metavar="init|show", parser_class=_Parser,
+                                        required=True)
     init = spec_commands.add_parser("init", help="write a commented starting ClusterSpec for covered criteria")
     for dim in DIMENSIONS:
         init.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
@@ -96,6 +98,20 @@ def _spec_parser(commands: Any) -> None:
     init.add_argument("--repo-url", metavar="URL", help="Git repository the bundle is committed to, which Argo CD and "
                       "Flux pull (default: a placeholder that lint and sync refuse until you replace it)")
     init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
+    show = spec_commands.add_parser(
+        "show", help="print the effective spec (layered over its fleet) with where each value comes from",
+        description="Print the spec as sync, plan and lint see it: the Fleet its spec.extends names layered under "
+        "it (maps merge, the spec's lists and scalars replace the fleet's, a null removes the fleet's value; paths "
+        "from the fleet rebased onto the spec's folder), validated, each value with the file and line it comes "
+        "from.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog='--format json prints {"spec": THE EFFECTIVE DOCUMENT, "origins": {FIELD: "FILE:LINE"}, '
+               '"rebased": {FIELD: "PATH AS WRITTEN IN THE FLEET"}}\n(one origin per scalar and per empty map '
+               'or list; FIELD as in error messages, e.g. spec.catalogs[0])')
+    show.add_argument("spec_file", metavar="SPEC", help="ClusterSpec file")
+    show.add_argument("--format", dest="show_format", choices=("yaml", "json"), default="yaml",
+                      help="yaml (default: origins in comments) or json (the shape below)")
+    show.add_argument("-o", "--output", dest="show_output", metavar="FILE",
+                      help="write to FILE (atomically; default stdout)")
 
 
 def _policy_parser(commands: Any) -> None:
@@ -113,11 +129,14 @@ def _policy_parser(commands: Any) -> None:
 
 
 def _lint_parser(commands: Any) -> None:
-    lint = commands.add_parser("lint", help="check ClusterSpecs as sync would, without Git (pre-commit hook)",
-                               description="Check each ClusterSpec: schema and semantics, the files it reads, its "
-                               "recipe, its policies and its rendered tree; everything sync refuses about a spec.",
+    lint = commands.add_parser("lint", help="check ClusterSpecs and Fleets as sync would, without Git (pre-commit "
+                               "hook)",
+                               description="Check each ClusterSpec: schema and semantics, layered over its fleet, the "
+                               "files it reads, its recipe, its policies and its rendered tree; everything sync "
+                               "refuses about a spec. A Fleet file is checked alone (schema and the paths it names); "
+                               "its values are checked in each spec that extends it.",
                                epilog=RESULTS_JSON, formatter_class=argparse.RawDescriptionHelpFormatter)
-    lint.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files")
+    lint.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec or Fleet files")
     lint.add_argument("--policies", action="append", default=[], metavar="DIR",
                       help="folder of policy files (repeatable, as for policy check)")
     lint.add_argument("--format", dest="lint_format", choices=("text", "json"), default="text",

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, format_path, shorten
+from aicr_gen.yamlio import Document, Path, shorten
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -103,5 +103,5 @@ def check(doc: Document, model: type[M]) -> M:
         path = _data_path(tuple(first["loc"]), doc.data)
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise InvalidInputError(
-            f"{doc.source}:{doc.line_of(path)}: {format_path(path)}: {_explain(first, model, path)}{more}"
+            f"{doc.where(path)}: {_explain(first, model, path)}{more}"
         ) from None

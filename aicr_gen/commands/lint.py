@@ -1,8 +1,10 @@
 """``aicr-gen lint SPEC...`` (the pre-commit hook): everything ``sync`` refuses about a spec, without Git.
 
-Per spec, as ``sync`` does it: load it (schema, semantics, the files it reads: ``load_spec``), resolve its
-recipe, evaluate its policies, and render its whole tree (``render_tree``, which reads its catalog layers
-and rules file); nothing is written. Exit 2 when a spec is invalid, 1 on a policy error, else 0.
+Per spec, as ``sync`` does it: load it (layered over its fleet; schema, semantics, the files it reads:
+``load_spec``), resolve its recipe, evaluate its policies, and render its whole tree (``render_tree``, which
+reads its catalog layers and rules file); nothing is written. A Fleet file given alone is checked as a fleet
+(schema, per-cluster fields, the paths it names); its values are checked in every spec that extends it. Exit 2
+when a file is invalid, 1 on a policy error, else 0.
 """
 
 from __future__ import annotations
@@ -18,13 +20,20 @@ from aicr_gen.errors import OK, AicrGenError
 def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int, Any]:
     """What ``sync`` would refuse about the spec at ``spec_path``, the exit code for it, and the loaded spec
     (None when it does not load)."""
+    from aicr_gen.gitops import fleet
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.gitops.spec import resolve_spec, spec_of
+    from aicr_gen.inputs import read_input
     from aicr_gen.policy.check import findings_for
+    from aicr_gen.yamlio import load_bytes
 
     result = FileResult(spec_path)
     try:
-        cluster = load_spec(spec_path)
+        doc = load_bytes(read_input(spec_path, "ClusterSpec"), spec_path)
+        if isinstance(doc.data, dict) and doc.data.get("kind") == fleet.KIND:
+            fleet.check_fleet(doc)
+            return result, OK, None
+        cluster = spec_of(doc)
         base = Path(spec_path).resolve().parent
         recipe = resolve_spec(cluster, base)
         _policies, findings = findings_for(cluster, base, folders, recipe)
@@ -32,7 +41,8 @@ def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int, Any
         result.errors.append(from_error(str(err), spec_path))
         return result, err.exit_code, None
     for finding in findings:
-        problem = Problem(spec_path, cluster.line_of(finding.path), finding.path, finding.message, finding.policy)
+        file, line = cluster.origin(finding.path) or (spec_path, None)
+        problem = Problem(file, line, finding.path, finding.message, finding.policy)
         (result.errors if finding.severity == "error" else result.warnings).append(problem)
     code = 1 if result.errors else OK
     try:

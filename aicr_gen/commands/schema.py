@@ -12,10 +12,11 @@ def schema_of(kind: str) -> dict[str, object]:
     from pydantic import BaseModel
 
     from aicr_gen.catalog.models import SCHEMA_KINDS
+    from aicr_gen.gitops.fleet import Fleet
     from aicr_gen.gitops.plan import Plan
     from aicr_gen.gitops.spec import ClusterSpec
 
-    models: dict[str, type[BaseModel]] = {"clusterspec": ClusterSpec, "plan": Plan}
+    models: dict[str, type[BaseModel]] = {"clusterspec": ClusterSpec, "fleet": Fleet, "plan": Plan}
     model = models.get(kind) or SCHEMA_KINDS[kind]
     schema = model.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -180,3 +180,98 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     parse_spec(load_text(text, output or "<stdout>"), template=True)  # the starting spec must be valid
     write_text(output, text)
     return OK
+
+
+# ------------------------------------------------------------------------------------------- spec show
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}  # YAML 1.1 reads them as booleans or null
+
+
+def _yaml_key(key: str) -> str:
+    return key if _PLAIN_KEY.match(key) and key.lower() not in _WORDS else _q(key)
+
+
+def _note(origin: Any) -> str:
+    written = f" (written there as {_q(origin.written)})" if origin.written is not None else ""
+    return f"  # {origin}{written}"
+
+
+def annotated(data: dict[str, Any], origin: Any) -> str:
+    """Block YAML of ``data`` with every leaf's origin (``origin(path)``: an ``Origin``) in a comment beside it;
+    strings JSON-quoted (valid YAML, never retyped)."""
+    out: list[str] = []
+
+    def entry(head: str, value: Any, path: tuple[str | int, ...], indent: str) -> None:
+        if isinstance(value, dict) and value:
+            out.append(head)
+            for key, item in value.items():
+                entry(f"{indent}{_yaml_key(key)}:", item, (*path, key), indent + "  ")
+        elif isinstance(value, list) and value:
+            out.append(head)
+            for index, item in enumerate(value):
+                start = len(out)
+                entry(f"{indent}-", item, (*path, index), indent + "  ")
+                if out[start] == f"{indent}-" and len(out) > start + 1:  # a map: its first key on the dash line
+                    out[start:start + 2] = [f"{indent}- {out[start + 1].lstrip()}"]
+        else:
+            empty = "{}" if isinstance(value, dict) else "[]" if isinstance(value, list) else json.dumps(value)
+            out.append(f"{head} {empty}{_note(origin(path))}")
+
+    for key, value in data.items():
+        entry(f"{_yaml_key(key)}:", value, (key,), "  ")
+    return "\n".join(out) + "\n"
+
+
+def in_model_order(data: Any, model: Any) -> Any:
+    """``data`` with each map the pydantic ``model`` describes in its fields' order (layering puts a fleet's
+    keys after the cluster's; a reader looks for them where the schema has them); other maps as they are."""
+    import typing
+
+    from pydantic import BaseModel
+
+    if not (isinstance(data, dict) and isinstance(model, type) and issubclass(model, BaseModel)):
+        return data
+    fields = list(model.model_fields)
+    out = {}
+    for key in sorted(data, key=lambda key: fields.index(key) if key in fields else len(fields)):
+        info = model.model_fields.get(key)
+        annotation = info.annotation if info is not None else None
+        nested = next((arg for arg in (annotation, *typing.get_args(annotation))
+                       if isinstance(arg, type) and issubclass(arg, BaseModel)), None)
+        out[key] = in_model_order(data[key], nested)
+    return out
+
+
+def leaves(data: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """The field paths of ``data``'s scalars and empty maps and lists, in document order."""
+    if isinstance(data, dict) and data:
+        return [found for key, item in data.items() for found in leaves(item, (*path, key))]
+    if isinstance(data, list) and data:
+        return [found for index, item in enumerate(data) for found in leaves(item, (*path, index))]
+    return [path]
+
+
+def show_command(spec_file: str, output_format: str = "yaml", output: str | None = None) -> int:
+    """Print the effective spec of ``spec_file`` (layered over its fleet, validated) with each value's origin:
+    YAML with ``# FILE:LINE`` comments, or JSON ``{"spec": ..., "origins": {PATH: "FILE:LINE"}, "rebased":
+    {PATH: AS_WRITTEN}}``."""
+    from aicr_gen.gitops.fleet import origin_of
+    from aicr_gen.gitops.spec import ClusterSpec, load_spec
+    from aicr_gen.yamlio import dump_json, format_path
+
+    cluster = load_spec(spec_file)
+    doc = cluster.document
+    assert doc is not None
+    data: dict[str, Any] = in_model_order(doc.data, ClusterSpec)
+    if output_format == "json":
+        origins = {path: origin_of(doc, path) for path in leaves(data)}
+        text = dump_json({"spec": data, "origins": {format_path(path): str(found) for path, found in origins.items()},
+                          "rebased": {format_path(path): found.written for path, found in origins.items()
+                                      if found.written is not None}})
+    else:
+        fleet = f", layered over the fleet {cluster.spec.extends}" if cluster.spec.extends else ""
+        text = (f"# The effective ClusterSpec of {spec_file}{fleet}; beside each value, the file and line it comes "
+                "from.\n" + annotated(data, lambda path: origin_of(doc, path)))
+    write_text(output, text)
+    return OK

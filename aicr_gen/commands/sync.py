@@ -18,16 +18,16 @@ if TYPE_CHECKING:
 
 
 def spec_inputs(repo: Repo, cluster: Any, spec_file: str, path: str) -> dict[str, bytes]:
-    """Repository path -> content of the spec and every file it reads (sentinel rules, policies, catalog folders)
-    that lies inside the repository's work tree, as they are there now: committed with the tree, they make the
-    commit self-consistent. One inside the managed folder is refused (the tree would replace it)."""
+    """Repository path -> content of the spec and every file it reads (its fleet, sentinel rules, policies,
+    catalog folders) that lies inside the repository's work tree, as they are there now: committed with the
+    tree, they make the commit self-consistent. One inside the managed folder is refused (the tree would
+    replace it)."""
+    from aicr_gen.gitops.spec import references
+
     root = Path(repo.working_tree_dir).resolve()
     spec_path = Path(spec_file).resolve()
     base = spec_path.parent
-    named = [spec_path, *(base / folder for folder in cluster.spec.catalogs),
-             *(base / file for file in cluster.spec.policies)]
-    if cluster.spec.sentinel is not None and cluster.spec.sentinel.rules:
-        named.append(base / cluster.spec.sentinel.rules)
+    named = [spec_path, *(base / text for _field, text in references(cluster) if text)]
     found: dict[str, bytes] = {}
     for item in (entry.resolve() for entry in named):
         if not item.is_relative_to(root) or not item.exists():

@@ -43,8 +43,23 @@ class Metadata(_Strict):
     labels: dict[str, str] | None = Field(None, description="Free-form labels, e.g. env: prod")
 
 
+def _fleet_may_fill(schema: dict[str, Any]) -> None:
+    """The Spec schema: with ``extends``, only the criteria must be in the file (the fleet may give the rest;
+    ``aicr-gen lint`` checks the layered spec); without, deployers and repo (with url and path) as well."""
+    schema["required"] = ["criteria"]
+    schema["if"] = {"required": ["extends"]}
+    schema["else"] = {"required": ["criteria", "deployers", "repo"],
+                      "properties": {"repo": {"required": ["url", "path"]}}}
+
+
+def _url_from_fleet(schema: dict[str, Any]) -> None:
+    schema["required"] = ["path"]  # and url unless the spec extends a fleet: see _fleet_may_fill
+
+
 class Repo(_Strict):
     """Where the rendered bundle lives in Git."""
+
+    model_config = ConfigDict(json_schema_extra=_url_from_fleet)
 
     url: NonEmpty = Field(description="Git repository URL the bundle is committed to (argocd and flux read it)")
     path: NonEmpty = Field(description="Folder of the bundle inside the repository: relative POSIX path, no '..'")
@@ -93,7 +108,8 @@ class Sentinel(_Strict):
 
     mode: Literal["monitor", "quarantine"] = Field(
         "monitor", description="monitor: detect and report only; quarantine: cordon and taint faulty nodes")
-    rules: str | None = Field(None, description="File of extra fault-quarantine rule sets (YAML list or ruleSets:)")
+    rules: str | None = Field(None, description="File of extra fault-quarantine rule sets (YAML list or "
+                                                 "ruleSets:), relative to the spec's folder")
     breaker: Breaker | None = Field(None, description="Circuit breaker bounds")
     lifecycle: bool = Field(False, description="Enable the lifecycle manager (scheduling gate)")
     validation: bool = Field(False, description="Enable post-remediation validation")
@@ -111,10 +127,16 @@ class Snapshot(_Strict):
 class Spec(_Strict):
     """Everything that makes the cluster."""
 
+    model_config = ConfigDict(json_schema_extra=_fleet_may_fill)
+
+    extends: str | None = Field(None, description="A Fleet file holding defaults for this spec (relative POSIX path "
+                                                  "from this spec's folder, e.g. ../fleet.yaml): its maps merge "
+                                                  "under this spec's, this spec's lists and scalars replace its, "
+                                                  "and a null here removes its value")
     criteria: Criteria = Field(description="The recipe criteria (service, accelerator, intent, os, platform, nodes)")
     catalogs: list[str] = Field(default_factory=list,
-                                description="Catalog folders laid out like AICR's recipes/ (later wins); "
-                                            "empty: the embedded catalog")
+                                description="Catalog folders laid out like AICR's recipes/ (later wins), "
+                                            "relative to the spec's folder; empty: the embedded catalog")
     deployers: list[Deployer] = Field(min_length=1, description="Bundle deployer(s), each at most once: "
                                                                 "helm, argocd, argocd-helm, flux, helmfile")
     repo: Repo = Field(description="Git location of the bundle")
@@ -125,7 +147,8 @@ class Spec(_Strict):
     certification: Certification | None = Field(None, description="NVCRE certification; absent: none")
     sentinel: Sentinel | None = Field(None, description="NVSentinel operation; absent: not deployed by aicr-gen")
     snapshot: Snapshot | None = Field(None, description="Snapshot agent and golden baseline; absent: none")
-    policies: list[str] = Field(default_factory=list, description="Policy files to enforce on the bundle")
+    policies: list[str] = Field(default_factory=list,
+                                description="Policy files to enforce on the bundle, relative to the spec's folder")
 
 
 class ClusterSpec(_Strict):
@@ -143,11 +166,25 @@ class ClusterSpec(_Strict):
 
     def line_of(self, dotted: str) -> int | None:
         """The line of a dotted field path (``spec.certification.thresholds``, as policies report them) in the
-        spec's file, or None for a path outside the spec (a recipe's ``componentRefs...``)."""
+        file it was written in, or None for a path outside the spec (a recipe's ``componentRefs...``)."""
+        found = self.origin(dotted)
+        return None if found is None else found[1]
+
+    def origin(self, dotted: str) -> tuple[str, int] | None:
+        """``(file, line)`` where a dotted field path was written: the spec's file, or its fleet's for a value
+        the spec takes from it; None for a path outside the spec."""
+        from aicr_gen.gitops.fleet import origin_of
+
         path = tuple(dotted.split("."))
         if self._source is None or path[0] not in ("apiVersion", "kind", "metadata", "spec"):
             return None
-        return self._source.line_of(path)
+        found = origin_of(self._source, path)
+        return found.source, found.line
+
+    @property
+    def document(self) -> Document | None:
+        """The (effective) document the spec was validated from."""
+        return self._source
 
 
 # ------------------------------------------------------------------------------------------- loading
@@ -296,10 +333,11 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
 
 
 def references(cluster: ClusterSpec) -> list[tuple[Path, str]]:
-    """``(field path, text)`` of every file or folder the spec reads, relative to its folder: spec.catalogs,
-    spec.policies and spec.sentinel.rules."""
+    """``(field path, text)`` of every file or folder the spec reads, relative to its folder: spec.extends (its
+    fleet), spec.catalogs, spec.policies and spec.sentinel.rules (those from a fleet already rebased)."""
     spec = cluster.spec
-    found: list[tuple[Path, str]] = [(("spec", "catalogs", index), text) for index, text in enumerate(spec.catalogs)]
+    found: list[tuple[Path, str]] = [(("spec", "extends"), spec.extends)] if spec.extends is not None else []
+    found += [(("spec", "catalogs", index), text) for index, text in enumerate(spec.catalogs)]
     found += [(("spec", "policies", index), text) for index, text in enumerate(spec.policies)]
     if spec.sentinel is not None and spec.sentinel.rules is not None:
         found.append((("spec", "sentinel", "rules"), spec.sentinel.rules))
@@ -311,23 +349,29 @@ def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
     it (symlinks resolved): what a pull request's spec may make CI read, render and commit is the
     repository's own files, so every clone renders the same tree. A spec outside any repository may name
     any file of its machine."""
+    check_paths(references(cluster), cluster.where, spec_file, "spec")
+
+
+def check_paths(found: list[tuple[Path, str]], where: Callable[[Path], str], file: FilePath, what: str) -> None:
+    """``check_references`` for the paths ``found`` in ``file`` (a ``what``: spec or fleet), relative to its
+    folder; ``where`` names a field path in messages."""
     from aicr_gen.gitops.git import work_tree
 
-    base = spec_file.resolve().parent
+    base = file.resolve().parent
     root = work_tree(base)
-    for path, text in references(cluster):
+    for path, text in found:
         if any(part.lower() == ".git" for part in FilePath(text).parts):
-            raise InvalidInputError(f"{cluster.where(path)}: {text!r} goes through .git; name a file of the "
+            raise InvalidInputError(f"{where(path)}: {text!r} goes through .git; name a file of the "
                                     "work tree instead")
         if root is None:
             continue
         if FilePath(text).is_absolute():
-            raise InvalidInputError(f"{cluster.where(path)}: {text!r} is absolute; in a Git repository give a "
-                                    f"path relative to the spec's folder ({base}), inside the repository")
+            raise InvalidInputError(f"{where(path)}: {text!r} is absolute; in a Git repository give a "
+                                    f"path relative to the {what}'s folder ({base}), inside the repository")
         if not (base / text).resolve().is_relative_to(root):
-            raise InvalidInputError(f"{cluster.where(path)}: {text!r} leads out of the Git repository the spec is "
-                                    f"in ({root}); keep the files a spec reads inside it (a path relative to the "
-                                    "spec's folder), so every clone renders the same tree")
+            raise InvalidInputError(f"{where(path)}: {text!r} leads out of the Git repository the {what} is "
+                                    f"in ({root}); keep the files a {what} reads inside it (a path relative to the "
+                                    f"{what}'s folder), so every clone renders the same tree")
 
 
 def parse_spec(doc: Document, *, template: bool = False) -> ClusterSpec:
@@ -342,14 +386,22 @@ def parse_spec(doc: Document, *, template: bool = False) -> ClusterSpec:
 
 
 def load_spec(path: str | FilePath) -> ClusterSpec:
-    """Read and validate a ClusterSpec file; any problem is an ``InvalidInputError`` at ``file:line``."""
+    """Read and validate a ClusterSpec file, layered over the Fleet it extends (``fleet.effective``); any
+    problem is an ``InvalidInputError`` at ``file:line`` of the file the offending value is in."""
     from aicr_gen.inputs import read_input
     from aicr_gen.yamlio import load_bytes
 
     source = str(path)
-    cluster = parse_spec(load_bytes(read_input(source, "ClusterSpec"), source))
-    if source != "-":
-        check_references(cluster, FilePath(source))
+    return spec_of(load_bytes(read_input(source, "ClusterSpec"), source))
+
+
+def spec_of(doc: Document) -> ClusterSpec:
+    """The ClusterSpec of a loaded spec file (``load_spec`` after reading it)."""
+    from aicr_gen.gitops.fleet import effective
+
+    cluster = parse_spec(effective(doc))
+    if doc.source != "-":
+        check_references(cluster, FilePath(doc.source))
     return cluster
 
 
