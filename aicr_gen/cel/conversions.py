@@ -207,10 +207,22 @@ def parse_instant(text: str) -> dt.datetime:
     microseconds (CelError when it is not one): ``rules test`` reads one per HealthEvent."""
     import datetime as dt
 
-    nanos = timestamp(instant_nanos(text)).nanos
-    seconds, rest = divmod(nanos, _NANOS)
-    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return epoch + dt.timedelta(seconds=seconds, microseconds=rest // 1000)
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        raise CelError(f"timestamp {text!r} is not RFC 3339 (e.g. 2025-01-02T03:04:05Z)")
+    fraction = match.group(7)
+    base = text if fraction is None else text[:match.start(7) - 1] + text[match.end(7):]
+    try:
+        instant = dt.datetime.fromisoformat(base.upper())  # RFC 3339 is one of the forms it reads
+        if fraction is not None:
+            instant += dt.timedelta(microseconds=int(fraction[:6].ljust(6, "0")))
+        if instant.utcoffset():
+            instant = instant.astimezone(dt.UTC)
+    except ValueError:
+        raise CelError(f"timestamp {text!r} is not a valid date and time") from None
+    except OverflowError:
+        raise CelError("timestamp out of range") from None
+    return instant
 
 
 def from_datetime(value: dt.datetime) -> Timestamp:

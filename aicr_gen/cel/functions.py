@@ -64,10 +64,13 @@ def _matches(text: Any, pattern: Any) -> bool:
     if compiled is None:
         import re2  # type: ignore[import-untyped]
 
+        options = re2.Options()
+        options.log_errors = False  # the error is the evaluation's, not a line on stderr
         try:
-            compiled = re2.compile(pattern)
+            compiled = re2.compile(pattern, options)
         except re2.error as err:
-            raise CelError(f"invalid regular expression {pattern!r}: {err}") from None
+            detail = err.args[0].decode() if err.args and isinstance(err.args[0], bytes) else str(err)
+            raise CelError(f"invalid regular expression {pattern!r}: {detail}") from None
         if len(_REGEX_CACHE) < 1024:
             _REGEX_CACHE[pattern] = compiled
     return compiled.search(text) is not None

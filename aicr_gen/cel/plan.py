@@ -451,11 +451,26 @@ class Planner:
             self.accumulators.pop()
         weight = 1 + _size(expr.loop_condition) + _size(expr.loop_step)
         return _fold(iter_range, init, condition, step, result, names=(accu_var, iter_var, iter_var2),
-                     weight=weight)
+                     weight=weight, macro=_macro(expr))
+
+
+def _macro(expr: Comprehension) -> str:
+    """The macro a comprehension expands (told by its shape), for messages."""
+    init, step = expr.accu_init, expr.loop_step
+    if isinstance(init, Constant):
+        if init.kind == "bool":
+            return "all" if init.value else "exists"
+        return "exists_one" if init.kind == "int" else "comprehension"
+    if isinstance(step, Call) and step.function == ast.CONDITIONAL and isinstance(step.args[1], Call):
+        appended = step.args[1].args[1] if len(step.args[1].args) == 2 else None
+        if (isinstance(appended, CreateList) and appended.elements and isinstance(appended.elements[0], Ident)
+                and appended.elements[0].name == expr.iter_var):
+            return "filter"
+    return "map" if isinstance(init, CreateList) else "comprehension"
 
 
 def _fold(iter_range: Code, init: Code, condition: Code, step: Code, result: Code, *,
-          names: tuple[str, str, str], weight: int) -> Code:
+          names: tuple[str, str, str], weight: int, macro: str) -> Code:
     """A comprehension as cel-go folds it: for each element (a map's keys), stop when the condition is
     false, else step the accumulator; then the result. ``weight`` steps are charged per element."""
     accu_var, iter_var, iter_var2 = names
@@ -469,8 +484,7 @@ def _fold(iter_range: Code, init: Code, condition: Code, step: Code, result: Cod
         elif kind is dict:
             items = ((key_value(k), v) for k, v in collection.items()) if two else map(key_value, collection)
         else:
-            raise CelError(f"expression of type '{kind_of(collection)}' cannot be range of a comprehension "
-                           "(must be list, map, or dynamic)")
+            raise CelError(f"{macro}() needs a list or map, not {kind_of(collection)}")
         local = dict(scope.locals)
         inner = Scope(scope.vars, scope.run, local)
         try:

@@ -66,6 +66,7 @@ class Facts:
             node, local = stack.pop()
             pending: list[tuple[Expr, frozenset[str]]] = []
             if isinstance(node, Comprehension):
+                self._visit(node, local)
                 inner = local | {node.iter_var, node.iter_var2, node.accu_var}
                 pending = [(node.iter_range, local), (node.accu_init, local | {node.accu_var}),
                            (node.loop_condition, inner), (node.loop_step, inner),
@@ -76,6 +77,10 @@ class Facts:
             stack.extend(reversed(pending))
 
     def _visit(self, node: Expr, local: frozenset[str]) -> None:
+        if isinstance(node, Comprehension):
+            if node.iter_var in self.variables or node.iter_var2 in self.variables:
+                self._fields = None  # a comprehension variable that hides a declared one: kept simple, unknown
+            return
         if isinstance(node, Ident):
             if id(node) not in self._claimed and self._variable(node, local) is not None:
                 self._fields = None  # the whole variable: its value may depend on every field
@@ -102,8 +107,9 @@ class Facts:
     def _field_read(self, node: Select | Call, local: frozenset[str]) -> None:
         """``var.f`` or ``var['f']``: the one read of ``var`` it stands for is at field ``f``."""
         root = node.operand if isinstance(node, Select) else node.args[0]
-        if not isinstance(root, Ident) or self._variable(root, local) is None or self._fields is None:
-            return
+        if (not isinstance(root, Ident) or root.name.startswith(".") or self._variable(root, local) is None
+                or self._fields is None):
+            return  # a leading dot counts as a use of the whole variable, kept simple
         name = self._key(node)
         variable = self._variable(root, local)
         if name is None or variable is None:

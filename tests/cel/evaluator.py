@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr_gen import cel
+from aicr_gen.cel.types import parse_type
 from aicr_gen.cel.values import Duration, Timestamp, Uint, key_value, map_key
 from tests.cel import conformance
 from tests.cel.conformance import Case, Map, TypeName
@@ -26,10 +27,13 @@ class Outcome:
 
 
 def environment(case: Case) -> cel.Environment:
-    """The case's environment: its variables, container and macros; ext.Strings loaded (every consumer loads
-    it). A ``disable_check`` case runs unchecked: undeclared names and functions fail when evaluated."""
+    """The case's environment: its variables with their declared types, container and macros; ext.Strings
+    loaded (every consumer loads it). The type checker runs unless the case says ``disable_check``; then
+    undeclared names and functions fail only when evaluated, as in cel-go's unchecked programs."""
+    declarations = {decl.name: parse_type(decl.type) for decl in case.declarations if decl.kind == "variable"}
     return cel.Environment(case.variables, libraries=("strings",), container=case.container,
-                           macros=not case.disable_macros, references=not case.disable_check)
+                           macros=not case.disable_macros, declarations=declarations,
+                           check=not case.disable_check, references=not case.disable_check)
 
 
 def evaluate(case: Case) -> Outcome:
