@@ -297,5 +297,6 @@ def test_sync_commits_the_fleet_and_check_goes_stale_when_it_changes(cli: Any, t
     assert "stale   clusters/a/recipe.yaml" in stale.err
     assert cli("sync", str(spec), "--repo", str(repo)).code == 0
     assert "v26.5.0" in git(repo, "show", "HEAD:fleets/prod.yaml")
+    assert_refused(cli("sync", str(fleet), "--repo", str(repo), "--check"), "prod.yaml:2: kind: this file is a Fleet")
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
     assert cli("sync", str(spec), "--repo", str(repo), "--check").code == 0

@@ -4,7 +4,8 @@ The criteria and catalog layers of its recipe, the deployer(s) and Git location 
 overrides, NVCRE certification, NVSentinel operation, snapshot capture and the policies to enforce. The
 pydantic models are the contract (and the source of ``aicr-gen schema clusterspec``); ``load_spec`` adds
 the checks a JSON Schema cannot express (cron syntax, threshold expressions, ``--set`` syntax, ...),
-each reported as ``file:line: field.path: problem``.
+each reported as ``file:line: field.path: problem``. A spec may take defaults from a Fleet (``spec.extends``):
+``load_spec`` validates the layered spec (``gitops/fleet.py``), naming the file each offending value came from.
 """
 
 from __future__ import annotations
@@ -397,8 +398,12 @@ def load_spec(path: str | FilePath) -> ClusterSpec:
 
 def spec_of(doc: Document) -> ClusterSpec:
     """The ClusterSpec of a loaded spec file (``load_spec`` after reading it)."""
+    from aicr_gen.gitops.fleet import KIND as FLEET
     from aicr_gen.gitops.fleet import effective
 
+    if isinstance(doc.data, dict) and doc.data.get("kind") == FLEET:
+        raise InvalidInputError(f"{doc.where(('kind',))}: this file is a {FLEET} (defaults for ClusterSpecs), not a "
+                                "ClusterSpec; give the ClusterSpecs that name it in spec.extends (lint takes both)")
     cluster = parse_spec(effective(doc))
     if doc.source != "-":
         check_references(cluster, FilePath(doc.source))
