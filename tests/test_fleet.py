@@ -300,3 +300,5 @@ def test_sync_commits_the_fleet_and_check_goes_stale_when_it_changes(cli: Any, t
     assert_refused(cli("sync", str(fleet), "--repo", str(repo), "--check"), "prod.yaml:2: kind: this file is a Fleet")
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
     assert cli("sync", str(spec), "--repo", str(repo), "--check").code == 0
+    shutil.copy(fleet, spec.parent / "fleet.yaml")  # a pattern over the specs' folder skips a fleet beside them
+    assert cli("sync", f"{spec.parent}/*.yaml", "--repo", str(repo), "--check").code == 0

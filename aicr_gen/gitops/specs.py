@@ -3,6 +3,7 @@ and no two of them sharing a managed folder or a cluster name."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,9 +13,23 @@ if TYPE_CHECKING:
     from aicr_gen.gitops.spec import ClusterSpec
 
 
+_FLEET = re.compile(r"""^kind:[ \t]*["']?Fleet["']?[ \t]*(#.*)?$""", re.MULTILINE)
+
+
+def _fleet_file(path: str) -> bool:
+    """Whether ``path`` reads as a Fleet file (its top-level ``kind``), which a pattern skips."""
+    try:
+        with open(path, "rb") as handle:  # noqa: PTH123 - a peek at the head, not a load
+            return _FLEET.search(handle.read(65536).decode("utf-8", "replace")) is not None
+    except OSError:
+        return False
+
+
 def expand(patterns: list[str]) -> list[str]:
     """SPEC arguments with glob patterns (``*``, ``?``, ``[``) expanded in sorted order, as a shell would
-    (pre-commit passes hook args without one); a pattern matching no file is an input error."""
+    (pre-commit passes hook args without one); a pattern matching no file is an input error. A pattern skips
+    Fleet files (``clusters/*.yaml`` with the fleet beside its clusters): each is read through the specs that
+    extend it."""
     import glob
 
     specs: list[str] = []
@@ -22,7 +37,8 @@ def expand(patterns: list[str]) -> list[str]:
         if not glob.has_magic(pattern):
             specs.append(pattern)
             continue
-        found = sorted(glob.glob(pattern))  # noqa: PTH207 (absolute patterns too, like a shell)
+        found = [path for path in sorted(glob.glob(pattern))  # noqa: PTH207 (absolute patterns too, like a shell)
+                 if not _fleet_file(path)]
         if not found:
             raise InvalidInputError(f"SPEC {pattern!r} matches no file; give ClusterSpec paths or a pattern "
                                     "that matches some (e.g. clusters/*.yaml)")
