@@ -48,9 +48,9 @@ def add(left: Any, right: Any) -> Any:
         if lt is Duration:
             return duration(left.nanos + right.nanos)
     if lt is Timestamp and rt is Duration:
-        return timestamp(left.nanos + right.nanos)
+        return timestamp(left.nanos + right.nanos, left.offset)
     if lt is Duration and rt is Timestamp:
-        return timestamp(left.nanos + right.nanos)
+        return timestamp(left.nanos + right.nanos, right.offset)
     if lt in (list, tuple) and rt in (list, tuple):
         return [*left, *right]
     raise no_overload("_+_", left, right)
@@ -68,7 +68,7 @@ def subtract(left: Any, right: Any) -> Any:
         if lt is Timestamp or lt is Duration:
             return duration(left.nanos - right.nanos)
     if lt is Timestamp and rt is Duration:
-        return timestamp(left.nanos - right.nanos)
+        return timestamp(left.nanos - right.nanos, left.offset)
     raise no_overload("_-_", left, right)
 
 

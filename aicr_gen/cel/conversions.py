@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from aicr_gen.cel.arithmetic import check_int, check_uint
@@ -17,7 +16,6 @@ from aicr_gen.cel.values import (
     Duration,
     Timestamp,
     Uint,
-    duration,
     kind_of,
     no_overload,
     timestamp,
@@ -33,6 +31,8 @@ _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 _UINT_TEXT = re.compile(r"[0-9]+")
 _DOUBLE_TEXT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
                           re.IGNORECASE)
+_HEX_DOUBLE_TEXT = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+")
+"""What Go's ``strconv.ParseFloat`` reads besides decimals: hexadecimal mantissa and binary exponent."""
 
 
 def to_int(value: Any) -> int:
@@ -61,7 +61,7 @@ def to_uint(value: Any) -> Uint:
     if kind is int:
         return check_uint(value)
     if kind is float:
-        if not -1.0 < value < _TWO64:
+        if not 0 <= value < _TWO64:  # NaN fails too
             raise CelError("double out of uint range")
         return Uint(int(value))
     if kind is str:
@@ -78,23 +78,54 @@ def to_double(value: Any) -> float:
     if kind is int or kind is Uint:
         return float(value)
     if kind is str:
-        if not _DOUBLE_TEXT.fullmatch(value):
-            raise CelError(f"cannot convert {value!r} to double")
-        return float(value)
+        if _DOUBLE_TEXT.fullmatch(value):
+            return float(value)
+        if _HEX_DOUBLE_TEXT.fullmatch(value):
+            return float.fromhex(value)
+        raise CelError(f"cannot convert {value!r} to double")
     raise no_overload("double", value)
 
 
 def format_double(value: float) -> str:
-    """A double as cel-go's string() writes it (Go's strconv 'g' with the shortest precision)."""
+    """A double as cel-go's string() writes it, Go's ``%g``: the shortest digits that read back as the same
+    double, in exponent form when the exponent is below -4 or 6 and over (``1e+06``, ``1.5e-05``)."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "+Inf" if value > 0 else "-Inf"
-    if value == int(value) and abs(value) < 1e21:
-        return "-0" if value == 0 and math.copysign(1, value) < 0 else str(int(value))
-    text = repr(value)
-    mantissa, e, exponent = text.partition("e")
-    return f"{mantissa}e{int(exponent):+03d}" if e else text
+    negative, digits, point = _shortest_digits(value)
+    sign = "-" if negative else ""
+    exponent = point - 1
+    if exponent < -4 or exponent >= 6:
+        mantissa = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    return sign + _place_point(digits, point)
+
+
+def format_fixed(value: float) -> str:
+    """A finite double as Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` writes it: the shortest digits that
+    read back as the same double, never in exponent form (``1000000``, ``0.000015``)."""
+    negative, digits, point = _shortest_digits(value)
+    return ("-" if negative else "") + _place_point(digits, point)
+
+
+def _shortest_digits(value: float) -> tuple[bool, str, int]:
+    """Sign, the shortest round-tripping digits (no trailing zeros) and where the decimal point goes."""
+    from decimal import Decimal
+
+    negative, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    point = len(digit_tuple) + exponent if digits != "0" else 1
+    return bool(negative), digits, point
+
+
+def _place_point(digits: str, point: int) -> str:
+    if point <= 0:
+        return "0." + "0" * -point + digits
+    if point >= len(digits):
+        return digits + "0" * (point - len(digits))
+    return f"{digits[:point]}.{digits[point:]}"
 
 
 def to_string(value: Any) -> str:
@@ -119,26 +150,35 @@ def to_string(value: Any) -> str:
     raise no_overload("string", value)
 
 
-def timestamp_text(value: Timestamp) -> str:
-    """RFC 3339 in UTC with as many fractional digits as needed (Go's RFC3339Nano)."""
+def timestamp_text(value: Timestamp, *, utc: bool = False) -> str:
+    """RFC 3339 with as many fractional digits as needed (Go's RFC3339Nano), at the timestamp's own offset
+    (``Z`` for none) or in UTC."""
     import datetime as dt
 
+    offset = 0 if utc else value.offset
     seconds, nanos = divmod(value.nanos, _NANOS)
-    days, clock = divmod(seconds, 86_400)
+    days, clock = divmod(seconds + offset, 86_400)
     date = dt.date.fromordinal(_EPOCH_ORDINAL + days)
     hours, rest = divmod(clock, 3600)
     fraction = f".{nanos:09d}".rstrip("0") if nanos else ""
-    return f"{date.year:04d}-{date.month:02d}-{date.day:02d}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}{fraction}Z"
+    zone = "Z" if offset == 0 else f"{'-' if offset < 0 else '+'}{abs(offset) // 3600:02d}:{abs(offset) // 60 % 60:02d}"
+    return (f"{date.year:04d}-{date.month:02d}-{date.day:02d}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+            f"{fraction}{zone}")
 
 
 _EPOCH_ORDINAL = 719_163  # date(1970, 1, 1).toordinal()
 
 
+def duration_seconds(value: Duration) -> float:
+    """The duration in seconds as Go's ``Duration.Seconds`` computes it (whole seconds plus the rest)."""
+    nanos = value.nanos
+    whole = abs(nanos) // _NANOS * (1 if nanos >= 0 else -1)
+    return float(whole) + float(nanos - whole * _NANOS) / 1e9
+
+
 def duration_text(value: Duration) -> str:
-    """Seconds with the shortest exact fraction and an ``s`` (cel-go's string(duration))."""
-    sign = "-" if value.nanos < 0 else ""
-    seconds, nanos = divmod(abs(value.nanos), _NANOS)
-    return f"{sign}{seconds}{f'.{nanos:09d}'.rstrip('0') if nanos else ''}s"
+    """cel-go's string(duration): the seconds as a double in shortest fixed form, then ``s`` (``1.5s``)."""
+    return format_fixed(duration_seconds(value)) + "s"
 
 
 _BOOL_WORDS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
@@ -177,12 +217,14 @@ def to_timestamp(value: Any) -> Timestamp:
             raise CelError("timestamp out of range")
         return Timestamp(value * _NANOS)
     if kind is str:
-        return timestamp(instant_nanos(value))
+        nanos, offset = instant(value)
+        return timestamp(nanos, offset)
     raise no_overload("timestamp", value)
 
 
-def instant_nanos(text: str) -> int:
-    """Nanoseconds since the epoch of RFC 3339 text; CelError when it is not a valid instant."""
+def instant(text: str) -> tuple[int, int]:
+    """Nanoseconds since the epoch of RFC 3339 text, and its UTC offset in seconds east; CelError when it is
+    not a valid date, time and offset."""
     import datetime as dt
 
     match = _RFC3339.fullmatch(text)
@@ -195,11 +237,14 @@ def instant_nanos(text: str) -> int:
         raise CelError(f"timestamp {text!r} is not a valid date") from None
     if hour > 23 or minute > 59 or second > 59:
         raise CelError(f"timestamp {text!r} is not a valid time of day")
-    seconds = days * 86_400 + hour * 3600 + minute * 60 + second
+    offset = 0
     if match.group(9):
-        offset = int(match.group(10)) * 3600 + int(match.group(11)) * 60
-        seconds -= offset if match.group(9) == "+" else -offset
-    return seconds * _NANOS + int((match.group(7) or "").ljust(9, "0"))
+        offset_hours, offset_minutes = int(match.group(10)), int(match.group(11))
+        if offset_hours > 23 or offset_minutes > 59:
+            raise CelError(f"timestamp {text!r} has an invalid UTC offset")
+        offset = (offset_hours * 3600 + offset_minutes * 60) * (1 if match.group(9) == "+" else -1)
+    seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+    return seconds * _NANOS + int((match.group(7) or "").ljust(9, "0")), offset
 
 
 def parse_instant(text: str) -> dt.datetime:
@@ -232,10 +277,10 @@ def from_datetime(value: dt.datetime) -> Timestamp:
     return timestamp(((span.days * 86_400 + span.seconds) * 10**6 + span.microseconds) * 1000)
 
 
-_DURATION = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+|[+-]?0")
-_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
 _UNIT_NANOS = {"ns": 1, "us": 1000, "\u00b5s": 1000, "\u03bcs": 1000, "ms": 10**6, "s": _NANOS, "m": 60 * _NANOS,
                "h": 3600 * _NANOS}
+_TWO63_INT = 1 << 63
 
 
 def to_duration(value: Any) -> Duration:
@@ -244,15 +289,63 @@ def to_duration(value: Any) -> Duration:
         return value  # type: ignore[no-any-return]
     if kind is not str:
         raise no_overload("duration", value)
-    if not _DURATION.fullmatch(value):
-        raise CelError(f"duration {value!r} is not a Go duration (e.g. 30m, 1h30m, 1.5s)")
-    total = sum((Fraction(number) * _UNIT_NANOS[unit] for number, unit in _DURATION_PART.findall(value)),
-                Fraction(0))
-    nanos = int(total)
-    try:
-        return duration(-nanos if value.startswith("-") else nanos)
-    except CelError:
-        raise CelError(f"duration {value!r} is out of range") from None
+    nanos = _go_duration(value)
+    if nanos is None:
+        raise CelError(f"invalid duration {value!r} (a Go duration, e.g. 30m, 1h30m, 1.5s)")
+    return Duration(nanos)
+
+
+def _go_duration(text: str) -> int | None:
+    """Nanoseconds of a Go duration, computed as Go's ``time.ParseDuration`` does (a fraction goes through
+    a double and is cut, not rounded); None where Go refuses it, out of range included."""
+    rest = text
+    negative = rest[:1] == "-"
+    if rest[:1] in ("-", "+"):
+        rest = rest[1:]
+    if rest == "0":
+        return 0
+    if not rest:
+        return None
+    total = 0
+    position = 0
+    while position < len(rest):
+        match = _DURATION_PART.match(rest, position)
+        assert match is not None
+        whole, fraction, unit = match.groups()
+        if (not whole and not fraction) or unit not in _UNIT_NANOS or match.end() == position:
+            return None
+        scale = _UNIT_NANOS[unit]
+        number = int(whole or "0")
+        if number > _TWO63_INT // scale:
+            return None
+        number *= scale
+        if fraction:
+            number += _fraction_nanos(fraction, scale)
+            if number > _TWO63_INT:
+                return None
+        total += number
+        if total > _TWO63_INT:
+            return None
+        position = match.end()
+    if negative:
+        return -total
+    return total if total < _TWO63_INT else None
+
+
+def _fraction_nanos(fraction: str, scale: int) -> int:
+    """Go's fraction: the digits as an integer (extra digits dropped once it would overflow) times the unit
+    over 10^digits, in doubles."""
+    value = 0
+    power = 1.0
+    for char in fraction:
+        if value > (_TWO63_INT - 1) // 10:
+            break
+        candidate = value * 10 + int(char)
+        if candidate > _TWO63_INT:
+            break
+        value = candidate
+        power *= 10
+    return int(float(value) * (float(scale) / power))
 
 
 def type_of(value: Any) -> CelType:
@@ -275,9 +368,7 @@ def time_getter(name: str) -> Any:
         kind = type(value)
         if kind is Duration and zone is None and name in _DURATION_GETTERS:
             nanos = int(value.nanos)
-            whole = abs(nanos) // _DURATION_GETTERS[name]
-            if name == "getMilliseconds":
-                whole %= 1000  # the milliseconds within the second, as cel-go's Go remainder gives them
+            whole = abs(nanos) // _DURATION_GETTERS[name]  # all of it in that unit, as Go's Duration.Hours()...
             return -whole if nanos < 0 else whole
         if kind is not Timestamp or (zone is not None and type(zone) is not str):
             raise no_overload(name, value) if zone is None else no_overload(name, value, zone)
@@ -293,7 +384,8 @@ def _time_part(name: str, value: Timestamp, zone: str | None) -> int:
     import datetime as dt
 
     seconds, nanos = divmod(value.nanos, _NANOS)
-    local = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds + _zone_offset(zone, seconds))
+    shift = value.offset if zone is None else _zone_offset(zone, seconds)
+    local = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds + shift)
     if name == "getFullYear":
         return local.year
     if name == "getMonth":
@@ -315,17 +407,20 @@ def _time_part(name: str, value: Timestamp, zone: str | None) -> int:
     return nanos // 10**6
 
 
-_OFFSET = re.compile(r"([+-]?)(\d\d):(\d\d)")
+_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
-def _zone_offset(zone: str | None, seconds: int) -> int:
-    """Seconds east of UTC in ``zone`` (an IANA name or ``[+-]HH:MM``) at the instant ``seconds``."""
-    if zone is None or zone == "UTC":
+def _zone_offset(zone: str, seconds: int) -> int:
+    """Seconds east of UTC in ``zone`` at the instant ``seconds``: with a colon, hours and minutes as cel-go
+    reads them (``+05:30``, ``-08:00``); else an IANA name (``""`` and ``UTC`` are UTC)."""
+    if zone in ("", "UTC"):
         return 0
-    match = _OFFSET.fullmatch(zone)
-    if match:
-        offset = int(match.group(2)) * 3600 + int(match.group(3)) * 60
-        return -offset if match.group(1) == "-" else offset
+    hours, colon, minutes = zone.partition(":")
+    if colon:
+        if not (_GO_INT.fullmatch(hours) and _GO_INT.fullmatch(minutes)):
+            raise CelError(f"invalid time zone offset {zone!r}")
+        total = int(hours) * 60 + (-int(minutes) if zone.startswith("-") else int(minutes))
+        return total * 60
     import datetime as dt
     import zoneinfo
 

@@ -1,14 +1,14 @@
-"""cel-go's ext.Strings at its latest version: charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace,
-split, substring, trim, join, reverse, format and strings.quote. Indexes count code points, as in cel-go."""
+"""cel-go's ext.Strings at its latest version as of cel-go v0.27.0 (what NVSentinel builds with): charAt,
+indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join, reverse, format (its
+second formatter) and strings.quote. Indexes count code points, as in cel-go."""
 
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
-from aicr_gen.cel.conversions import duration_text, format_double, timestamp_text
-from aicr_gen.cel.errors import CelError
+from aicr_gen.cel.conversions import duration_text, format_fixed, timestamp_text
+from aicr_gen.cel.errors import CelError, CelLimitError
 from aicr_gen.cel.values import CelType, Duration, Timestamp, Uint, kind_of, map_items, no_overload
 
 
@@ -33,22 +33,33 @@ def char_at(text: Any, index: Any) -> str:
 
 
 def index_of(text: Any, part: Any, offset: Any = 0) -> int:
+    """cel-go v0.27.0: an empty ``part`` is found at any offset, a negative offset is an error, one at or
+    past the end finds nothing (-1)."""
     _strings("indexOf", text, part)
     _ints("indexOf", offset)
-    if not 0 <= offset <= len(text):
+    if part == "":
+        return offset  # type: ignore[no-any-return]
+    if offset < 0:
         raise CelError(f"index out of range: {offset}")
     return text.find(part, offset)  # type: ignore[no-any-return]
 
 
 def last_index_of(text: Any, part: Any, offset: Any = None) -> int:
+    """As :func:`index_of`, searching backwards from ``offset`` (the last code point by default)."""
     _strings("lastIndexOf", text, part)
     if offset is None:
-        return text.rfind(part)  # type: ignore[no-any-return]
+        if part == "":
+            return len(text)
+        if len(text.encode()) < len(part.encode()):
+            return -1
+        offset = len(text) - 1
     _ints("lastIndexOf", offset)
     if part == "":
         return offset  # type: ignore[no-any-return]
-    if not 0 <= offset < len(text):
+    if offset < 0:
         raise CelError(f"index out of range: {offset}")
+    if offset >= len(text):
+        return -1
     return text.rfind(part, 0, offset + len(part))  # type: ignore[no-any-return]
 
 
@@ -87,12 +98,12 @@ def substring(text: Any, start: Any, end: Any = None) -> str:
     _strings("substring", text)
     end = len(text) if end is None else end
     _ints("substring", start, end)
+    if end < start:
+        raise CelError(f"invalid substring range. start: {start}, end: {end}")
     if not 0 <= start <= len(text):
         raise CelError(f"index out of range: {start}")
     if not 0 <= end <= len(text):
         raise CelError(f"index out of range: {end}")
-    if end < start:
-        raise CelError(f"invalid substring range. start: {start}, end: {end}")
     return text[start:end]  # type: ignore[no-any-return]
 
 
@@ -127,37 +138,66 @@ def quote(text: Any) -> str:
     return '"' + "".join(_QUOTE_ESCAPES.get(char, char) for char in text) + '"'
 
 
-# --- format
-
-_CLAUSE = re.compile(r"%(?:\.([0-9]+))?(.?)", re.DOTALL)
-
+# --- format (cel-go's second formatter, ext.Strings version 4 and later)
 
 def format_text(template: Any, args: Any) -> str:
+    """``template.format(args)``: ``%%``, and ``%s %d %f %e %b %o %x %X`` each taking the next argument, with
+    an optional ``.N`` precision (used by ``%f`` and ``%e``, 6 by default)."""
     _strings("format", template)
     if type(args) is not list:
         raise no_overload("format", template, args)
     out: list[str] = []
     position = 0
     used = 0
+    size = len(template)
     while True:
         start = template.find("%", position)
         if start < 0:
             out.append(template[position:])
             return "".join(out)
         out.append(template[position:start])
-        match = _CLAUSE.match(template, start)
-        assert match is not None
-        precision, verb = match.group(1), match.group(2)
-        position = match.end()
-        if verb == "%" and precision is None:
+        if template.startswith("%", start + 1):
             out.append("%")
+            position = start + 2
             continue
-        if verb not in _VERBS:
-            raise CelError(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
+        if start + 1 >= size:
+            raise CelError("unexpected end of string")
         if used >= len(args):
             raise CelError(f"index {used} out of range")
-        out.append(_VERBS[verb](args[used], None if precision is None else int(precision)))
+        position, clause, precision = _clause(template, start + 1)
+        try:
+            out.append(clause(args[used], precision))
+        except CelError as err:
+            raise CelError(f"error during formatting: {err}") from None
         used += 1
+
+
+_MAX_PRECISION = 1000
+"""cel-go v0.27.0 has no bound (later versions refuse over 100); a bounded evaluator needs one."""
+
+
+def _clause(template: str, at: int) -> tuple[int, Any, int]:
+    """The clause at ``at`` (after its ``%``): where it ends, its formatter and its precision."""
+    precision = 6
+    if template[at] == ".":
+        end = at + 1
+        while end < len(template) and template[end] in "0123456789":
+            end += 1
+        if end >= len(template):
+            raise CelError("could not parse formatting clause: error while parsing precision: could not find "
+                           "end of precision specifier")
+        if end == at + 1:
+            raise CelError("could not parse formatting clause: error while parsing precision: error while "
+                           "converting precision to integer")
+        precision = int(template[at + 1:end])
+        if precision > _MAX_PRECISION:
+            raise CelLimitError(f"format precision {precision} is over the {_MAX_PRECISION} limit")
+        at = end
+    verb = template[at]
+    clause = _VERBS.get(verb)
+    if clause is None:
+        raise CelError(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
+    return at + 1, clause, precision
 
 
 def _special(value: float) -> str | None:
@@ -168,7 +208,7 @@ def _special(value: float) -> str | None:
     return None
 
 
-def _clause_s(value: Any, _precision: int | None) -> str:
+def _clause_s(value: Any, _precision: int) -> str:
     return _as_text(value)
 
 
@@ -181,7 +221,7 @@ def _as_text(value: Any) -> str:
     if kind is int or kind is Uint:
         return str(int(value))
     if kind is float:
-        return _special(value) or format_double(value)
+        return _special(value) or format_fixed(value)
     if kind is bytes:
         return value.decode("utf-8", errors="replace")  # type: ignore[no-any-return]
     if value is None:
@@ -189,7 +229,7 @@ def _as_text(value: Any) -> str:
     if kind is CelType:
         return value.name  # type: ignore[no-any-return]
     if kind is Timestamp:
-        return timestamp_text(value)
+        return timestamp_text(value, utc=True)
     if kind is Duration:
         return duration_text(value)
     if kind is list:
@@ -197,53 +237,50 @@ def _as_text(value: Any) -> str:
     if kind is dict:
         entries = sorted((_as_text(key), _as_text(item)) for key, item in map_items(value))
         return "{" + ", ".join(f"{key}: {item}" for key, item in entries) + "}"
-    raise CelError("error during formatting: string clause can only be used on strings, bools, bytes, ints, "
-                   f"doubles, maps, lists, types, durations, and timestamps, was given {kind_of(value)}")
+    raise CelError("string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, "
+                   f"durations, and timestamps, was given {kind_of(value)}")
 
 
-def _clause_d(value: Any, _precision: int | None) -> str:
+def _clause_d(value: Any, _precision: int) -> str:
     kind = type(value)
     if kind is int or kind is Uint:
         return str(int(value))
-    if kind is float and _special(value):
-        return _special(value) or ""
-    raise CelError(f"error during formatting: decimal clause can only be used on integers, was given "
-                   f"{kind_of(value)}")
+    if kind is float:
+        return _special(value) or format_fixed(value)
+    raise CelError(f"decimal clause can only be used on ints, uints, and doubles, was given {kind_of(value)}")
 
 
 def _floating(verb: str, name: str) -> Any:
-    def clause(value: Any, precision: int | None) -> str:
+    def clause(value: Any, precision: int) -> str:
         kind = type(value)
         if kind is int or kind is Uint:
             value = float(value)
         elif kind is not float:
-            raise CelError(f"error during formatting: {name} clause can only be used on doubles, was given "
+            raise CelError(f"{name} clause can only be used on ints, uints, and doubles, was given "
                            f"{kind_of(value)}")
-        return _special(value) or format(value, f".{6 if precision is None else precision}{verb}")
+        return _special(value) or format(value, f".{precision}{verb}")
 
     return clause
 
 
-def _clause_b(value: Any, _precision: int | None) -> str:
+def _clause_b(value: Any, _precision: int) -> str:
     kind = type(value)
     if kind is bool:
         return "1" if value else "0"
     if kind is int or kind is Uint:
         return format(int(value), "b")
-    raise CelError(f"error during formatting: only integers and bools can be formatted as binary, was given "
-                   f"{kind_of(value)}")
+    raise CelError(f"only ints, uints, and bools can be formatted as binary, was given {kind_of(value)}")
 
 
-def _clause_o(value: Any, _precision: int | None) -> str:
+def _clause_o(value: Any, _precision: int) -> str:
     kind = type(value)
     if kind is int or kind is Uint:
         return format(int(value), "o")
-    raise CelError(f"error during formatting: octal clause can only be used on integers, was given "
-                   f"{kind_of(value)}")
+    raise CelError(f"octal clause can only be used on ints and uints, was given {kind_of(value)}")
 
 
 def _hex(upper: bool) -> Any:
-    def clause(value: Any, _precision: int | None) -> str:
+    def clause(value: Any, _precision: int) -> str:
         kind = type(value)
         if kind is int or kind is Uint:
             text = format(int(value), "x")
@@ -252,8 +289,8 @@ def _hex(upper: bool) -> Any:
         elif kind is bytes:
             text = value.hex()
         else:
-            raise CelError("error during formatting: only integers, byte buffers, and strings can be formatted "
-                           f"as hex, was given {kind_of(value)}")
+            raise CelError(f"only ints, uints, bytes, and strings can be formatted as hex, was given "
+                           f"{kind_of(value)}")
         return text.upper() if upper else text
 
     return clause

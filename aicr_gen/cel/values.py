@@ -44,12 +44,15 @@ class Uint(int):
 
 
 class Timestamp:
-    """A CEL timestamp: nanoseconds since the Unix epoch, from year 1 to year 9999 (UTC)."""
+    """A CEL timestamp: nanoseconds since the Unix epoch, from year 1 to year 9999 (UTC), and the UTC offset
+    it was written with (seconds east), which cel-go keeps: ``string()`` and the accessors without a time
+    zone show the time at that offset. Two timestamps are equal when they are the same instant."""
 
-    __slots__ = ("nanos",)
+    __slots__ = ("nanos", "offset")
 
-    def __init__(self, nanos: int) -> None:
+    def __init__(self, nanos: int, offset: int = 0) -> None:
         self.nanos = nanos
+        self.offset = offset
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Timestamp and other.nanos == self.nanos
@@ -83,11 +86,11 @@ class Duration:
         return f"duration({duration_text(self)!r})"
 
 
-def timestamp(nanos: int) -> Timestamp:
+def timestamp(nanos: int, offset: int = 0) -> Timestamp:
     """The timestamp ``nanos`` after the epoch; CelError when a CEL timestamp cannot hold it."""
     if not _MIN_TIMESTAMP_NANOS <= nanos <= _MAX_TIMESTAMP_NANOS:
         raise CelError("timestamp out of range")
-    return Timestamp(nanos)
+    return Timestamp(nanos, offset)
 
 
 def duration(nanos: int) -> Duration:
