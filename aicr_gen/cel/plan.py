@@ -432,6 +432,9 @@ class Planner:
     # --- comprehensions
 
     def _comprehension(self, expr: Comprehension) -> Code:
+        decisive = _quantifier(expr)
+        if decisive is not None:
+            return self._quantified(expr, decisive)
         iter_range = self.plan(expr.iter_range)
         accu_var, iter_var, iter_var2 = expr.accu_var, expr.iter_var, expr.iter_var2
         self.locals.append(accu_var)
@@ -452,6 +455,64 @@ class Planner:
         weight = 1 + _size(expr.loop_condition) + _size(expr.loop_step)
         return _fold(iter_range, init, condition, step, result, names=(accu_var, iter_var, iter_var2),
                      weight=weight, macro=_macro(expr))
+
+
+    def _quantified(self, expr: Comprehension, decisive: bool) -> Code:
+        """``all`` and ``exists`` as one loop over the predicate, which is what their comprehension computes:
+        the first decisive value ends it, else an error seen on the way, else the other value."""
+        iter_range = self.plan(expr.iter_range)
+        assert isinstance(expr.loop_step, Call)
+        self.locals.append(expr.iter_var)
+        try:
+            predicate = self.plan(expr.loop_step.args[1])
+        finally:
+            self.locals.pop()
+        weight = 1 + _size(expr.loop_condition) + _size(expr.loop_step)
+        op = expr.loop_step.function
+        other = not decisive
+        name = _macro(expr)
+        variable = expr.iter_var
+
+        def run(scope: Scope) -> bool:
+            collection = iter_range(scope)
+            kind = type(collection)
+            if kind is not list and kind is not dict:
+                raise CelError(f"{name}() needs a list or map, not {kind_of(collection)}")
+            local = dict(scope.locals)
+            inner = Scope(scope.vars, scope.run, local)
+            charge = scope.run.charge
+            error: CelError | None = None
+            for item in collection if kind is list else map(key_value, collection):
+                charge(weight)
+                local[variable] = item
+                try:
+                    value = predicate(inner)
+                except CelError as err:
+                    error = error or err
+                    continue
+                if value is decisive:
+                    return bool(value)
+                if value is not other:
+                    error = error or no_overload(op, value)
+            if error is not None:
+                raise error
+            return other
+
+        return run
+
+
+def _quantifier(expr: Comprehension) -> bool | None:
+    """For the expansion of ``all`` (False) or ``exists`` (True), the value that decides it; else None."""
+    init, step, condition, result = expr.accu_init, expr.loop_step, expr.loop_condition, expr.result
+    if (expr.iter_var2 or not isinstance(init, Constant) or init.kind != "bool"
+            or not isinstance(step, Call) or step.target is not None or len(step.args) != 2
+            or step.function not in (ast.LOGICAL_AND, ast.LOGICAL_OR)
+            or not isinstance(step.args[0], Ident) or step.args[0].name != expr.accu_var
+            or not isinstance(result, Ident) or result.name != expr.accu_var
+            or not isinstance(condition, Call) or condition.function != ast.NOT_STRICTLY_FALSE):
+        return None
+    decisive = step.function == ast.LOGICAL_OR
+    return decisive if init.value is not decisive else None
 
 
 def _macro(expr: Comprehension) -> str:
