@@ -3,7 +3,6 @@ text into a Program."""
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,8 @@ from aicr_gen.cel.source import Source
 from aicr_gen.cel.values import timestamp
 
 if TYPE_CHECKING:
+    import datetime as _dt
+
     from aicr_gen.cel.types import Type
 
 LIBRARIES = ("strings", "kubernetes")
@@ -57,6 +58,8 @@ class Environment:
         if "strings" in self.libraries:
             self.functions.update(STRINGS)
         if "kubernetes" in self.libraries:
+            import datetime as _dt
+
             self.functions.update(QUANTITY)
             instant = now or _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
             if instant.tzinfo is None:

@@ -4,8 +4,7 @@ library, cel-go's ext.Strings (:mod:`aicr_gen.cel.strings`) and the Kubernetes q
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_gen.cel import strings
 from aicr_gen.cel.arithmetic import check_int
@@ -24,6 +23,9 @@ from aicr_gen.cel.conversions import (
 )
 from aicr_gen.cel.errors import CelError
 from aicr_gen.cel.values import INT64_MAX, INT64_MIN, Quantity, no_overload, quantity_value
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 
 class Function(NamedTuple):

@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping
-from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_gen.cel.errors import CelError
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -180,6 +182,8 @@ class Quantity:
         if match is None:
             raise CelError(f"quantities must match the regular expression "
                            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}")
+        from fractions import Fraction  # only quantities need it (and it imports decimal)
+
         number, suffix = match.group(1), match.group(2) or ""
         value = Fraction(number)
         if suffix in _BINARY:
@@ -205,6 +209,8 @@ class Quantity:
 
 
 def quantity_value(value: Any) -> Fraction:
+    from fractions import Fraction
+
     if isinstance(value, Quantity):
         return value.value
     kind = type(value)

@@ -117,6 +117,33 @@ def test_timestamps_and_durations_keep_nanoseconds_and_cel_go_ranges() -> None:
     assert evaluate("timestamp('2026-08-01T12:00:00Z').getHours('America/New_York')") == 8
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("string(timestamp('2009-02-13T23:31:30.5+01:00'))", "2009-02-13T23:31:30.5+01:00"),  # the offset is kept
+    ("timestamp('2009-02-13T23:31:30+01:00').getHours()", 23),
+    ("string(timestamp('2009-02-13T23:31:30+01:00') + duration('1h'))", "2009-02-14T00:31:30+01:00"),
+    ("'%s'.format([timestamp('2009-02-13T23:31:30+01:00')])", "2009-02-13T22:31:30Z"),  # format writes UTC
+    ("string(1e6) + ' ' + string(123456.7) + ' ' + string(1.5e-5) + ' ' + string(-0.0)", "1e+06 123456.7 1.5e-05 -0"),
+    ("string(duration('-1.5h')) + ' ' + string(duration('2562047h47m16.854775807s'))", "-5400s 9223372036.854776s"),
+    ("duration('1.0000000001s') == duration('1s')", True),  # Go cuts a fraction past nanoseconds
+    ("duration('1.5s').getMilliseconds()", 1500),
+    ("'%d %s %.2f %e'.format([1.5, 1e21, 2, 3u])", "1.5 1000000000000000000000 2.00 3.000000e+00"),
+    ("'tacocat'.indexOf('a', 30) == -1 && 'tacocat'.lastIndexOf('a', 30) == -1", True),
+    ("''.indexOf('', 5) == 5 && 'abc'.lastIndexOf('') == 3", True),
+    ("timestamp('2009-02-13T23:31:30Z').getHours('-02:30')", 21),
+    ("double('0x1p3')", 8.0),
+])
+def test_values_behave_as_in_cel_go_v0_27(text: str, value: Any) -> None:
+    assert evaluate(text) == value
+
+
+@pytest.mark.parametrize("text", ["duration('2562047h47m16.854775808s')", "duration('1h30')", "uint(-0.5)",
+                                  "'tacocat'.indexOf('a', -1)", "'%.1001f'.format([1.0])", "'%'.format([1])",
+                                  "'%s %s'.format([1])", "'%g'.format([1.0])", "'tacocat'.substring(4, 3)"])
+def test_values_cel_go_v0_27_refuses(text: str) -> None:
+    with pytest.raises((cel.CelError, cel.CelLimitError)):
+        evaluate(text)
+
+
 def test_numbers_compare_as_cel_go_compares_them() -> None:
     assert evaluate("9223372036854775807 == 9223372036854775808.0") is True  # the int becomes a double
     assert evaluate("1 == 1u && 1u == 1.0 && 1 < 1.5 && 2u > 1.5") is True
