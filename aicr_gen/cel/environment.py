@@ -35,13 +35,14 @@ class Environment:
     Names: ``references`` (on by default) makes an undeclared variable or function, or a wrong argument count,
     a compile error, where cel-go's checker stops; off, they fail when evaluated (cel-go without its checker).
     ``check`` also runs the type checker (:func:`type_check`) over ``declarations`` (a variable declared only
-    in ``variables`` is ``dyn``)."""
+    in ``variables`` is ``dyn``); ``cross_type_numeric_comparisons`` lets it accept ``1 < 1.5`` (cel-go's
+    ``cel.CrossTypeNumericComparisons``; evaluation always orders numbers across types)."""
 
     def __init__(self, variables: Iterable[str] = (), *, libraries: Iterable[str] = ("strings",),
                  now: _dt.datetime | None = None, limits: Limits = DEFAULT_LIMITS, container: str = "",
                  macros: bool = True, ident_escape: bool = True,
                  declarations: Mapping[str, Type] | None = None, check: bool = False,
-                 references: bool = True) -> None:
+                 references: bool = True, cross_type_numeric_comparisons: bool = False) -> None:
         self.declarations = dict(declarations or {})
         self.variables = frozenset(variables) | frozenset(self.declarations)
         self.limits = limits
@@ -50,6 +51,7 @@ class Environment:
         self.ident_escape = ident_escape
         self.check = check
         self.references = references
+        self.cross_type_numeric_comparisons = cross_type_numeric_comparisons
         self.libraries = frozenset(libraries)
         unknown = self.libraries - set(LIBRARIES)
         if unknown:
@@ -87,8 +89,11 @@ class Environment:
     def compile(self, text: str) -> Program:
         """Parse, check and plan ``text``; CelCompileError or CelLimitError when it cannot be used."""
         expr = self.parse(text)
+        result_type = None
         if self.check:
-            type_check(expr, self._typed_declarations(), libraries=self.libraries, container=self.container)
+            result_type = type_check(expr, self._typed_declarations(), libraries=self.libraries,
+                                     container=self.container,
+                                     cross_type_numeric_comparisons=self.cross_type_numeric_comparisons)
         planner = Planner(self.variables, self.functions, container=self.container, references=self.references)
         try:
             code = planner.plan(expr)
@@ -101,7 +106,7 @@ class Environment:
         exact = not self.container and not any("." in name for name in self.variables)
         facts = static.facts(expr, self.variables, exact=exact)
         return Program(text, code, self.limits, tuple(facts.selections), tuple(facts.comparisons),
-                       facts.fields_read())
+                       facts.fields_read(), result_type)
 
     def _typed_declarations(self) -> dict[str, Type]:
         from aicr_gen.cel.types import DYN
@@ -110,12 +115,14 @@ class Environment:
 
 
 def type_check(expr: Expr, declarations: Mapping[str, Type], *, libraries: Iterable[str] = (),
-               container: str = "") -> None:
-    """Refuse ``expr`` where cel-go's type checker would (``aicr_gen.cel.checker``), over these variable
-    types, libraries and container: CelCompileError with the message cel-go lists first."""
+               container: str = "", cross_type_numeric_comparisons: bool = False) -> Type:
+    """The type cel-go's checker (``aicr_gen.cel.checker``) deduces for ``expr`` over these variable types,
+    libraries and container; CelCompileError with the message cel-go lists first where it refuses it."""
     from aicr_gen.cel.checker import CheckError, check
 
     try:
-        check(expr, variables=declarations, libraries=frozenset(libraries), container=container)
+        checked = check(expr, variables=declarations, libraries=frozenset(libraries), container=container,
+                        cross_type_numeric_comparisons=cross_type_numeric_comparisons)
     except CheckError as err:
         raise CelCompileError(err.message) from None
+    return checked.result_type

@@ -6,9 +6,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_gen.cel.errors import CelLimitError
+
+if TYPE_CHECKING:
+    from aicr_gen.cel.types import Type
 
 
 class Limits(NamedTuple):
@@ -111,6 +114,8 @@ class Program:
     comparisons: tuple[Comparison, ...] = ()
     fields_read: dict[str, tuple[str, ...]] | None = field(default=None, repr=False, compare=False)
     """Per variable, the only fields the value depends on; None: it may depend on all of them."""
+    result_type: Type | None = field(default=None, repr=False, compare=False)
+    """The type the checker deduced (``Environment(check=True)``), else None."""
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """The value of the expression over ``activation`` (variable name -> value from :func:`to_cel`)."""

@@ -207,13 +207,18 @@ def test_parser_options() -> None:
 
 
 def test_the_type_checker_runs_when_asked() -> None:
-    from aicr_gen.cel.types import INT
+    from aicr_gen.cel.types import BOOL, DOUBLE, INT
 
     checked = cel.Environment(declarations={"n": INT}, check=True)
     assert checked.compile("n + 1").evaluate({"n": 1}) == 2
+    assert checked.compile("n > 1").result_type == BOOL
     with pytest.raises(cel.CelCompileError):
         checked.compile("n + 'a'")
-    assert cel.Environment(["n"]).compile("n + 'a'")  # unchecked types: an evaluation error instead
+    assert cel.Environment(["n"]).compile("n + 'a'").result_type is None  # unchecked: fails when evaluated
+    with pytest.raises(cel.CelCompileError):
+        cel.Environment(declarations={"value": DOUBLE}, check=True).compile("value < 1")
+    threshold = cel.Environment(declarations={"value": DOUBLE}, check=True, cross_type_numeric_comparisons=True)
+    assert threshold.compile("value < 1").evaluate({"value": 0.5}) is True
 
 
 # --- static facts (lints, the rules-test cache)
