@@ -5,11 +5,21 @@ second formatter) and strings.quote. Indexes count code points, as in cel-go."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from aicr_gen.cel.conversions import duration_text, format_fixed, timestamp_text
 from aicr_gen.cel.errors import CelError, CelLimitError
 from aicr_gen.cel.values import CelType, Duration, Timestamp, Uint, kind_of, map_items, no_overload
+
+MAX_BUILT = 8_000_000
+"""The longest string a function here builds (replace, join, format); longer is refused before it is built.
+The evaluation's result size limit (``Limits.max_result_size``) then applies as to any value."""
+
+
+def _check_built(size: int) -> None:
+    if size > MAX_BUILT:
+        raise CelLimitError(f"a string would grow to {size} code points, over the {MAX_BUILT} limit")
 
 
 def _strings(name: str, *values: Any) -> None:
@@ -80,6 +90,9 @@ def upper_ascii(text: Any) -> str:
 def replace(text: Any, old: Any, new: Any, limit: Any = -1) -> str:
     _strings("replace", text, old, new)
     _ints("replace", limit)
+    if len(new) > len(old):
+        count = len(text) + 1 if old == "" else text.count(old)
+        _check_built(len(text) + (count if limit < 0 else min(count, limit)) * (len(new) - len(old)))
     return text.replace(old, new, limit if limit >= 0 else -1)  # type: ignore[no-any-return]
 
 
@@ -121,6 +134,7 @@ def join(items: Any, separator: Any = "") -> str:
     if type(items) is not list:
         raise no_overload("join", items)
     _strings("join", separator, *items)
+    _check_built(sum(map(len, items)) + len(separator) * max(len(items) - 1, 0))
     return separator.join(items)  # type: ignore[no-any-return]
 
 
@@ -169,6 +183,8 @@ def format_text(template: Any, args: Any) -> str:
             out.append(clause(args[used], precision))
         except CelError as err:
             raise CelError(f"error during formatting: {err}") from None
+        size += len(out[-1])
+        _check_built(size)
         used += 1
 
 
@@ -233,12 +249,24 @@ def _as_text(value: Any) -> str:
     if kind is Duration:
         return duration_text(value)
     if kind is list:
-        return "[" + ", ".join(_as_text(item) for item in value) + "]"
+        return "[" + ", ".join(_bounded(_as_text(item) for item in value)) + "]"
     if kind is dict:
-        entries = sorted((_as_text(key), _as_text(item)) for key, item in map_items(value))
+        entries = sorted(zip(*[iter(_bounded(text for key, item in map_items(value)
+                                              for text in (_as_text(key), _as_text(item))))] * 2, strict=True))
         return "{" + ", ".join(f"{key}: {item}" for key, item in entries) + "}"
     raise CelError("string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, "
                    f"durations, and timestamps, was given {kind_of(value)}")
+
+
+def _bounded(texts: Iterator[str]) -> list[str]:
+    """The texts, refused once together they would be longer than MAX_BUILT."""
+    out: list[str] = []
+    total = 0
+    for text in texts:
+        total += len(text) + 2
+        _check_built(total)
+        out.append(text)
+    return out
 
 
 def _clause_d(value: Any, _precision: int) -> str:

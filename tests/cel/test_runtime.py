@@ -37,6 +37,10 @@ _THIRTY = "[" + ",".join("0" for _ in range(30)) + "]"
      ".map(a, a+a+a+a+a+a+a+a+a+a+a+a+a+a+a+a).map(a, a+a+a+a+a+a+a+a+a+a+a+a+a+a+a+a)"
      ".map(a, a+a+a+a+a+a+a+a+a+a+a+a+a+a+a+a)", {}, "over the 1000000 limit"),
     ("event.map(x, event.map(y, event))", {"event": list(range(300))}, "steps"),
+    ("event.replace('', event).replace('', event.replace('', event))", {"event": "a" * 500}, "would grow to"),
+    ("[" + ",".join(["event.replace('', event)"] * 40) + "].join()", {"event": "a" * 500}, "would grow to"),
+    ("'%s'.format([[" + ",".join(["event.replace('', event)"] * 40) + "]])", {"event": "a" * 500},
+     "would grow to"),
     ("(" * 300 + "1" + ")" * 300, {}, "recursion limit exceeded: 250"),
     ("[" * 260 + "]" * 260, {}, "recursion limit exceeded: 250"),
     ("1 + " * 100_000 + "1", {}, "code point size exceeds limit"),
