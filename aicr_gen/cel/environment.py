@@ -11,7 +11,7 @@ from aicr_gen.cel.ast import Expr
 from aicr_gen.cel.errors import CelCompileError, CelLimitError
 from aicr_gen.cel.functions import QUANTITY, STANDARD, STRINGS, Function, fn
 from aicr_gen.cel.plan import Planner
-from aicr_gen.cel.program import DEFAULT_LIMITS, Limits, Program
+from aicr_gen.cel.program import DEFAULT_LIMITS, Limits, Program, stack_for
 from aicr_gen.cel.source import Source
 from aicr_gen.cel.values import timestamp
 
@@ -89,14 +89,16 @@ class Environment:
     def compile(self, text: str) -> Program:
         """Parse, check and plan ``text``; CelCompileError or CelLimitError when it cannot be used."""
         expr = self.parse(text)
+        height = static.depth(expr)
         result_type = None
-        if self.check:
-            result_type = type_check(expr, self._typed_declarations(), libraries=self.libraries,
-                                     container=self.container,
-                                     cross_type_numeric_comparisons=self.cross_type_numeric_comparisons)
         planner = Planner(self.variables, self.functions, container=self.container, references=self.references)
         try:
-            code = planner.plan(expr)
+            with stack_for(height):
+                if self.check:
+                    result_type = type_check(expr, self._typed_declarations(), libraries=self.libraries,
+                                             container=self.container,
+                                             cross_type_numeric_comparisons=self.cross_type_numeric_comparisons)
+                code = planner.plan(expr)
         except RecursionError:
             raise CelLimitError("the expression nests too deeply") from None
         cost = static.cost(expr, self.limits.max_steps)
@@ -106,7 +108,7 @@ class Environment:
         exact = not self.container and not any("." in name for name in self.variables)
         facts = static.facts(expr, self.variables, exact=exact)
         return Program(text, code, self.limits, tuple(facts.selections), tuple(facts.comparisons),
-                       facts.fields_read(), result_type)
+                       facts.fields_read(), result_type, height)
 
     def _typed_declarations(self) -> dict[str, Type]:
         from aicr_gen.cel.types import DYN

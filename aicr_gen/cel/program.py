@@ -3,8 +3,10 @@ and the static facts (selections, comparisons, fields read) lints and caches rea
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -101,6 +103,32 @@ class Selection(NamedTuple):
 
 
 _NO_LOCALS: dict[str, Any] = {}
+FRAMES_PER_LEVEL = 8
+"""Python frames one level of expression nesting may take while planning or evaluating (a call's closure,
+its guard, the implementation ...); cel-go accepts 250 levels, more than Python's default limit allows."""
+SHALLOW = 60
+"""Nesting up to which the default recursion limit is enough and is left alone."""
+
+
+@contextmanager
+def stack_for(depth: int) -> Iterator[None]:
+    """Room on Python's stack for an expression nested ``depth`` levels deep (the recursion limit raised
+    for the duration when needed)."""
+    if depth <= SHALLOW:
+        yield
+        return
+    old = sys.getrecursionlimit()
+    frame, used = sys._getframe(), 0
+    while frame is not None:
+        frame, used = frame.f_back, used + 1  # type: ignore[assignment]
+    needed = used + FRAMES_PER_LEVEL * depth + 100
+    if needed > old:
+        sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        if needed > old:
+            sys.setrecursionlimit(old)
 
 
 @dataclass(frozen=True)
@@ -116,10 +144,15 @@ class Program:
     """Per variable, the only fields the value depends on; None: it may depend on all of them."""
     result_type: Type | None = field(default=None, repr=False, compare=False)
     """The type the checker deduced (``Environment(check=True)``), else None."""
+    depth: int = field(default=0, repr=False, compare=False)
+    """How deeply the expression nests (its syntax tree's height)."""
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """The value of the expression over ``activation`` (variable name -> value from :func:`to_cel`)."""
         try:
-            return self.code(Scope(activation, Run(self.limits), _NO_LOCALS))
+            if self.depth <= SHALLOW:
+                return self.code(Scope(activation, Run(self.limits), _NO_LOCALS))
+            with stack_for(self.depth):
+                return self.code(Scope(activation, Run(self.limits), _NO_LOCALS))
         except RecursionError:
             raise CelLimitError("evaluation nested too deeply") from None

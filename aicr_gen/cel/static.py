@@ -161,6 +161,17 @@ def facts(expr: Expr, variables: frozenset[str], *, exact: bool) -> Facts:
     return found
 
 
+def depth(expr: Expr) -> int:
+    """The height of the syntax tree (a constant is 1)."""
+    deepest = 0
+    stack: list[tuple[Expr, int]] = [(expr, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children(node))
+    return deepest
+
+
 def cost(expr: Expr, limit: int) -> int:
     """A lower bound on the steps an evaluation takes: each node once, comprehension bodies once per element
     of a literal list they range over; stops counting past ``limit``."""

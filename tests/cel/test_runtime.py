@@ -53,9 +53,14 @@ def test_hostile_expressions_stop_within_budget(text: str, activation: dict[str,
 
 
 def test_what_cel_go_accepts_is_not_refused() -> None:
-    """A chain of 5,000 ``||`` (cel-go balances it) and a 90,000 code point expression are fine."""
+    """A chain of 5,000 ``||`` (cel-go balances it), a 90,000 code point expression and nesting just inside
+    cel-go's limit of 250 are fine, checked or not."""
     assert evaluate(" || ".join(["event == 1"] * 5000), {"event": 2}) is False
     assert evaluate("'" + "a" * 90_000 + "'.size()") == 90_000
+    checked = cel.Environment(["event"], check=True)
+    for text in ("string(" * 249 + "1" + ")" * 249, "[" * 200 + "1" + "]" * 200 + "[0]" * 200,
+                 "[1].map(a, " * 249 + "a" + ")" * 249, "[1].exists(a, " * 249 + "true" + ")" * 249):
+        assert evaluate(text) == evaluate(text, env=checked)
 
 
 def test_the_deadline_stops_an_evaluation() -> None:
