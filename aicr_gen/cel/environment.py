@@ -84,7 +84,8 @@ class Environment:
             if err.offset is None:
                 raise CelLimitError(err.message) from None
             line, column = Source(text).location(err.offset)
-            raise CelCompileError(f"syntax error at line {line}, column {column + 1}: {err.message}") from None
+            message = err.message.removeprefix("Syntax error: ")
+            raise CelCompileError(f"syntax error at line {line}, column {column + 1}: {message}") from None
 
     def compile(self, text: str) -> Program:
         """Parse, check and plan ``text``; CelCompileError or CelLimitError when it cannot be used."""
