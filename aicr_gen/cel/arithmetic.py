@@ -51,8 +51,6 @@ def add(left: Any, right: Any) -> Any:
         return timestamp(left.nanos + right.nanos, left.offset)
     if lt is Duration and rt is Timestamp:
         return timestamp(left.nanos + right.nanos, right.offset)
-    if lt in (list, tuple) and rt in (list, tuple):
-        return [*left, *right]
     raise no_overload("_+_", left, right)
 
 

@@ -18,7 +18,7 @@ from aicr_gen.cel.ast import Call, Comprehension, Constant, CreateList, CreateSt
 from aicr_gen.cel.errors import CelCompileError, CelError, CelLimitError
 from aicr_gen.cel.functions import Function
 from aicr_gen.cel.program import Code, Scope
-from aicr_gen.cel.static import constant_value
+from aicr_gen.cel.static import children, constant_value
 from aicr_gen.cel.values import (
     MISSING,
     TYPES,
@@ -574,8 +574,6 @@ def _fold(iter_range: Code, init: Code, condition: Code, step: Code, result: Cod
 
 
 def _size(expr: Expr) -> int:
-    from aicr_gen.cel.static import children
-
     count = 0
     stack = [expr]
     while stack:

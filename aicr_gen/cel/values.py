@@ -225,7 +225,7 @@ def quantity_value(value: Any) -> Fraction:
 
 _KIND_BY_TYPE: dict[type, str] = {
     type(None): "null_type", bool: "bool", int: "int", Uint: "uint", float: "double", str: "string",
-    bytes: "bytes", list: "list", tuple: "list", dict: "map", CelType: "type", Timestamp: TIMESTAMP,
+    bytes: "bytes", list: "list", dict: "map", CelType: "type", Timestamp: TIMESTAMP,
     Duration: DURATION, Quantity: QUANTITY,
 }
 NUMBER_TYPES = frozenset((int, Uint, float))
@@ -260,8 +260,6 @@ def equals(left: Any, right: Any) -> bool:
             return compare_numbers(left, right) == 0
         return bool(left == right)
     if lt is not rt:
-        if lt is tuple or rt is tuple:
-            return kind_of(left) == kind_of(right) == "list" and _lists_equal(left, right)
         return False
     if lt is list:
         return _lists_equal(left, right)
@@ -339,7 +337,7 @@ def ordering(op: str, left: Any, right: Any) -> int:
 
 def contains(item: Any, container: Any) -> bool:
     kind = type(container)
-    if kind is list or kind is tuple:
+    if kind is list:
         return any(equals(item, element) for element in container)
     if kind is dict:
         try:
@@ -361,18 +359,25 @@ def to_cel(value: Any, *, json_numbers: bool = False, max_depth: int = 100) -> A
 def _convert(value: Any, json_numbers: bool, depth: int, where: str) -> Any:
     if depth < 0:
         raise ValueError(f"{where}: nested too deeply")
-    if value is None or isinstance(value, (bool, str, bytes)):
+    kind = type(value)
+    if value is None or kind is str or kind is bool or kind is bytes or kind is float:
         return value
+    if isinstance(value, bool):  # subclasses (an enum's members ...) as the plain value the evaluator knows
+        return bool(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, float):
+        return float(value)
     if isinstance(value, int):
         if json_numbers:
             return float(value)
-        if type(value) is Uint:
+        if kind is Uint:
             return value
         if not INT64_MIN <= value <= UINT64_MAX:
             raise ValueError(f"{where}: integer {value} is out of the 64-bit range")
-        return value if value <= INT64_MAX else Uint(value)
-    if isinstance(value, float):
-        return value
+        return int(value) if value <= INT64_MAX else Uint(value)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import enum
 import itertools
 import time
 from typing import Any
@@ -96,6 +97,10 @@ def test_quantities_and_now_for_lifecycle_criteria() -> None:
 
 # --- values: to_cel, nanoseconds, ranges, map keys
 
+class _Kind(str, enum.Enum):
+    GPU = "GPU"
+
+
 def test_to_cel_checks_and_converts_data() -> None:
     instant = dt.datetime(2026, 8, 1, 12, 0, 0, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2)))
     converted = cel.to_cel({"a": [1, 2.5, None, True, "x", b"y"], "t": instant, "d": dt.timedelta(seconds=90),
@@ -105,6 +110,7 @@ def test_to_cel_checks_and_converts_data() -> None:
     assert converted["d"] == Duration(90 * 10**9)
     assert type(converted["big"]) is Uint
     assert cel.to_cel({"n": 3}, json_numbers=True) == {"n": 3.0}
+    assert type(cel.to_cel([_Kind.GPU])[0]) is str  # a str enum member becomes the plain string
     for bad, message in (({1: "x"}, "is not a string"), ({"n": 2**64}, "64-bit range"),
                          (dt.datetime(2026, 1, 1), "without a time zone"), (object(), "no CEL equivalent"),
                          (dt.timedelta(days=300 * 365), "duration out of range")):
