@@ -97,7 +97,7 @@ def test_quantities_and_now_for_lifecycle_criteria() -> None:
 
 # --- values: to_cel, nanoseconds, ranges, map keys
 
-class _Kind(str, enum.Enum):
+class _Kind(enum.StrEnum):
     GPU = "GPU"
 
 
