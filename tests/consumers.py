@@ -712,18 +712,17 @@ def _cel_walk(schema: dict[str, Any], value: Any, path: list[Any], problems: lis
 
 @functools.cache
 def _cel_program(rule: str) -> Any:
-    import celpy
+    """A CRD validation rule over ``self`` (dyn, as the API server declares a schemaless value), compiled
+    unchecked: a Kubernetes library function we lack fails the rule with its error instead of the whole run."""
+    from aicr_gen import cel
 
-    environment = celpy.Environment()
-    program = environment.program(environment.compile(rule))
+    program = cel.Environment(["self"], libraries=("strings", "kubernetes"), references=False).compile(rule)
 
     def evaluate(value: Any) -> bool | str:
         try:
-            result = program.evaluate({"self": celpy.json_to_cel(value)})
-        except celpy.CELEvalError as exc:
+            result = program.evaluate({"self": cel.to_cel(value)})
+        except (cel.CelError, cel.CelLimitError) as exc:
             return str(exc)
-        if isinstance(result, celpy.CELEvalError):
-            return str(result)
-        return bool(result) if isinstance(result, celpy.celtypes.BoolType) else f"not a bool: {result!r}"
+        return result if type(result) is bool else f"not a bool: {result!r}"
 
     return evaluate

@@ -302,23 +302,21 @@ def _check_unique_names(doc: Document, sets: Sequence[Any], base: Path) -> None:
 
 
 def _check_cel(doc: Document, match: Mapping[str, Any], path: Path) -> None:
-    import celpy
-    from celpy.celparser import CELParseError
+    """Compile every rule as fault-quarantine does when it starts (its parser, limits and type checker)."""
+    from aicr_gen.cel import CelCompileError, CelLimitError, Environment
+    from aicr_gen.cel.environments import nvsentinel_rule
 
-    environment = celpy.Environment()
+    environments: dict[str, Environment] = {}
     for group in ("all", "any"):
         for index, rule in enumerate(match.get(group, [])):
             where = (*path, group, index, "expression")
+            variable = "node" if rule.get("kind") == "Node" else "event"
+            environment = environments.setdefault(variable, nvsentinel_rule(variable))
             try:
                 environment.compile(rule["expression"])
-            except CELParseError as err:
-                excerpt = str(err.args[0]).splitlines()[0] if err.args else ""
-                raise InvalidInputError(
-                    f"{_where(doc, where)}: invalid CEL at expression line {err.line}, column {err.column} near "
-                    f"{shorten(repr(excerpt))}; fault-quarantine would not start with it, fix the syntax") from None
-            except RecursionError:
-                raise InvalidInputError(f"{_where(doc, where)}: expression nests too deeply to parse; "
-                                        "simplify it") from None
+            except (CelCompileError, CelLimitError) as err:
+                raise InvalidInputError(f"{_where(doc, where)}: invalid CEL: {err}; fault-quarantine would not "
+                                        "start with it, fix the expression") from None
 
 
 # ------------------------------------------------------------------------------ emitted values

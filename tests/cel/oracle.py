@@ -18,13 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-try:  # the package is moving; the first one that has an Environment is the evaluator under test
-    from aicr_gen import cel as _cel
-
-    if not hasattr(_cel, "Environment"):
-        raise ImportError("aicr_gen.cel has no Environment yet")
-except ImportError:
-    from aicr_gen.certify import cel as _cel
+from aicr_gen import cel as _cel
 
 CEL = _cel
 """Our CEL package, for tests that need more of it than :func:`ours` (``to_cel``, ``CelError``)."""
@@ -139,7 +133,7 @@ def _key(tagged: tuple[str, Any]) -> Any:
 
 def _map_key(key: Any) -> Any:
     """A key of a map our evaluator returned: aicr_gen.cel keeps a bool key wrapped (so ``{true: a, 1: b}``
-    stays two entries), aicr_gen.certify.cel as the bool."""
+    stays two entries)."""
     return key.value if type(key).__name__ == "_BoolKey" else key
 
 

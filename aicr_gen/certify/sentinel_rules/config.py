@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path as FilePath
 from typing import Any
 
-from aicr_gen.certify.cel import CelCompileError, CelLimitError, Environment, Program
+from aicr_gen.cel import CelCompileError, CelLimitError, Program
+from aicr_gen.cel.environments import lifecycle_criterion, nvsentinel_rule
 from aicr_gen.certify.sentinel_rules.lints import lint
 from aicr_gen.certify.sentinel_rules.locate import _Found, _locate, _locate_toml
 from aicr_gen.certify.sentinel_rules.model import (
@@ -37,9 +38,9 @@ class _Compiler:
 
     def __init__(self, now: _dt.datetime) -> None:
         self.environments = {
-            HEALTH_EVENT: Environment(["event"]),
-            NODE: Environment(["node"]),
-            "criterion": Environment(["node", "pods"], libraries=("strings", "kubernetes"), now=now),
+            HEALTH_EVENT: nvsentinel_rule("event"),
+            NODE: nvsentinel_rule("node"),
+            "criterion": lifecycle_criterion(now),
         }
         self.cache: dict[tuple[str, str], Program | Exception] = {}
         self.errors: list[str] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from aicr_gen.certify.cel import CelError, CelLimitError
+from aicr_gen.cel import CelError, CelLimitError
 from aicr_gen.certify.sentinel_rules.model import (
     HEALTH_EVENT,
     PROCESSING_STRATEGY,

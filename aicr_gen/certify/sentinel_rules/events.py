@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path as FilePath
 from typing import Any
 
-from aicr_gen.certify.cel import CelError, parse_instant
+from aicr_gen.cel import CelError, parse_instant
 from aicr_gen.certify.sentinel_rules.model import ENUMS, HEALTH_EVENT_FIELDS, MESSAGE_FIELDS, PROCESSING_STRATEGY, Event
 from aicr_gen.certify.sentinel_rules.source import (
     Where,
@@ -68,7 +68,7 @@ def load_events(path: str) -> tuple[list[Event], list[str]]:
 
 # What turns event files into events: a change to any of them changes every cached set's key.
 _NORMALISING_CODE = ("certify/sentinel_rules/events.py", "certify/sentinel_rules/source.py",
-                     "certify/sentinel_rules/model.py", "certify/cel/conversions.py", "inputs.py")
+                     "certify/sentinel_rules/model.py", "cel/conversions.py", "inputs.py")
 
 
 def _cache_key(files: list[tuple[str, FilePath]], contents: list[bytes]) -> str:

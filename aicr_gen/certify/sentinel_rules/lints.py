@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aicr_gen.certify.cel import Comparison, Operand, Program
+from aicr_gen.cel import Comparison, Operand, Program
 from aicr_gen.certify.sentinel_rules.model import (
     _CEL_KIND,
     _NULLABLE,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path as FilePath
 from typing import Any
 
-from aicr_gen.certify.cel import to_cel
+from aicr_gen.cel import to_cel
 from aicr_gen.certify.sentinel_rules.source import _describe, _files, _get, _parse_file, _Source
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.inputs import read_input
