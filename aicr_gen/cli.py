@@ -81,6 +81,10 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands import plan
 
         return plan.run(args)
+    if args.command == "fleet":
+        from aicr_gen.commands.fleet import entry_command
+
+        return entry_command(args.spec_files, args.output, name=args.name, force=args.force)
     if args.command == "completion":
         from aicr_gen.commands import completion
 

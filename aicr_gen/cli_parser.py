@@ -182,11 +182,27 @@ def _plan_parser(commands: Any) -> None:
     plan.add_argument("--fail-on", choices=("policy",), help="policy: exit 1 when a spec has a policy error")
 
 
+def _fleet_parser(commands: Any) -> None:
+    fleet = commands.add_parser("fleet", help="render the entry points of many clusters in one repository")
+    fleet_commands = fleet.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True)
+    entry = fleet_commands.add_parser(
+        "entry", help="write the Argo CD ApplicationSet and the Flux entry Kustomizations of the clusters",
+        description="Render, from the ClusterSpecs, argocd/applicationset.yaml (one list element per cluster with a "
+                    "shared Argo CD, RollingSync steps with spec.argocd.rollout) and flux/clusters/<name>/ (the "
+                    "Kustomization applying each cluster's flux tree; a spoke's in its hub's folder, with its "
+                    "kubeconfig Secret).")
+    entry.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns")
+    entry.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write, e.g. fleet")
+    entry.add_argument("--name", default="aicr-fleet", metavar="NAME", help="ApplicationSet name (default: "
+                       "aicr-fleet)")
+    entry.add_argument("--force", action="store_true", help="replace the entry points written there before")
+
+
 # command -> the function adding its parser, in the order --help lists them
 PARSERS: dict[str, Callable[[Any], None]] = {
     "recipe": _recipe_parser, "bundle": _bundle_parser, "verify": _verify_parser, **cli_operate.PARSERS,
     "schema": _schema_parser, "spec": _spec_parser, "policy": _policy_parser, "lint": _lint_parser,
-    "sync": _sync_parser, "plan": _plan_parser, "completion": _completion_parser}
+    "sync": _sync_parser, "plan": _plan_parser, "fleet": _fleet_parser, "completion": _completion_parser}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

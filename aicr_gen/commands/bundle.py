@@ -9,6 +9,7 @@ from typing import Any
 from aicr_gen.errors import OK, InvalidInputError
 
 _DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destinationServer": "destination_server",
+                      "destinationName": "destination_name", "shared": "shared",
                       "targetRevision": "revision", "path": "path", "appName": "app_name",
                       "argocdNamespace": "argocd_namespace", "fluxNamespace": "flux_namespace",
                       "includeRootApp": "include_root_app", "extraPaths": "extra_paths"}

@@ -3,8 +3,10 @@
 Per spec, as ``sync`` does it: load it (layered over its fleet; schema, semantics, the files it reads:
 ``load_spec``), resolve its recipe, evaluate its policies, and render its whole tree (``render_tree``, which
 reads its catalog layers and rules file); nothing is written. A Fleet file given alone is checked as a fleet
-(schema, per-cluster fields, the paths it names); its values are checked in every spec that extends it. Exit 2
-when a file is invalid, 1 on a policy error, else 0.
+(schema, per-cluster fields, the paths it names); its values are checked in every spec that extends it. Across
+the specs given: no two share a managed folder or cluster name, and no two trees define the same Argo CD or Flux
+object in one control plane (``gitops/collisions``). Exit 2 when a file is invalid or two trees collide, 1 on a
+policy error, else 0.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from aicr_gen.commands.results import FileResult, Problem, from_error, to_json
 from aicr_gen.errors import OK, AicrGenError
 
 
-def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int, Any]:
+def lint_file(spec_path: str, folders: list[Path],
+              trees: dict[str, Any] | None = None) -> tuple[FileResult, int, Any]:
     """What ``sync`` would refuse about the spec at ``spec_path``, the exit code for it, and the loaded spec
-    (None when it does not load)."""
+    (None when it does not load); its rendered tree is added to ``trees`` under the spec's path."""
     from aicr_gen.gitops import fleet
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.gitops.spec import resolve_spec, spec_of
@@ -46,11 +49,31 @@ def lint_file(spec_path: str, folders: list[Path]) -> tuple[FileResult, int, Any
         (result.errors if finding.severity == "error" else result.warnings).append(problem)
     code = 1 if result.errors else OK
     try:
-        render_tree(cluster, base, None, recipe)
+        tree = render_tree(cluster, base, None, recipe)
+        if trees is not None:
+            trees[spec_path] = tree
     except AicrGenError as err:
         result.errors.append(from_error(str(err), spec_path))
         code = err.exit_code
     return result, code, cluster
+
+
+def _collisions(loaded: dict[str, Any], trees: dict[str, Any], by_file: dict[str, FileResult]) -> int:
+    """Argo CD and Flux objects two specs' trees would define alike in one control plane (``gitops/collisions``),
+    each reported at the later spec, naming both clusters: exit 2, as sync refuses them."""
+    from aicr_gen.errors import INVALID
+    from aicr_gen.gitops.collisions import collisions, planes_of
+
+    names = {path: cluster.metadata.name for path, cluster in loaded.items() if path in trees}
+    clusters = {names[path]: loaded[path] for path in names}
+    if len(set(names.values())) != len(names):
+        return OK  # two specs of one cluster name: reported as a clash already
+    found = collisions({names[path]: trees[path] for path in names}, planes_of(clusters))
+    files = {name: path for path, name in names.items()}
+    for collision in found:
+        second = files[collision.second.cluster]
+        by_file[second].errors.append(Problem(second, None, None, collision.message()))
+    return INVALID if found else OK
 
 
 def _text(result: FileResult) -> None:
@@ -72,8 +95,9 @@ def lint_command(spec_paths: list[str], folders: list[str], output_format: str =
     worst = OK
     results = []
     loaded = []
+    trees: dict[str, Any] = {}
     for path in spec_paths:
-        result, code, cluster = lint_file(path, [Path(folder) for folder in folders])
+        result, code, cluster = lint_file(path, [Path(folder) for folder in folders], trees)
         results.append(result)
         loaded += [(path, cluster)] if cluster is not None else []
         worst = max(worst, code)
@@ -83,6 +107,7 @@ def lint_command(spec_paths: list[str], folders: list[str], output_format: str =
         by_file[clash.second].errors.append(Problem(clash.second, cluster.line_of(clash.field), clash.field,
                                                     clash.message()))
         worst = max(worst, 1)
+    worst = max(worst, _collisions(dict(loaded), trees, by_file))
     if output_format == "text":
         for result in results:
             _text(result)

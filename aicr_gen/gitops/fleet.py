@@ -33,6 +33,8 @@ PER_CLUSTER = {
     ("spec", "criteria"): "criteria are per cluster; set them in each ClusterSpec",
     ("spec", "repo", "path"): "repo.path is per cluster (each cluster's tree needs its own folder); set it in "
                               "each ClusterSpec",
+    ("spec", "argocd", "destinationServer"): "a destination is per cluster; set it in each ClusterSpec",
+    ("spec", "argocd", "destinationName"): "a destination is per cluster; set it in each ClusterSpec",
     ("spec", "extends"): "a Fleet extends nothing (one level: ClusterSpec -> Fleet); merge the two fleets "
                          "into one",
 }
@@ -80,8 +82,11 @@ def _fleet_model() -> type[BaseModel]:
     repo = _defaults_of(cluster_spec.Repo, drop=("path",))
     sentinel = _defaults_of(cluster_spec.Sentinel, paths=("rules",))
     snapshot = _defaults_of(cluster_spec.Snapshot)
+    argocd = _defaults_of(cluster_spec.ArgoCD, drop=("destinationServer", "destinationName"))
+    flux = _defaults_of(cluster_spec.FluxSettings)
     spec = _defaults_of(cluster_spec.Spec, drop=("criteria", "extends"), paths=("catalogs", "policies"),
-                        nested={"repo": repo, "sentinel": sentinel, "snapshot": snapshot})
+                        nested={"repo": repo, "sentinel": sentinel, "snapshot": snapshot, "argocd": argocd,
+                                "flux": flux})
     spec.__doc__ = "Defaults for the clusters' spec (every field as in ClusterSpec, all optional)."
     return create_model(KIND, __base__=_FleetHead, __doc__=_FleetHead.__doc__,
                         spec=(spec, Field(description="Defaults for the clusters' spec; not criteria, extends or "

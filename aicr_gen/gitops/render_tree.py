@@ -171,10 +171,38 @@ def applied_folders(cluster: ClusterSpec, deployer: str, recipe: dict[str, Any])
     return folders
 
 
+def argocd_settings(cluster: ClusterSpec, deployer: str) -> dict[str, Any]:
+    """The deployer settings spec.argocd gives the argocd and argocd-helm bundles (``Options`` fields): the
+    destination, Argo CD's namespace and project, and for a shared Argo CD the cluster's name as the prefix of
+    every Argo CD object (``argocd.shared_names``)."""
+    from aicr_gen.render.argocd import shared_names
+    from aicr_gen.render.options import IN_CLUSTER
+
+    settings = cluster.spec.argocd
+    if settings is None or deployer not in ("argocd", "argocd-helm"):
+        return {}
+    found: dict[str, Any] = {"destination_server": settings.destinationServer or IN_CLUSTER,
+                             "destination_name": settings.destinationName or "",
+                             "argocd_namespace": settings.namespace, "project": settings.project}
+    if settings.is_shared():
+        prefix, root = shared_names(cluster.metadata.name)
+        # the chart of argocd-helm names its Applications at install time, so only argocd shortens names
+        found |= {"name_prefix": prefix, "app_name": root, "shared": deployer == "argocd"}
+    return found
+
+
+def deployer_options(cluster: ClusterSpec, deployer: str, folder: str) -> Any:
+    """The ``Options`` of ``deployer``'s bundle in the tree at ``folder``: repository, branch, the bundle's
+    folder and spec.argocd's settings (the folders it applies after the stack come on top: ``render_tree``)."""
+    from aicr_gen.commands.bundle import _options
+
+    return _options([f"deployer:targetRevision={cluster.spec.repo.branch}", f"deployer:path={folder}/{deployer}"],
+                    cluster.spec.repo.url).replace(**argocd_settings(cluster, deployer))
+
+
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
                 recipe: dict[str, Any] | None = None) -> Bundle:
     """The whole managed tree of ``cluster`` (paths relative to the managed folder), with checksums.txt."""
-    from aicr_gen.commands.bundle import _options
     from aicr_gen.render import render_bundle
     from aicr_gen.yamlio import dump
 
@@ -190,8 +218,7 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
         applied = [(f"{folder}/{extra}", namespace)
                    for extra, namespace in applied_folders(cluster, deployer, resolved)]
         marked = [(path, ((STACK_DIGEST, stack_digest),)) for path, _ in applied if path.endswith(POST_CHANGE_ARGOCD)]
-        options = _options([f"deployer:targetRevision={cluster.spec.repo.branch}",
-                            f"deployer:path={folder}/{deployer}"], cluster.spec.repo.url).replace(
+        options = deployer_options(cluster, deployer, folder).replace(
             extra_paths=tuple(path for path, _ in applied), extra_namespaces=tuple(applied),
             extra_annotations=tuple(marked))
         tree = tree.merge(render_bundle(plan, deployer, options).under(deployer))

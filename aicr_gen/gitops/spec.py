@@ -125,6 +125,58 @@ class Snapshot(_Strict):
     baseline: str | None = Field(None, description="Golden snapshot file in the repository to diff against")
 
 
+class Rollout(_Strict):
+    """A progressive sync of the fleet's ApplicationSet (Argo CD RollingSync): the clusters whose
+    ``metadata.labels[label]`` is the first value sync first, the next value's once those are healthy, ..."""
+
+    label: DnsLabel = Field(description="Cluster label (metadata.labels) that orders the rollout, e.g. stage")
+    order: list[Annotated[str, Field(min_length=1, max_length=63)]] = Field(
+        min_length=1, description="Label values in rollout order, e.g. [canary, prod]; every cluster of the "
+                                  "ApplicationSet must have one (Argo CD never syncs a cluster no step selects)")
+    maxUpdate: Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])%$")] | None = Field(
+        None, description="Most clusters of a step syncing at once: a number or a percentage (absent: all of the "
+                          "step's; 0 waits for a manual sync)")
+
+
+class ArgoCD(_Strict):
+    """Where Argo CD deploys the cluster and which Argo CD holds its Applications (argocd, argocd-helm)."""
+
+    shared: bool | None = Field(None, description="One Argo CD holds several clusters' Applications: every Argo CD "
+                                                  "object of this cluster is named <cluster>-... (the root "
+                                                  "<cluster>-aicr-stack); absent: true when a destination is given, "
+                                                  "else false")
+    destinationServer: NonEmpty | None = Field(None, description="API server URL of the cluster as Argo CD knows it "
+                                                                 "(absent: in-cluster); not with destinationName")
+    destinationName: NonEmpty | None = Field(None, description="Name of the cluster registered in Argo CD; not with "
+                                                               "destinationServer")
+    namespace: DnsLabel = Field("argocd", description="Namespace of the Argo CD holding the Applications")
+    project: NonEmpty = Field("default", description="Argo CD project of the Applications")
+    rollout: Rollout | None = Field(None, description="Progressive sync of the fleet's ApplicationSet (aicr-gen "
+                                                      "fleet entry); absent: all clusters at once")
+
+    def is_shared(self) -> bool:
+        """Whether the Argo CD holds other clusters' Applications too (``shared``, else implied by a destination)."""
+        if self.shared is not None:
+            return self.shared
+        return self.destinationServer is not None or self.destinationName is not None
+
+
+class KubeConfigRef(_Strict):
+    """A Secret holding a kubeconfig (Flux ``spec.kubeConfig.secretRef``)."""
+
+    name: DnsLabel = Field(description="Secret name, in the cluster's namespace on the hub")
+    key: NonEmpty | None = Field(None, description="Key holding the kubeconfig (absent: value or value.yaml)")
+
+
+class FluxSettings(_Strict):
+    """Which Flux applies the cluster's flux tree (flux deployer; ``aicr-gen fleet entry`` writes its entry)."""
+
+    hub: DnsLabel | None = Field(None, description="The cluster whose Flux applies this cluster's tree remotely "
+                                                   "(hub and spoke); absent: the cluster's own Flux")
+    kubeConfigSecret: KubeConfigRef | None = Field(None, description="Kubeconfig Secret of this cluster on the hub "
+                                                                     "(needed with hub)")
+
+
 class Spec(_Strict):
     """Everything that makes the cluster."""
 
@@ -150,6 +202,8 @@ class Spec(_Strict):
     snapshot: Snapshot | None = Field(None, description="Snapshot agent and golden baseline; absent: none")
     policies: list[str] = Field(default_factory=list,
                                 description="Policy files to enforce on the bundle, relative to the spec's folder")
+    argocd: ArgoCD | None = Field(None, description="Argo CD destination and sharing; absent: in-cluster, own Argo CD")
+    flux: FluxSettings | None = Field(None, description="Hub and spoke Flux; absent: the cluster's own Flux")
 
 
 class ClusterSpec(_Strict):
@@ -292,6 +346,32 @@ def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
         _relative(doc, ("spec", "snapshot", "baseline"), snapshot.baseline)
 
 
+def _check_argocd(doc: Document, argocd: ArgoCD) -> None:
+    base: Path = ("spec", "argocd")
+    if argocd.destinationServer is not None and argocd.destinationName is not None:
+        raise _fail(doc, (*base, "destinationName"), "the destination is already given by destinationServer; give "
+                                                    "the API server URL or the registered cluster name, not both")
+    server = argocd.destinationServer
+    if server is not None and not re.match(r"^https?://[^/\s]+", server):
+        raise _fail(doc, (*base, "destinationServer"), f"{server!r} is not an API server URL; give it as Argo CD's "
+                                                      "cluster list shows it, e.g. https://10.0.0.1:6443")
+    rollout = argocd.rollout
+    if rollout is not None:
+        for index, value in enumerate(rollout.order):
+            if value in rollout.order[:index]:
+                raise _fail(doc, (*base, "rollout", "order", index), f"{value!r} is listed twice; list each once")
+
+
+def _check_flux(doc: Document, cluster: ClusterSpec, flux: FluxSettings) -> None:
+    base: Path = ("spec", "flux")
+    if (flux.hub is None) != (flux.kubeConfigSecret is None):
+        given, missing = ("hub", "kubeConfigSecret") if flux.hub is not None else ("kubeConfigSecret", "hub")
+        raise _fail(doc, (*base, given), f"a hub reaches its spokes through their kubeconfig Secrets; give "
+                                         f"{missing} too, or neither (the cluster's own Flux)")
+    if flux.hub == cluster.metadata.name:
+        raise _fail(doc, (*base, "hub"), "names this cluster; its own Flux applies its tree without hub")
+
+
 def reserved_host(url: str) -> bool:
     """Whether ``url`` (https://, ssh:// or scp-like git@host:path) names a host on the ``.invalid`` domain."""
     match = re.match(r"^(?:[a-z][a-z0-9+.-]*://)?(?:[^@/]*@)?\[?([^/:\]]+)", url.strip(), re.IGNORECASE)
@@ -323,6 +403,10 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
         _check_sentinel(doc, spec.sentinel)
     if spec.snapshot is not None:
         _check_snapshot(doc, spec.snapshot)
+    if spec.argocd is not None:
+        _check_argocd(doc, spec.argocd)
+    if spec.flux is not None:
+        _check_flux(doc, cluster, spec.flux)
     for field in ("catalogs", "policies"):
         for index, text in enumerate(getattr(spec, field)):
             if not text.strip():

@@ -13,6 +13,14 @@ single-source Applications.
 bundle, say) get one directory Application each in ``extra-<name>/``, in the band after the last
 component's, so they sync once the whole stack has; ``DIR=NAMESPACE`` makes NAMESPACE its destination,
 created by ``CreateNamespace=true``.
+
+One Argo CD for many clusters (``deployer:shared``, set from a ClusterSpec's ``spec.argocd``): every Argo CD
+object of the cluster is named ``<cluster>-...`` (the root ``<cluster>-aicr-stack``), so clusters sharing
+the Argo CD namespace never replace each other's Applications. Their Helm releases keep the unit names
+(``helm.releaseName``), so the objects in the cluster are the same whether its Argo CD is shared or not. A
+name over 63 characters (the label value an Argo CD tracking by label writes the Application name into) is
+cut and ends in 8 hex digits of the SHA-256 of the whole name: deterministic, and unique as long as the
+names it was made from are.
 """
 
 from __future__ import annotations
@@ -26,16 +34,19 @@ from typing import Any
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
 from aicr_gen.render.bundle import Bundle, check_path
-from aicr_gen.render.options import Options, extra_names
+from aicr_gen.render.names import DNS_LABEL, hashed
+from aicr_gen.render.options import IN_CLUSTER, Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, Plan, Unit
 from aicr_gen.yamlio import dump
 
 API_VERSION = "argoproj.io/v1alpha1"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
-IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_OPTIONS = ("CreateNamespace=true", "ServerSideApply=true")
 # Argo CD names the Helm release after the Application; Helm caps release names at 53 characters.
 MAX_NAME = 53
+SHARED_MAX_NAME = DNS_LABEL
+"""The longest Application name of a shared Argo CD, whose Helm releases are named apart (``helm.releaseName``)."""
+ROOT_NAME = "aicr-stack"
 APPLICATIONS = "*/application.yaml"
 _WAVE_OFFSET = {PRE: 0, MAIN: 1, POST: 2}
 APPLICATION_HEALTH = """hs = {status = "Progressing", message = "waiting for the Application to sync"}
@@ -68,10 +79,23 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
+def shared_name(name: str) -> str:
+    """A name of a shared Argo CD's object: as it is when it fits ``SHARED_MAX_NAME``, else cut and hashed."""
+    return name if len(name) <= SHARED_MAX_NAME else hashed(name, name, SHARED_MAX_NAME)
+
+
+def shared_names(cluster: str, root: str = ROOT_NAME) -> tuple[str, str]:
+    """``(namePrefix, appName)`` of a cluster whose Argo CD holds other clusters' Applications too."""
+    return f"{cluster}-", shared_name(f"{cluster}-{root}")
+
+
 def application_name(options: Options, unit: Unit) -> str:
-    """``namePrefix`` + unit name, refused when Helm could not use it as a release name."""
+    """``namePrefix`` + unit name, refused when Helm could not use it as a release name (a shared Argo CD's
+    is shortened instead: ``shared_name``)."""
     name = check_prefix(options.name_prefix) + unit.name
-    if len(name) > MAX_NAME or not _NAME.match(name):
+    if options.shared:
+        name = shared_name(name)
+    elif len(name) > MAX_NAME or not _NAME.match(name):
         raise InvalidInputError(
             f"Application name {name!r} ({len(name)} characters) is longer than {MAX_NAME}, the limit Argo CD "
             "inherits from Helm release names; shorten --set deployer:namePrefix")
@@ -111,6 +135,12 @@ def target_revision(unit: Unit) -> str:
     return unit.version[1:]
 
 
+def destination(options: Options, namespace: str | None) -> dict[str, str]:
+    """Where a child deploys: the cluster by ``server`` URL or by registered ``name``, and the namespace."""
+    cluster = {"name": options.destination_name} if options.destination_name else {"server": options.destination_server}
+    return {**cluster, **({"namespace": namespace} if namespace else {})}
+
+
 def chart_source(unit: Unit) -> dict[str, Any]:
     """The Argo CD source of an upstream chart, without values.
 
@@ -143,7 +173,7 @@ def application(name: str, options: Options, unit: Unit, sources: list[dict[str,
         spec["source"] = sources[0]
     else:
         spec["sources"] = sources
-    spec["destination"] = {"server": options.destination_server, "namespace": unit.namespace}
+    spec["destination"] = destination(options, unit.namespace)
     spec["syncPolicy"] = sync_policy()
     return {"apiVersion": API_VERSION, "kind": "Application",
             "metadata": {"name": name, "namespace": options.argocd_namespace,
@@ -155,10 +185,12 @@ def unit_sources(options: Options, unit: Unit) -> list[dict[str, Any]]:
     """Where Argo CD finds the unit: chart plus values ref, a bundle folder, or a Kustomize source."""
     if unit.kind == KUSTOMIZE:
         return [kustomize_source(unit)]
+    release = {"releaseName": unit.name} if options.shared else {}
     if unit.kind == LOCAL:
-        return [{"repoURL": options.repo, "targetRevision": options.revision, "path": repo_path(options, unit.folder)}]
+        local = {"repoURL": options.repo, "targetRevision": options.revision, "path": repo_path(options, unit.folder)}
+        return [{**local, "helm": release} if release else local]
     chart = chart_source(unit)
-    chart["helm"] = {"valueFiles": [f"$values/{repo_path(options, unit.folder, 'values.yaml')}"]}
+    chart["helm"] = {**release, "valueFiles": [f"$values/{repo_path(options, unit.folder, 'values.yaml')}"]}
     return [chart, {"repoURL": options.repo, "targetRevision": options.revision, "ref": "values"}]
 
 
@@ -172,8 +204,8 @@ def extra_applications(plan: Plan, options: Options) -> dict[str, dict[str, Any]
     ``kustomization.yaml`` there itself). A folder given with its namespace has it as the destination, which
     ``CreateNamespace=true`` creates before the sync (Argo CD creates only a destination namespace)."""
     taken = [options.app_name, *(application_name(options, unit) for unit in plan.units)]
-    names = extra_names(options.extra_paths, taken, check_prefix(options.name_prefix), MAX_NAME,
-                        options.path)
+    names = extra_names(options.extra_paths, taken, check_prefix(options.name_prefix),
+                        SHARED_MAX_NAME if options.shared else MAX_NAME, options.path)
     wave = str(extra_waves_start(plan))
     return {name: {"apiVersion": API_VERSION, "kind": "Application",
                    "metadata": {"name": name, "namespace": options.argocd_namespace,
@@ -193,8 +225,7 @@ def _extra_source(options: Options, folder: str) -> dict[str, Any]:
 
 
 def _extra_destination(options: Options, folder: str) -> dict[str, str]:
-    namespace = options.extra_namespace(folder)
-    return {"server": options.destination_server, **({"namespace": namespace} if namespace else {})}
+    return destination(options, options.extra_namespace(folder))
 
 
 def app_of_apps(options: Options) -> dict[str, Any]:

@@ -13,6 +13,8 @@ EXTRA_PATHS_DEPLOYERS = ("argocd", "flux")
 """Deployers that can apply repository folders beside the stack (Argo CD and Flux read the repository)."""
 
 _EXTRA_PATHS = "--set deployer:extraPaths"
+IN_CLUSTER = "https://kubernetes.default.svc"
+"""Argo CD's name for the cluster it runs in."""
 
 
 class _Settings(NamedTuple):
@@ -21,11 +23,16 @@ class _Settings(NamedTuple):
     path: str = ""
     name_prefix: str = ""
     project: str = "default"
-    destination_server: str = "https://kubernetes.default.svc"
+    destination_server: str = IN_CLUSTER
+    destination_name: str = ""
+    """A cluster registered in Argo CD, by name: the children's ``destination.name`` instead of ``server``."""
     argocd_namespace: str = "argocd"
     app_name: str = "aicr-stack"
     flux_namespace: str = "flux-system"
     include_root_app: bool = True
+    shared: bool = False
+    """One Argo CD holds several clusters' Applications (``name_prefix`` is then the cluster's): a name over a
+    limit is cut and given a hash instead of refused, and Helm releases keep the unit names."""
     extra_paths: tuple[str, ...] = ()
     """Repository folders applied after the whole stack (argocd, flux)."""
     extra_namespaces: tuple[tuple[str, str], ...] = ()
@@ -55,6 +62,9 @@ class Options(_Settings):
         return Options(**{**self._asdict(), **changes})
 
     def _check(self) -> None:
+        if self.destination_name and self.destination_server != IN_CLUSTER:
+            raise InvalidInputError(f"deployer:destinationServer={self.destination_server} and destinationName="
+                                    f"{self.destination_name} name the destination twice; give one of them")
         check_extra_paths(self.extra_paths)  # refused when set, not only when a deployer reads it
         given = {folder for folder, _ in self.extra_namespaces} | {folder for folder, _ in self.extra_annotations}
         unknown = sorted(given - set(self.extra_paths))
@@ -110,6 +120,10 @@ def check_extra_paths(folders: tuple[str, ...], given: str | None = None) -> Non
 
 def check_deployer(options: Options, deployer: str) -> None:
     """Refuse settings ``deployer`` would silently ignore."""
+    if options.destination_name and deployer == "argocd-helm":
+        raise InvalidInputError("--set deployer:destinationName: the argocd-helm chart takes "
+                                "deployer.destinationServer (a URL); give destinationServer, or render with --deployer "
+                                "argocd")
     if options.extra_paths and deployer not in EXTRA_PATHS_DEPLOYERS:
         raise InvalidInputError(
             f"{_EXTRA_PATHS}: deployer:extraPaths applies to {' and '.join(EXTRA_PATHS_DEPLOYERS)}, not to "
