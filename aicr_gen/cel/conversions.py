@@ -205,7 +205,9 @@ def to_bytes(value: Any) -> bytes:
     raise no_overload("bytes", value)
 
 
-_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d\d):(\d\d))")
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:(Z)|([+-])(\d\d):(\d\d))")
+"""Go's ``time.Parse(time.RFC3339, ...)``: upper-case ``T`` and ``Z``, any number of fractional digits (past
+nanoseconds cut)."""
 
 
 def to_timestamp(value: Any) -> Timestamp:
@@ -244,7 +246,7 @@ def instant(text: str) -> tuple[int, int]:
             raise CelError(f"timestamp {text!r} has an invalid UTC offset")
         offset = (offset_hours * 3600 + offset_minutes * 60) * (1 if match.group(9) == "+" else -1)
     seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-    return seconds * _NANOS + int((match.group(7) or "").ljust(9, "0")), offset
+    return seconds * _NANOS + int((match.group(7) or "")[:9].ljust(9, "0")), offset
 
 
 def parse_instant(text: str) -> dt.datetime:
@@ -258,7 +260,7 @@ def parse_instant(text: str) -> dt.datetime:
     fraction = match.group(7)
     base = text if fraction is None else text[:match.start(7) - 1] + text[match.end(7):]
     try:
-        instant = dt.datetime.fromisoformat(base.upper())  # RFC 3339 is one of the forms it reads
+        instant = dt.datetime.fromisoformat(base)  # RFC 3339 is one of the forms it reads
         if fraction is not None:
             instant += dt.timedelta(microseconds=int(fraction[:6].ljust(6, "0")))
         if instant.utcoffset():

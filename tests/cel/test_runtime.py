@@ -146,6 +146,7 @@ def test_timestamps_and_durations_keep_nanoseconds_and_cel_go_ranges() -> None:
     ("''.indexOf('', 5) == 5 && 'abc'.lastIndexOf('') == 3", True),
     ("timestamp('2009-02-13T23:31:30Z').getHours('-02:30')", 21),
     ("double('0x1p3')", 8.0),
+    ("timestamp('2009-02-13T23:31:30.1234567891Z') == timestamp('2009-02-13T23:31:30.123456789Z')", True),
 ])
 def test_values_behave_as_in_cel_go_v0_27(text: str, value: Any) -> None:
     assert evaluate(text) == value
@@ -153,7 +154,8 @@ def test_values_behave_as_in_cel_go_v0_27(text: str, value: Any) -> None:
 
 @pytest.mark.parametrize("text", ["duration('2562047h47m16.854775808s')", "duration('1h30')", "uint(-0.5)",
                                   "'tacocat'.indexOf('a', -1)", "'%.1001f'.format([1.0])", "'%'.format([1])",
-                                  "'%s %s'.format([1])", "'%g'.format([1.0])", "'tacocat'.substring(4, 3)"])
+                                  "'%s %s'.format([1])", "'%g'.format([1.0])", "'tacocat'.substring(4, 3)",
+                                  "timestamp('2009-02-13t23:31:30Z')", "timestamp('2009-02-13T23:31:30z')"])
 def test_values_cel_go_v0_27_refuses(text: str) -> None:
     with pytest.raises((cel.CelError, cel.CelLimitError)):
         evaluate(text)
