@@ -123,6 +123,9 @@ class Snapshot(_Strict):
     schedule: str = Field(DEFAULT_SNAPSHOT_SCHEDULE, description="Cron schedule of the snapshot agent CronJob")
     configmap: str = Field(pattern=r"^cm://", description="Where the agent stores snapshots: cm://NAMESPACE/NAME")
     baseline: str | None = Field(None, description="Golden snapshot file in the repository to diff against")
+    context: NonEmpty | None = Field(None, description="Kubeconfig context through which aicr-gen diff --fleet reads "
+                                                       "the configmap (absent: the context named like the cluster, "
+                                                       "metadata.name)")
 
 
 class Rollout(_Strict):
