@@ -237,7 +237,7 @@ def test_several_specs_by_glob_and_duplicates_refused(cli: Run, repo: Path, spec
     twin = folder / "twin.yaml"
     twin.write_text((folder / "a.yaml").read_text())
     result = cli("plan", str(folder / "a.yaml"), str(twin), "--repo", str(repo))
-    assert result.code == 1 and "have the same managed path 'clusters/a'" in result.err
+    assert result.code == 2 and "have the same managed path 'clusters/a'" in result.err
 
 
 def test_invalid_base_and_repository_are_input_errors(cli: Run, spec: Path, repo: Path, tmp_path: Path) -> None:

@@ -73,7 +73,8 @@ def test_first_sync_one_commit_only_path_then_noop(spec: Path, repo: Path, capsy
     after = head(repo)
     assert git(repo, "rev-list", "--count", f"{before}..{after}").strip() == "1"
     touched = git(repo, "diff", "--name-only", before, after).split()
-    assert touched and all(name.startswith(f"{MANAGED}/") for name in touched)
+    record = f".aicr-gen/inputs/{MANAGED}.json"  # what the tree was rendered from, beside it
+    assert record in touched and all(name.startswith(f"{MANAGED}/") for name in touched if name != record)
     for name in ("recipe.yaml", "checksums.txt", "argocd/app-of-apps.yaml", "certification/certification.yaml",
                  "sentinel/values.yaml"):
         assert f"{MANAGED}/{name}" in touched
@@ -145,7 +146,7 @@ def test_change_summarised_and_removed_files_deleted(spec: Path, repo: Path) -> 
 
 
 def test_message_reports_bumped_version(spec: Path, repo: Path) -> None:
-    from aicr_gen.commands import sync as command
+    from aicr_gen.gitops import commit_message as command
     from aicr_gen.gitops.changes import compare
 
     assert sync(spec, repo) == 0
@@ -154,11 +155,11 @@ def test_message_reports_bumped_version(spec: Path, repo: Path) -> None:
     ref = old["componentRefs"][0]
     bumped = {**old, "componentRefs": [{**ref, "version": "v999.0.0"}, *old["componentRefs"][1:]]}
     changes = compare({"recipe.yaml": old_text.encode()}, {"recipe.yaml": yaml.safe_dump(bumped).encode()})
-    text = command.message("c", MANAGED, changes, b"x")
+    text = command.message("c", MANAGED, changes, "0" * 64)
     assert f"- bumped {ref['name']} {ref['version']} -> v999.0.0" in text
     assert "- (top): 1 changed" in text
     assert f"  changed {MANAGED}/recipe.yaml" in text
-    titled = command.message("c", MANAGED, changes, b"x", title="Bump the first component")
+    titled = command.message("c", MANAGED, changes, "0" * 64, title="Bump the first component")
     assert titled.startswith("Bump the first component\n\nComponents:\n")  # --message: title, body kept
     assert f"- bumped {ref['name']}" in titled and "Aicr-Gen-Recipe-Digest: sha256:" in titled
 
@@ -358,7 +359,7 @@ def test_check_several_specs(spec: Path, repo: Path, tmp_path: Path, capsys: pyt
 
 
 @pytest.mark.parametrize(("extra", "message"), [(("--staged",), "--staged compares with the index"),
-                                                (("SECOND",), "a sync commits one spec"),
+                                                (("SECOND",), "have the same managed path"),
                                                 (("SECOND", "--check", "--path", "x"), "--path names the folder")])
 def test_usage_errors(spec: Path, repo: Path, capsys: pytest.CaptureFixture[str], extra: tuple[str, ...],
                       message: str) -> None:
@@ -537,12 +538,12 @@ def test_specs_sharing_a_managed_path_or_a_name_are_refused_naming_both(spec: Pa
     twin = tmp_path / "twin.yaml"
     twin.write_text(spec.read_text().replace('name: "h100-eks-ubuntu-inference-dynamo"', 'name: "other"'))
     capsys.readouterr()
-    assert main(["sync", "--check", str(spec), str(twin), "--repo", str(repo)]) == 1
+    assert main(["sync", "--check", str(spec), str(twin), "--repo", str(repo)]) == 2
     err = capsys.readouterr().err
     assert f"{spec} and {twin} have the same managed path {MANAGED!r}" in err
     namesake = tmp_path / "namesake.yaml"
     namesake.write_text(spec.read_text().replace(f'path: "{MANAGED}"', 'path: "clusters/elsewhere"'))
-    assert main(["sync", "--check", str(spec), str(namesake), "--repo", str(repo)]) == 1
+    assert main(["sync", "--check", str(spec), str(namesake), "--repo", str(repo)]) == 2
     assert "have the same cluster name 'h100-eks-ubuntu-inference-dynamo'" in capsys.readouterr().err
 
 

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     repo = open_repo(args.repo)
     commit = base_commit(repo, args.base)
     loaded = [(spec_file, load_spec(spec_file)) for spec_file in specs]
-    distinct(loaded, None)
+    distinct([(spec_file, cluster.metadata.name, managed_path(cluster)) for spec_file, cluster in loaded])
     clusters = []
     for spec_file, cluster in loaded:
         folder = Path(spec_file).resolve().parent

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -368,3 +368,13 @@ def compare(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> Changes:
                    certification=certification_changes(old, new),
                    added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
                    changed=sorted(name for name in set(old) & set(new) if old[name] != new[name]))
+
+
+def grouped(per_cluster: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, list[str]]]:
+    """The same change made in several clusters, once: ``(change, clusters)`` from ``(cluster, changes)``,
+    the change most clusters share first (then by text); clusters in the order given."""
+    found: dict[str, list[str]] = {}
+    for cluster, lines in per_cluster:
+        for line in dict.fromkeys(lines):
+            found.setdefault(line, []).append(cluster)
+    return sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))

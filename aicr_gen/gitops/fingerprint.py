@@ -1,15 +1,12 @@
-"""What ``sync --check`` rendered its trees from, so an unchanged set of specs is checked without rendering.
+"""What a ClusterSpec's tree is rendered from, as digests: the spec and every file and folder it reads (its fleet,
+catalog layers or the embedded catalog, sentinel rules), the policies ``sync`` checks it against, and aicr-gen
+itself. ``record`` keeps them beside each committed tree, so a later check compares digests instead of rendering.
 
-A set of specs is known by a ``key``: the digest of the aicr-gen code, the installed distributions, the Python
-version, ``--path`` and each spec's place and bytes. Before rendering a spec, ``inputs`` records the work tree it
-is in, the resolved place of every path it names and digests of the files and folders it reads (catalog layers
-or the embedded catalog, the sentinel rules). After a check found every tree up to date (or a sync committed
-one), ``remember`` stores under the key, per spec, those inputs and the blob names of its tree, provided the key
-and every input read the same after rendering as before (so no file changed under the render). ``recall`` gives
-the blob names back only when all of it is as remembered. Rendering is deterministic (it reads no clock,
-environment or network), so the tree it would render is then the remembered one, and comparing its blob names
-with Git's is the whole check. On any difference, a missing entry, a spec on standard input or caching off:
-None, and the caller renders (and so gives every message a render gives).
+Names are repository paths (POSIX, relative to the work tree's root, ``..`` for files outside it), or
+``aicr-gen:catalog`` / ``aicr-gen:policies`` for what the installed aicr-gen ships: the same spec and files read
+the same on every clone, whichever folder it is in. aicr-gen itself is its version, the digest of its code (less
+the shipped catalog and policies, inputs above), the versions of the distributions it requires and Python's
+minor version: the same release renders the same bytes on every machine.
 """
 
 from __future__ import annotations
@@ -19,132 +16,119 @@ import hashlib
 import os
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from aicr_gen.gitops.git import work_tree
-
-_KIND = "sync-check-v2"
-
-
-def recall(set_key: str | None, spec_files: Sequence[str]) -> list[dict[str, Any]] | None:
-    """Per spec, ``{"path": managed folder, "blobs": {relative path: blob name}}`` of the tree it renders, when
-    nothing it was rendered from changed since ``remember``; else None."""
-    from aicr_gen.catalog import cache
-
-    entry = cache.get(set_key) if set_key is not None else None
-    specs = entry.get("specs") if entry is not None else None
-    if not isinstance(specs, list) or len(specs) != len(spec_files):
-        return None
-    for spec_file, spec in zip(spec_files, specs, strict=True):
-        if spec.get("work_tree") != _work_tree(spec_file) or any(
-                str(Path(joined).resolve()) != resolved or (digest and _digest(Path(joined)) != digest)
-                for joined, resolved, digest in spec.get("inputs", [])):
-            return None
-    return [{"path": spec["path"], "blobs": spec["blobs"]} for spec in specs]
+EMBEDDED_CATALOG = "aicr-gen:catalog"
+SHIPPED_POLICIES = "aicr-gen:policies"
 
 
-def inputs(spec_file: str, cluster: Any) -> dict[str, Any]:
-    """What rendering ``cluster`` (loaded from ``spec_file``) reads besides the spec, as it is now."""
-    return {"work_tree": _work_tree(spec_file), "inputs": _inputs(cluster, Path(spec_file).resolve().parent)}
+class Inputs(NamedTuple):
+    """Name -> sha256 of what rendering reads (``render``) and of what the policy check reads (``policies``)."""
+
+    render: dict[str, str]
+    policies: dict[str, str]
 
 
-def remember(set_key: str | None, spec_files: Sequence[str], path_option: str | None,
-             rendered: Sequence[tuple[Any, Mapping[str, Any], str, Mapping[str, str]]]) -> None:
-    """Store what each spec's tree was rendered from: ``rendered`` holds per spec its ClusterSpec, its
-    ``inputs`` taken before rendering, its managed folder and the blob names of its tree. Nothing is stored
-    when the specs or their inputs no longer read as they did before rendering."""
-    from aicr_gen.catalog import cache
-
-    if set_key is None or key(spec_files, path_option) != set_key:
-        return
-    specs = []
-    for spec_file, (cluster, before, path, blobs) in zip(spec_files, rendered, strict=True):
-        if inputs(spec_file, cluster) != before:
-            return
-        specs.append({**before, "path": path, "blobs": dict(blobs)})
-    cache.put(set_key, {"specs": specs})
+def name_of(path: Path, root: Path) -> str:
+    """``path`` as a repository path of the work tree at ``root`` (``..`` when outside it)."""
+    return Path(os.path.relpath(path.resolve(), root)).as_posix()
 
 
-def key(spec_files: Sequence[str], path_option: str | None) -> str | None:
-    """The key of this set of specs as their files are now (None: not to be remembered)."""
-    from aicr_gen.catalog import cache
-
-    if cache.folder() is None or "-" in spec_files:
-        return None
-    digest = hashlib.sha256(f"{_KIND}\0{_environment()}\0{path_option}".encode())
-    for spec_file in spec_files:
-        place = Path(spec_file).resolve()
-        try:
-            data = place.read_bytes()
-        except OSError:
-            return None
-        digest.update(f"\0{place}\0".encode() + hashlib.sha256(data).digest())
-    return digest.hexdigest()
-
-
-def _work_tree(spec_file: str) -> str:
-    root = work_tree(Path(spec_file).resolve().parent)
-    return "" if root is None else str(root)
-
-
-def _inputs(cluster: Any, base: Path) -> list[list[str]]:
-    """``[joined, resolved, digest]`` of every path the spec names (the digest empty for the policies, which
-    rendering does not read) and of the embedded catalog when it names no catalog."""
+def named(cluster: Any, spec_file: str, root: Path) -> tuple[dict[str, Path], dict[str, Path]]:
+    """Name -> place of what rendering ``cluster`` (loaded from ``spec_file``) reads, and of the policy files."""
     from aicr_gen.catalog.load import embedded_root
-    from aicr_gen.gitops.spec import references
+    from aicr_gen.policy.check import shipped_root
 
-    named = [(base / text, field[1] != "policies") for field, text in references(cluster)]
-    if not cluster.spec.catalogs:
-        named.append((embedded_root(), True))
-    return [[str(path), str(path.resolve()), _digest(path) if read else ""] for path, read in named]
+    spec_path = Path(spec_file).resolve()
+    base = spec_path.parent
+    spec = cluster.spec
+    render = {name_of(spec_path, root): spec_path}
+    read = [spec.extends] if spec.extends is not None else []
+    read += list(spec.catalogs)
+    read += [spec.sentinel.rules] if spec.sentinel is not None and spec.sentinel.rules is not None else []
+    render.update({name_of(base / text, root): base / text for text in read})
+    if not spec.catalogs:
+        render[EMBEDDED_CATALOG] = embedded_root()
+    policies = {SHIPPED_POLICIES: shipped_root()}
+    policies.update({name_of(base / text, root): base / text for text in spec.policies})
+    return render, policies
 
 
-def _digest(path: Path) -> str:
-    """The digest of a file's bytes, or of a folder as the catalog loader walks it (every name, what each is,
-    where each symlink points and each regular file's bytes)."""
-    digest = hashlib.sha256()
+class Digests:
+    """Digests of files and folders, each read once per run (a fleet's catalog is read once for all its
+    clusters)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, str] = {}
+
+    def of(self, path: Path) -> str:
+        place = path.resolve()
+        found = self._seen.get(place)
+        if found is None:
+            found = self._seen[place] = digest(place)
+        return found
+
+    def inputs(self, places: tuple[Mapping[str, Path], Mapping[str, Path]]) -> Inputs:
+        render, policies = places
+        return Inputs({name: self.of(path) for name, path in sorted(render.items())},
+                      {name: self.of(path) for name, path in sorted(policies.items())})
+
+
+def digest(path: Path) -> str:
+    """The sha256 of a file's bytes, or of a folder as the catalog loader walks it (every name, what each is,
+    where each symlink points and each regular file's bytes); a missing path has a digest of its own."""
+    found = hashlib.sha256()
     if not path.is_dir():
-        _add_file(digest, path)
-        return digest.hexdigest()
+        _add_file(found, path)
+        return found.hexdigest()
     for folder, dirs, names in os.walk(path):
         dirs.sort()
         for name in sorted([*dirs, *names]):
             full = Path(folder) / name
             link = str(full.readlink()) if full.is_symlink() else ""
-            digest.update(f"\0{full.relative_to(path).as_posix()}\0{link}\0".encode())
+            found.update(f"\0{full.relative_to(path).as_posix()}\0{link}\0".encode())
             if name in names:
-                _add_file(digest, full)
-    return digest.hexdigest()
+                _add_file(found, full)
+    return found.hexdigest()
 
 
-def _add_file(digest: Any, path: Path) -> None:
+def _add_file(found: Any, path: Path) -> None:
     try:
         info = path.stat()
-        digest.update(hashlib.sha256(path.read_bytes()).digest() if stat.S_ISREG(info.st_mode)
-                      else f"mode {stat.S_IFMT(info.st_mode)}".encode())
+        found.update(hashlib.sha256(path.read_bytes()).digest() if stat.S_ISREG(info.st_mode)
+                     else f"mode {stat.S_IFMT(info.st_mode)}".encode())
     except OSError as err:
-        digest.update(f"unreadable {err.errno}".encode())
+        found.update(f"unreadable {err.errno}".encode())
 
 
 @functools.cache
-def _environment() -> str:
-    """A digest of the code that renders: aicr-gen's own files (but its embedded catalog, an input above), the
-    distributions installed where Python imports from (their versions are in the folder names) and Python."""
+def code() -> dict[str, str]:
+    """aicr-gen as the record names it: ``version`` and ``code``, the digest of its code files (but the shipped
+    catalog and policies), the versions of the distributions it requires and Python's minor version."""
+    import importlib.metadata
+    import re
+
+    from aicr_gen import __version__
+
     package = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256(sys.version.encode())
+    found = hashlib.sha256(f"python {sys.version_info[0]}.{sys.version_info[1]}".encode())
     for folder, dirs, names in os.walk(package):
         dirs[:] = sorted(name for name in dirs if name not in ("__pycache__", "_catalog", "_policies"))
         for name in sorted(names):
             full = Path(folder) / name
-            digest.update(f"\0{full.relative_to(package).as_posix()}\0".encode())
-            _add_file(digest, full)
-    for entry in sys.path:
+            found.update(f"\0{full.relative_to(package).as_posix()}\0".encode())
+            _add_file(found, full)
+    try:
+        required = importlib.metadata.requires("aicr-gen") or []
+    except importlib.metadata.PackageNotFoundError:
+        required = []
+    for requirement in sorted(item for item in required if "extra ==" not in item):
+        name = re.split(r"[\s<>=!~;\[(]", requirement, maxsplit=1)[0]
         try:
-            installed = sorted(item.name for item in Path(entry or ".").iterdir()
-                               if item.name.endswith((".dist-info", ".egg-info")))
-        except OSError:
-            continue
-        digest.update(f"\0{entry}\0{' '.join(installed)}".encode())
-    return digest.hexdigest()
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            version = "-"
+        found.update(f"\0{name}=={version}".encode())
+    return {"version": __version__, "code": f"sha256:{found.hexdigest()}"}

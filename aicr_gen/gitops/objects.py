@@ -43,9 +43,7 @@ def blob_names(repo: Repo, files: Mapping[str, bytes], *, write: bool = False) -
 def blob_name(data: bytes, like: str) -> str:
     """The object name git gives a blob of ``data`` (``git hash-object --no-filters``), in the object format of
     the name ``like``."""
-    digest = hashlib.new(_FORMATS[len(like)], b"blob %d\0" % len(data))
-    digest.update(data)
-    return digest.hexdigest()
+    return name_in(data, _FORMATS[len(like)])
 
 
 def read_blobs(repo: Repo, names: Iterable[str]) -> dict[str, bytes]:
@@ -95,3 +93,25 @@ def _listing(out: str, path: str, name_column: int) -> dict[str, str]:
         if fields[1] != "commit" and name.startswith(f"{path}/"):
             files[name[len(path) + 1:]] = fields[name_column]
     return files
+
+
+def object_format(repo: Repo) -> str:
+    """The repository's object format: sha1 or sha256."""
+    return repo.run("rev-parse", "--show-object-format")
+
+
+def name_in(data: bytes, fmt: str) -> str:
+    """The object name git gives a blob of ``data`` in object format ``fmt`` (sha1 or sha256)."""
+    digest = hashlib.new(fmt, b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def store(repo: Repo, blobs: Mapping[str, bytes]) -> None:
+    """Write the blobs (object name -> content) the repository does not hold yet, in one ``git hash-object``."""
+    if not blobs:
+        return
+    out = repo.run("cat-file", "--batch-check", stdin="".join(f"{name}\n" for name in blobs).encode())
+    missing = [line.split()[0] for line in out.splitlines() if line.endswith(" missing")]
+    written = hash_blobs(repo, [blobs[name] for name in missing], write=True)
+    assert written == missing, "git named a stored blob differently"

@@ -1,5 +1,5 @@
-"""Several ClusterSpecs given at once (``sync --check``, ``plan``, ``lint``): patterns expanded as a shell would,
-and no two of them sharing a managed folder or a cluster name."""
+"""Several ClusterSpecs given at once (``sync``, ``sync --check``, ``plan``, ``lint``): patterns expanded as a shell
+would, no two of them sharing a managed folder or a cluster name, and all of one repository."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aicr_gen.errors import FindingsError, InvalidInputError
+from aicr_gen.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from aicr_gen.gitops.spec import ClusterSpec
@@ -62,21 +62,41 @@ class Clash:
 
 
 def clashes(loaded: list[tuple[str, ClusterSpec]], path_option: str | None = None) -> list[Clash]:
-    """Every pair of specs sharing a managed folder or a cluster name, the later one second."""
+    """Every pair of loaded specs sharing a managed folder or a cluster name, the later one second."""
     from aicr_gen.gitops.render_tree import managed_path
 
+    return clashes_of([(spec_file, cluster.metadata.name, managed_path(cluster, path_option))
+                       for spec_file, cluster in loaded])
+
+
+def clashes_of(named: list[tuple[str, str, str]]) -> list[Clash]:
+    """``clashes`` of ``(spec file, cluster name, managed folder)``."""
     seen: dict[tuple[str, str], str] = {}
     found: list[Clash] = []
-    for spec_file, cluster in loaded:
-        for key in (("spec.repo.path", managed_path(cluster, path_option)), ("metadata.name", cluster.metadata.name)):
+    for spec_file, name, path in named:
+        for key in (("spec.repo.path", path), ("metadata.name", name)):
             if key in seen:
                 found.append(Clash(seen[key], spec_file, *key))
             seen.setdefault(key, spec_file)
     return found
 
 
-def distinct(loaded: list[tuple[str, ClusterSpec]], path_option: str | None = None) -> None:
-    """Refuse specs given together that share a managed folder or a cluster name (exit 1 naming both)."""
-    found = clashes(loaded, path_option)
+def distinct(named: list[tuple[str, str, str]]) -> None:
+    """Refuse specs given together that share a managed folder or a cluster name (exit 2 naming both): one
+    would replace the other's tree."""
+    found = clashes_of(named)
     if found:
-        raise FindingsError("\n".join(clash.message() for clash in found))
+        raise InvalidInputError("\n".join(clash.message() for clash in found))
+
+
+def one_repository(urls: list[tuple[str, str]]) -> None:
+    """Refuse specs of one run that name different repositories (spec.repo.url): a run makes one commit in one
+    repository, and a tree whose deployers pull another one would never be applied."""
+    by_url: dict[str, list[str]] = {}
+    for spec_file, url in urls:
+        by_url.setdefault(url, []).append(spec_file)
+    if len(by_url) > 1:
+        lines = [f"  {url}: {', '.join(files[:3])}{f' and {len(files) - 3} more' if len(files) > 3 else ''}"
+                 for url, files in sorted(by_url.items(), key=lambda item: (-len(item[1]), item[0]))]
+        raise InvalidInputError(f"the specs name {len(by_url)} repositories (spec.repo.url), but one sync commits to "
+                                "one; sync each repository's specs separately:\n" + "\n".join(lines))

@@ -1,0 +1,194 @@
+"""``aicr-gen sync SPEC...``: every spec loaded and validated, the ones whose inputs changed since their tree's
+record rendered (in worker processes when many), and all of it committed as one commit by ``sync.sync``.
+
+In order, and nothing is written before the last step: every spec is surveyed (all problems reported at once,
+exit 2), two specs sharing a folder or a cluster name, or naming different repositories, are refused; a spec
+whose inputs record at the base says its tree is what rendering would give is skipped (neither rendered nor
+checked against its policies again: they are among the inputs); the others are rendered and checked (again
+all problems at once); the blobs are stored and ``sync.sync`` makes the one commit, with a new inputs record
+per rendered tree and the specs' files that live in the repository.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import NamedTuple
+
+from aicr_gen.errors import OK, InvalidInputError
+from aicr_gen.gitops import commit_message, fingerprint, record
+from aicr_gen.gitops.git import Repo
+from aicr_gen.gitops.render_many import Job, Rendered, Survey, for_sync, run_all, survey, workers_for
+from aicr_gen.gitops.sync import Folder, Result, entries, sync, target
+
+
+class Options(NamedTuple):
+    """What the command line asks of a sync."""
+
+    path: str | None = None
+    branch: str | None = None
+    title: str | None = None
+    force: bool = False
+    push: bool = False
+    jobs: int | None = None
+
+
+def spec_inputs(repo: Repo, found: Survey, managed: set[str]) -> dict[str, bytes]:
+    """Repository path -> content of the spec and every file it reads (its fleet, sentinel rules, policies,
+    catalog folders) that lies inside the repository's work tree, as they are there now: committed with the
+    tree, they make the commit self-consistent. One inside a managed folder is refused (the tree would replace
+    it)."""
+    root = Path(repo.working_tree_dir).resolve()
+    render, policies = found.places
+    named = {**render, **policies}
+    out: dict[str, bytes] = {}
+    for key, place in sorted(named.items()):
+        item = place.resolve()
+        if key.startswith("aicr-gen:") or not item.is_relative_to(root) or not item.exists():
+            continue
+        rel = item.relative_to(root).as_posix()
+        listed = repo.run("ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", rel) \
+            if item.is_dir() else rel
+        for name in filter(None, listed.split("\0")):
+            parts = name.split("/")
+            inside = next((folder for folder in ("/".join(parts[:end]) for end in range(1, len(parts)))
+                           if folder in managed), None)
+            if inside is not None:
+                raise InvalidInputError(f"{found.spec_file}: {name} lies inside the managed folder {inside}, which "
+                                        "sync replaces; keep specs and their files outside it")
+            if (root / name).is_file():
+                out[name] = (root / name).read_bytes()
+    return out
+
+
+def _refuse_reserved(surveys: Sequence[Survey]) -> None:
+    for found in surveys:
+        if found.path == record.FOLDER.split("/")[0] or found.path.startswith(f"{record.FOLDER.split('/')[0]}/"):
+            raise InvalidInputError(f"{found.spec_file}: managed path {found.path!r} lies in "
+                                    f"{record.FOLDER.split('/')[0]}/, where sync keeps the inputs records; choose "
+                                    "another spec.repo.path")
+
+
+def _records(repo: Repo, rev: str, surveys: Sequence[Survey]) -> dict[str, bytes]:
+    """Managed folder -> its inputs record at ``rev`` (absent: no record)."""
+    from aicr_gen.gitops.objects import read_blobs
+
+    found = entries(repo, rev, [Folder(record.path_of(item.path), {}, single=True) for item in surveys])
+    contents = read_blobs(repo, [sha for _mode, sha in found.values()])
+    return {item.path: contents[found[record.path_of(item.path)][1]] for item in surveys
+            if record.path_of(item.path) in found}
+
+
+def folder_files(repo: Repo, rev: str, paths: Sequence[str], *, index: bool = False) -> dict[str, dict[str, str]]:
+    """Managed folder -> its files at ``rev`` (or in the index): relative path -> blob name."""
+    listed = entries(repo, rev, [Folder(path, {}) for path in paths], index=index)
+    out: dict[str, dict[str, str]] = {path: {} for path in paths}
+    for name, (_mode, sha) in listed.items():
+        parts = name.split("/")
+        for end in range(1, len(parts)):
+            folder = "/".join(parts[:end])
+            if folder in out:
+                out[folder]["/".join(parts[end:])] = sha
+                break
+    return out
+
+
+def _skipped(found: Survey, now: fingerprint.Inputs, data: bytes, files: Mapping[str, str],
+             root: Path) -> bool:
+    """Whether the tree at the base is what rendering ``found`` would give and its policies passed."""
+    parsed = record.parse(data)
+    return bool(parsed and parsed.spec == fingerprint.name_of(Path(found.spec_file), root)
+                and parsed.cluster == found.name and parsed.path == found.path
+                and parsed.from_option == found.from_option and parsed.fresh(now, files, policies=True))
+
+
+def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
+    """Sync ``specs`` as one commit (see the module's docstring)."""
+    from aicr_gen.gitops.objects import name_in, object_format, store
+    from aicr_gen.gitops.specs import distinct, one_repository
+
+    where = target(repo, options.branch)
+    root = Path(repo.working_tree_dir).resolve()
+    workers = workers_for(len(specs), options.jobs)
+    surveys = run_all(partial(survey, path_option=options.path, root=str(root)), specs, workers, str)
+    distinct([(item.spec_file, item.name, item.path) for item in surveys])
+    one_repository([(item.spec_file, item.url) for item in surveys])
+    _refuse_reserved(surveys)
+    fmt = object_format(repo)
+    records = _records(repo, where.base, surveys)
+    old = folder_files(repo, where.base, [item.path for item in surveys])
+    digests = fingerprint.Digests()
+    now = {item.spec_file: digests.inputs(item.places) for item in surveys}
+    todo = [item for item in surveys if item.path not in records
+            or not _skipped(item, now[item.spec_file], records[item.path], old[item.path], root)]
+    managed_folders = {item.path for item in surveys}
+    inputs: dict[str, bytes] = {}
+    own_inputs: dict[str, list[str]] = {}
+    for item in surveys:
+        found = spec_inputs(repo, item, managed_folders)
+        inputs.update(found)
+        own_inputs[item.spec_file] = sorted(found)
+    jobs = [Job(item.spec_file, item.path, item.from_option, repo.working_tree_dir, fmt, where.base) for item in todo]
+    rendered = run_all(for_sync, jobs, workers_for(len(jobs), options.jobs), lambda job: job.spec_file)
+    after = fingerprint.Digests()
+    blobs: dict[str, bytes] = {}
+    managed: list[Folder] = []
+    synced: list[commit_message.Synced] = []
+    for item, result in zip(todo, rendered, strict=True):
+        blobs.update(result.blobs)
+        managed.append(Folder(item.path, result.files))
+        # a record only when no input changed while rendering (else the next run renders again)
+        data = record.build(item.name, item.path, fingerprint.name_of(Path(item.spec_file), root),
+                            now[item.spec_file], result.files, from_option=item.from_option) \
+            if after.inputs(item.places) == now[item.spec_file] else None
+        record_blob = {"": name_in(data, fmt)} if data is not None else {}
+        if data is not None:
+            blobs[record_blob[""]] = data
+        managed.append(Folder(record.path_of(item.path), record_blob, single=True))
+        if result.files != old[item.path]:
+            synced.append(commit_message.Synced(result.name, item.path, result.changes, result.recipe))
+        elif data != records.get(item.path):
+            synced.append(commit_message.Synced(result.name, item.path, None, result.recipe))
+    for item in surveys:  # unchanged: kept as they are, but their folders must be clean too (or --force restores them)
+        if item not in todo:
+            kept = records[item.path]
+            managed += [Folder(item.path, old[item.path]),
+                        Folder(record.path_of(item.path), {"": name_in(kept, fmt)}, single=True)]
+    input_names = {name: name_in(data, fmt) for name, data in inputs.items()}
+    blobs.update({input_names[name]: data for name, data in inputs.items()})
+    store(repo, blobs)
+    text = _message(synced, rendered, len(surveys), options.title, own_inputs)
+    outcome = sync(repo, where, managed, text, inputs=input_names, force=options.force, push=options.push)
+    _report(outcome, synced, surveys, len(todo), inputs)
+    return OK
+
+
+def _message(synced: Sequence[commit_message.Synced], rendered: Sequence[Rendered], given: int, title: str | None,
+             own_inputs: Mapping[str, Sequence[str]]) -> str:
+    only = synced[0] if len(synced) == 1 else None
+    if given == 1 and only is not None and only.changes is not None:
+        return commit_message.message(only.name, only.path, only.changes, only.recipe, title=title,
+                                      inputs=own_inputs[rendered[0].spec_file])
+    return commit_message.fleet_message(synced, given, title=title,
+                                        inputs=sorted({name for names in own_inputs.values() for name in names}))
+
+
+def _report(result: Result, synced: Sequence[commit_message.Synced], surveys: Sequence[Survey], rendered: int,
+            inputs: Mapping[str, bytes]) -> None:
+    if len(surveys) == 1:
+        path = surveys[0].path
+        if result.commit is None:
+            sys.stdout.write(f"aicr-gen: {path} is up to date on {result.ref}; nothing to commit\n")
+        else:
+            tree_files = [name for name in result.changed if name.startswith(f"{path}/")]
+            sys.stdout.write(f"aicr-gen: committed {result.commit[:12]} on {result.ref} ({len(tree_files)} files "
+                             f"changed under {path}{' and its spec' if inputs else ''})\n")
+        return
+    counts = f"{len(surveys)} spec(s): {rendered} rendered, {len(surveys) - rendered} unchanged since their record"
+    if result.commit is None:
+        sys.stdout.write(f"aicr-gen: every tree is up to date on {result.ref}; nothing to commit ({counts})\n")
+    else:
+        sys.stdout.write(f"aicr-gen: committed {result.commit[:12]} on {result.ref}: {len(synced)} cluster(s) "
+                         f"changed, {len(result.changed)} files ({counts})\n")
