@@ -252,6 +252,19 @@ def leaves(data: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int,
     return [path]
 
 
+def pool_notes(cluster: Any, spec_file: str) -> list[str]:
+    """With spec.pools, what resolving them gives (``gitops.pools.provenance``): who owns the driver, which pool
+    brought which component or value; no pools: nothing."""
+    from pathlib import Path
+
+    from aicr_gen.gitops.pools import provenance, resolve_pools
+
+    if not cluster.spec.pools:
+        return []
+    base = Path.cwd() if spec_file == "-" else Path(spec_file).resolve().parent
+    return provenance(cluster, resolve_pools(cluster, base))
+
+
 def show_command(spec_file: str, output_format: str = "yaml", output: str | None = None) -> int:
     """Print the effective spec of ``spec_file`` (layered over its fleet, validated) with each value's origin:
     YAML with ``# FILE:LINE`` comments, or JSON ``{"spec": ..., "origins": {PATH: "FILE:LINE"}, "rebased":
@@ -264,14 +277,17 @@ def show_command(spec_file: str, output_format: str = "yaml", output: str | None
     doc = cluster.document
     assert doc is not None
     data: dict[str, Any] = in_model_order(doc.data, ClusterSpec)
+    pools = pool_notes(cluster, spec_file)
     if output_format == "json":
         origins = {path: origin_of(doc, path) for path in leaves(data)}
         text = dump_json({"spec": data, "origins": {format_path(path): str(found) for path, found in origins.items()},
                           "rebased": {format_path(path): found.written for path, found in origins.items()
-                                      if found.written is not None}})
+                                      if found.written is not None},
+                          **({"pools": pools} if pools else {})})
     else:
         fleet = f", layered over the fleet {cluster.spec.extends}" if cluster.spec.extends else ""
         text = (f"# The effective ClusterSpec of {spec_file}{fleet}; beside each value, the file and line it comes "
-                "from.\n" + annotated(data, lambda path: origin_of(doc, path)))
+                "from.\n" + annotated(data, lambda path: origin_of(doc, path))
+                + "".join(f"# {line}\n" for line in (["The pools, resolved:"] if pools else []) + pools))
     write_text(output, text)
     return OK

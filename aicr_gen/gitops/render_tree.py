@@ -10,6 +10,8 @@ the managed path in the repository)::
     sentinel/values.yaml        the NVSentinel values alone (for review and ``aicr-gen rules test``)
     validation/...              a ValidationRequest template, when spec.sentinel.lifecycle is on
     snapshot-agent/...          the snapshot agent CronJob and its RBAC, when spec.snapshot is set
+    pools/...                   with spec.pools: each pool's recipe.yaml and a README of who brought what (the
+                                pools' NVIDIADrivers are in each deployer bundle, after the GPU Operator chart)
     checksums.txt               sha256 of every other file of the tree
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.pools import pool_tree
 from aicr_gen.gitops.spec import ClusterSpec, open_spec_catalog, resolve_spec
 from aicr_gen.render.bundle import Bundle
 
@@ -210,10 +213,14 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     catalog = open_spec_catalog(cluster, base)
     resolved = recipe if recipe is not None else resolve_spec(cluster, base, catalog)
     tree = Bundle({"recipe.yaml": dump(resolved).encode()})
+    pooled = pool_tree(cluster, base, catalog) if cluster.spec.pools else None
+    if pooled is not None:
+        tree = tree.merge(pooled.files)
     sentinel = None if cluster.spec.sentinel is None else _sentinel(cluster, base, resolved)
     stack_digest = ""
     for deployer in cluster.spec.deployers:
         plan = _plan(cluster, catalog, resolved, deployer, sentinel)
+        plan = pooled.plan(plan) if pooled is not None else plan
         stack_digest = stack_digest or plan.digest()  # the deployers' plans deploy the same stack
         applied = [(f"{folder}/{extra}", namespace)
                    for extra, namespace in applied_folders(cluster, deployer, resolved)]

@@ -180,6 +180,28 @@ class FluxSettings(_Strict):
                                                                      "(needed with hub)")
 
 
+class Pool(_Strict):
+    """One GPU node pool of a cluster with several (``spec.pools``): its accelerator and the nodes it is. Each
+    pool resolves its own recipe (the cluster's criteria with this accelerator); ``aicr-gen sync`` merges them
+    into one stack with one NVIDIADriver per pool where the GPU Operator owns the driver."""
+
+    name: DnsLabel = Field(description="Pool name: a DNS label, unique in the cluster (names its NVIDIADriver)")
+    accelerator: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")] = Field(
+        description="GPU type of the pool's nodes (a criteria value, e.g. h100, gb200)")
+    nodeSelector: dict[Annotated[str, Field(min_length=1)], str] = Field(
+        min_length=1, description="Node labels that select exactly this pool's nodes (equality only, as a "
+                                  "Kubernetes nodeSelector); two pools' selectors must be disjoint")
+    nodes: int | None = Field(None, ge=0, description="Advisory GPU node count of the pool")
+    os: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")] | None = Field(
+        None, description="Node OS of the pool when it differs from spec.criteria.os")
+    versions: dict[str, NonEmpty] = Field(default_factory=dict,
+                                          description="Component version pins for this pool's recipe, over "
+                                                      "spec.versions (component -> chart version)")
+    overrides: Overrides | None = Field(None, description="Component value overrides of this pool's recipe, "
+                                                          "e.g. gpu-operator:driver.version=570.195.03 for its "
+                                                          "driver; applied before the pools are merged")
+
+
 class Spec(_Strict):
     """Everything that makes the cluster."""
 
@@ -189,7 +211,11 @@ class Spec(_Strict):
                                                   "from this spec's folder, e.g. ../fleet.yaml): its maps merge "
                                                   "under this spec's, this spec's lists and scalars replace its, "
                                                   "and a null here removes its value")
-    criteria: Criteria = Field(description="The recipe criteria (service, accelerator, intent, os, platform, nodes)")
+    criteria: Criteria = Field(description="The recipe criteria (service, accelerator, intent, os, platform, nodes); "
+                                           "with spec.pools, the cluster-wide part only (no accelerator)")
+    pools: list[Pool] = Field(default_factory=list,
+                              description="GPU node pools of a mixed cluster, each with its accelerator and node "
+                                          "selector (disjoint); empty: one accelerator, spec.criteria.accelerator")
     catalogs: list[str] = Field(default_factory=list,
                                 description="Catalog folders laid out like AICR's recipes/ (later wins), "
                                             "relative to the spec's folder; empty: the embedded catalog")
@@ -410,6 +436,10 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
         _check_argocd(doc, spec.argocd)
     if spec.flux is not None:
         _check_flux(doc, cluster, spec.flux)
+    if spec.pools:
+        from aicr_gen.gitops.pools import check_pools
+
+        check_pools(doc, spec)
     for field in ("catalogs", "policies"):
         for index, text in enumerate(getattr(spec, field)):
             if not text.strip():
@@ -513,11 +543,16 @@ def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any
 
 
 def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> dict[str, Any]:
-    """Resolve the spec's recipe from ``catalog`` (default: ``open_spec_catalog``)."""
+    """Resolve the spec's recipe from ``catalog`` (default: ``open_spec_catalog``); with spec.pools, the pools'
+    recipes merged (``gitops.pools.resolve_pools``)."""
     from aicr_gen.resolve import recipe
 
     if catalog is None:
         catalog = open_spec_catalog(cluster, base)
+    if cluster.spec.pools:
+        from aicr_gen.gitops.pools import resolve_pools
+
+        return resolve_pools(cluster, base, catalog).merged
     try:
         query = recipe.query_for(catalog, criteria_values(cluster))
         result: dict[str, Any] = recipe.resolve(catalog, query,
