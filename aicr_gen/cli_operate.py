@@ -163,12 +163,32 @@ def _validate(commands: Any) -> None:
     validate.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
 
 
+DIFF_FLEET = """\
+fleet drift (--fleet SPEC...): per cluster, the Helm components its spec's recipe wants (with spec.versions
+pins) against the releases its snapshot recorded, as a cluster x component matrix. A cell is the version
+(as desired), DESIRED -> LIVE (drifted; also namespace/chart), missing, unknown (a release the recipe does
+not name), unreachable or - (not the cluster's component).
+  snapshot  --snapshot CLUSTER=FILE|cm://NS/NAME, else the spec's spec.snapshot.configmap
+  context   a cm:// source is read through --context CLUSTER=CTX, else spec.snapshot.context, else the
+            kubeconfig context named like the cluster (never the current context)
+exit codes: 0 no drift (or drift without --fail-on-drift), 1 drift with --fail-on-drift, 2 invalid input
+(nothing written), 3 a cluster's snapshot unreachable (the matrix is written; 3 wins over 1).
+"""
+
+
 def _diff(commands: Any) -> None:
-    diff = commands.add_parser("diff", help="drift between a baseline (snapshot or recipe) and a target snapshot")
-    diff.add_argument("--baseline", required=True, metavar="SRC", help="snapshot or recipe: file, - or cm://NS/NAME")
-    diff.add_argument("--target", required=True, metavar="SRC", help="snapshot: file, - or cm://NS/NAME")
+    diff = commands.add_parser("diff", help="drift between a baseline (snapshot or recipe) and a target snapshot, "
+                               "or of a fleet of clusters against their specs' recipes",
+                               epilog=DIFF_FLEET, formatter_class=argparse.RawDescriptionHelpFormatter)
+    diff.add_argument("--baseline", metavar="SRC", help="snapshot or recipe: file, - or cm://NS/NAME")
+    diff.add_argument("--target", metavar="SRC", help="snapshot: file, - or cm://NS/NAME")
+    diff.add_argument("--fleet", nargs="+", action="extend", default=[], metavar="SPEC",
+                      help="instead, the drift of every cluster of these ClusterSpec files or glob patterns")
+    diff.add_argument("--snapshot", action="append", default=[], metavar="CLUSTER=SRC",
+                      help="with --fleet: the snapshot of a cluster, a file or cm://NS/NAME (repeatable)")
     diff.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
-    diff.add_argument("--context", metavar="NAME", help="kubeconfig context for cm:// sources")
+    diff.add_argument("--context", action="append", default=[], metavar="NAME",
+                      help="kubeconfig context for cm:// sources; with --fleet CLUSTER=NAME (repeatable)")
     diff.add_argument("--fail-on-drift", action="store_true", help="exit 1 when anything drifted")
     diff.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table",
                       help="output format (default: table)")

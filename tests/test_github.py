@@ -63,7 +63,7 @@ def test_action_is_composite_with_documented_inputs() -> None:
     action = _load(ACTION)
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {"specs", "policies", "sync-check", "repo", "plan", "base", "token", "baseline",
-                                     "target", "kubeconfig", "fail-on-drift", "version"}
+                                     "target", "kubeconfig", "fail-on-drift", "fleet-drift", "snapshots", "version"}
     assert action["inputs"]["plan"]["default"] == "true" and action["inputs"]["token"]["default"] == ""
     assert action["inputs"]["specs"]["default"] == "clusters/*.yaml"
     assert action["inputs"]["fail-on-drift"]["default"] == "true"

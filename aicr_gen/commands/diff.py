@@ -1,7 +1,10 @@
-"""``aicr-gen diff --baseline SRC --target SRC``: drift between two snapshots, or a recipe and a snapshot.
+"""``aicr-gen diff --baseline SRC --target SRC``: drift between two snapshots, or a recipe and a snapshot;
+``aicr-gen diff --fleet SPEC...``: the drift of many clusters against their specs' recipes, as one matrix.
 
 Exit 0: no drift, or drift without ``--fail-on-drift``; 1: drift with ``--fail-on-drift``; 2: invalid input;
-3: a ``cm://`` source could not be reached. Unlike ``aicr diff`` (2 for both), drift and bad input differ.
+3: a ``cm://`` source could not be reached. Unlike ``aicr diff`` (2 for both), drift and bad input differ. With
+``--fleet``, an unreachable cluster's row says so and the matrix is still written; 3 then wins over 1 (the
+verdict is incomplete), and 2 writes nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicr_gen.errors import OK, InvalidInputError
+from aicr_gen.errors import OK, InvalidInputError, UnreachableError
 
 DRIFT = 1
 
@@ -19,7 +22,8 @@ DRIFT = 1
 def _load(source: str, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     from aicr_gen.drift.snapshot import load_document
 
-    kind, data = load_document(source, kubeconfig=args.kubeconfig, context=args.context)
+    context = args.context[-1] if args.context else None
+    kind, data = load_document(source, kubeconfig=args.kubeconfig, context=context)
     if kind == "RecipeResult" and not source.startswith("cm://") and source != "-" and Path(source).is_file():
         from aicr_gen.commands.bundle import load_recipe
 
@@ -31,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from aicr_gen.drift import diff, drift_report
     from aicr_gen.output import write_text
 
+    if args.fleet:
+        return _fleet(args)
+    if args.baseline is None or args.target is None or args.snapshot:
+        raise InvalidInputError("diff takes --baseline SRC and --target SRC (--snapshot only with --fleet), or "
+                                "--fleet SPEC...; see 'aicr-gen diff --help'")
     if args.baseline == "-" and args.target == "-":
         raise InvalidInputError("--baseline and --target cannot both read standard input (-); give a file")
     base_kind, baseline = _load(args.baseline, args)
@@ -46,6 +55,26 @@ def run(args: argparse.Namespace) -> int:
         _emit_request(args.emit_validation_request, result["changes"], target)
     write_text(args.output, drift_report.render(result, args.format))
     return DRIFT if args.fail_on_drift and result["summary"]["total"] else OK
+
+
+def _fleet(args: argparse.Namespace) -> int:
+    from aicr_gen.drift import fleet, fleet_format, fleet_sources
+    from aicr_gen.output import write_text
+
+    given = [flag for flag, value in (("--baseline", args.baseline), ("--target", args.target),
+                                      ("--emit-validation-request", args.emit_validation_request)) if value]
+    if given:
+        raise InvalidInputError(f"--fleet compares each cluster with its own recipe; drop {given[0]}")
+    sources = fleet_sources.survey(args.fleet, fleet_sources.pairs(args.snapshot, "--snapshot"),
+                                   fleet_sources.pairs(args.context, "--context"))
+    document = fleet.matrix(fleet_sources.read(sources, args.kubeconfig))
+    write_text(args.output, fleet_format.render(document, args.format))
+    unreachable = [cluster for cluster in document["clusters"] if cluster["status"] == fleet.UNREACHABLE]
+    if unreachable:
+        names = ", ".join(cluster["name"] for cluster in unreachable)
+        raise UnreachableError(f"{len(unreachable)} of {len(document['clusters'])} clusters unreachable ({names}); "
+                               "their rows say why")
+    return DRIFT if args.fail_on_drift and document["summary"]["drifted"] else OK
 
 
 def _emit_request(file: str, changes: list[dict[str, Any]], target: dict[str, Any]) -> None:

@@ -393,7 +393,12 @@ def helm_releases(snapshot: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """``K8s.helm`` data as ``{release: {chart, version, namespace}}``."""
     releases: dict[str, dict[str, Any]] = {}
     prefix = "K8s.helm."
-    for path, value in normalise(snapshot).items():
+    # only the subtypes whose paths can start with the prefix are normalised (a fleet reads thousands)
+    flat: dict[str, Any] = {}
+    for base, nodes, sub in _subtypes(snapshot):
+        if base == prefix[:-1] or base.startswith(prefix):
+            _put_subtype(flat, base, nodes, sub, data=sub.get("data"), items=_items(sub))
+    for path, value in flat.items():
         if path.startswith(prefix):
             release, _, field = path[len(prefix):].rpartition(".")
             if release and field in ("chart", "version", "namespace"):
@@ -404,6 +409,11 @@ def helm_releases(snapshot: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 def _version(value: Any) -> str:
     text = _text(value).strip()
     return text[1:] if text[:1] in ("v", "V") else text
+
+
+def same_version(want: Any, have: Any) -> bool:
+    """Whether a recipe's version and a deployed one agree: equal without a leading ``v``."""
+    return _version(want) == _version(have)
 
 
 def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline_source: str = "recipe",
@@ -430,7 +440,7 @@ def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline
             changes.append(change("removed", path, baseline=ref.get("version") or ref.get("chart") or name))
             continue
         want, have = ref.get("version"), release.get("version")
-        if want and _version(want) != _version(have):
+        if want and not same_version(want, have):
             changes.append(change("modified", f"{path}.version", baseline=want, target=have))
         for field in ("namespace", "chart"):
             want, have = ref.get(field), release.get(field)
