@@ -184,6 +184,7 @@ def _plan_parser(commands: Any) -> None:
                            "default: markdown")
     plan.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE (atomically; default stdout)")
     plan.add_argument("--fail-on", choices=("policy",), help="policy: exit 1 when a spec has a policy error")
+    plan.add_argument("--jobs", "-j", type=int, metavar="N", help="render in N processes (default: one per CPU)")
 
 
 def _fleet_parser(commands: Any) -> None:

@@ -300,3 +300,23 @@ def test_a_hand_edit_of_a_committed_tree_is_caught_without_the_record_lying(cli:
     result = sync(cli, repo, "--check")
     assert result.code == 1 and "stale   clusters/c01/recipe.yaml" in result.err
     assert sync(cli, repo).code == 0 and sync(cli, repo, "--check").code == 0
+
+
+def test_plan_groups_the_changes_clusters_share(cli: Any, tmp_path: Path) -> None:
+    repo = fleet_repo(tmp_path / "gitops", 6)
+    assert sync(cli, repo).code == 0
+    bump(repo)
+    spec = repo / "specs" / "c02.yaml"
+    spec.write_text(spec.read_text() + "  versions: {gpu-operator: v26.5.0}\n")
+    pattern = str(repo / "specs" / "*.yaml")
+    result = cli("plan", pattern, "--repo", str(repo), "--format", "json", "--jobs", "2")
+    assert result.code == 0, result
+    data = json.loads(result.out)
+    groups = {group["change"]: group["clusters"] for group in data["groups"]}
+    assert groups["bumped gpu-operator v26.3.3 -> v26.4.0"] == ["c00", "c01", "c03", "c04", "c05"]
+    assert "bumped gpu-operator v26.3.3 -> v26.5.0" not in groups  # one cluster: its own section only
+    assert [cluster["name"] for cluster in data["clusters"]] == [f"c{number:02d}" for number in range(6)]
+    text = cli("plan", pattern, "--repo", str(repo)).out
+    assert "### Changes in several clusters" in text
+    assert "- bumped gpu-operator v26.3.3 -> v26.4.0 on 5 clusters: `c00`, `c01`, `c03`, `c04`, `c05`" in text
+    assert "GPU operator: bumped gpu-operator v26.3.3 -> v26.4.0 on 5 clusters" in text

@@ -25,31 +25,26 @@ def base_commit(repo: Repo, base: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Write the plan (Markdown or JSON); exit 1 with ``--fail-on policy`` when a spec has a policy error."""
-    from aicr_gen.gitops.objects import files_at
-    from aicr_gen.gitops.plan import cluster_plan, plan
+    from functools import partial
+
+    from aicr_gen.gitops.plan import plan
     from aicr_gen.gitops.plan_format import as_json, markdown
-    from aicr_gen.gitops.render_tree import managed_path, render_tree
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.gitops.render_many import Job, for_plan, run_all, survey, workers_for
     from aicr_gen.gitops.specs import distinct, expand
     from aicr_gen.gitops.sync import open_repo
     from aicr_gen.output import write_text
-    from aicr_gen.policy.check import findings_for
 
     specs = expand(args.spec_files)
+    if args.jobs is not None and args.jobs < 1:
+        raise InvalidInputError(f"--jobs {args.jobs}: give a number of processes of 1 or more")
     repo = open_repo(args.repo)
     commit = base_commit(repo, args.base)
-    loaded = [(spec_file, load_spec(spec_file)) for spec_file in specs]
-    distinct([(spec_file, cluster.metadata.name, managed_path(cluster)) for spec_file, cluster in loaded])
-    clusters = []
-    for spec_file, cluster in loaded:
-        folder = Path(spec_file).resolve().parent
-        path = managed_path(cluster)
-        recipe = resolve_spec(cluster, folder)
-        _policies, findings = findings_for(cluster, folder, [], recipe)
-        tree = render_tree(cluster, folder, path, recipe)
-        clusters.append(cluster_plan(cluster.metadata.name, spec_file, path, old=files_at(repo, commit, path),
-                                     new=tree, findings=[finding.as_dict() for finding in findings]))
-    result = plan(args.base, commit, clusters)
+    workers = workers_for(len(specs), args.jobs)
+    root = str(Path(repo.working_tree_dir).resolve())
+    surveys = run_all(partial(survey, path_option=None, root=root), specs, workers, str)
+    distinct([(item.spec_file, item.name, item.path) for item in surveys])
+    jobs = [Job(item.spec_file, item.path, False, repo.working_tree_dir, "", commit) for item in surveys]
+    result = plan(args.base, commit, run_all(for_plan, jobs, workers, lambda job: job.spec_file))
     write_text(args.output, as_json(result) if args.plan_format == "json" else markdown(result))
     if args.fail_on == "policy" and result.policyErrors:
         failing = [cluster.spec for cluster in result.clusters

@@ -130,6 +130,13 @@ class ClusterPlan(_Model):
     onMerge: list[Effect] = Field(description="What merging sets off")
 
 
+class ChangeGroup(_Model):
+    """One change several clusters share (a fleet-wide bump, a value set in the fleet file)."""
+
+    change: str = Field(description="The change, as each cluster lists it (a component, value or constraint line)")
+    clusters: list[str] = Field(description="The clusters it is in (metadata.name), in the order given")
+
+
 class Plan(_Model):
     """What merging would change: each ClusterSpec rendered as ``aicr-gen sync`` would, against a base commit."""
 
@@ -141,14 +148,22 @@ class Plan(_Model):
     changedClusters: int = Field(description="Clusters whose managed folder changes")
     highRisk: int = Field(description="High-risk changes in all clusters")
     policyErrors: int = Field(description="Policy findings of severity error in all clusters")
+    groups: list[ChangeGroup] = Field(description="Each change two or more clusters share, once with the clusters "
+                                                  "it is in, the most widespread first (per-cluster detail stays "
+                                                  "in clusters)")
 
 
 def plan(base: str, base_commit: str, clusters: Sequence[ClusterPlan]) -> Plan:
     """The whole plan, with its totals."""
+    shared = tree_changes.grouped([(cluster.name, [*(item.text for item in cluster.components),
+                                                   *(item.text for item in cluster.values),
+                                                   *(item.text for item in cluster.constraints)])
+                                   for cluster in clusters])
     return Plan(apiVersion=API_VERSION, kind="Plan", base=base, baseCommit=base_commit, clusters=list(clusters),
                 changedClusters=sum(1 for cluster in clusters if cluster.changed),
                 highRisk=sum(len(cluster.highRisk) for cluster in clusters),
-                policyErrors=sum(1 for cluster in clusters for item in cluster.policies if item.severity == "error"))
+                policyErrors=sum(1 for cluster in clusters for item in cluster.policies if item.severity == "error"),
+                groups=[ChangeGroup(change=change, clusters=names) for change, names in shared if len(names) > 1])
 
 
 def cluster_plan(name: str, spec: str, path: str, *, old: Mapping[str, bytes], new: Mapping[str, bytes],

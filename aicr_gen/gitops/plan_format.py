@@ -23,6 +23,8 @@ CAPS = {"highRisk": 40, "policies": 40, "effects": 10, "components": 60, "values
 SHRINK = (1, 4, 16, 64)  # each section is tried with the caps divided by these, then as a summary alone
 SUMMARY_RISKS = 30
 UNCHANGED_NAMES = 100
+GROUPS = 20  # changes several clusters share, listed in the header
+GROUP_NAMES = 10  # cluster names shown per shared change
 LABELS = {"gpu-driver": "GPU driver", "gpu-operator": "GPU operator", "network-operator": "network operator",
           "os-constraint": "kernel/OS", "nvsentinel": "NVSentinel", "certification": "certification"}
 ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
@@ -135,12 +137,29 @@ def _header(plan: Plan) -> list[str]:
     commit = _code(plan.baseCommit[:12])
     against = commit if plan.baseCommit.startswith(plan.base) else f"{_code(plan.base)} ({commit})"
     lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
-    risks = [f"**{_text(cluster.name)}**: {LABELS[item.category]}: {_text(item.text)}"
-             for cluster in _ordered(plan.clusters) for item in cluster.highRisk]
+    from aicr_gen.gitops.changes import grouped
+
+    shared = grouped([(cluster.name, [f"{LABELS[item.category]}: {_text(item.text)}" for item in cluster.highRisk])
+                      for cluster in _ordered(plan.clusters)])
+    risks = [f"**{_text(names[0])}**: {risk}" if len(names) == 1 else f"{risk} on {_names(names)}"
+             for risk, names in shared]
     if risks:
         lines += ["", f"### {WARNING} High-risk changes", "",
                   *(f"- {item}" for item in _capped(risks, SUMMARY_RISKS, "(in the sections below)"))]
+    if plan.groups:
+        lines += ["", "### Changes in several clusters", "",
+                  *(f"- {_text(group.change)} on {_names(group.clusters)}"
+                    for group in plan.groups[:GROUPS])]
+        lines += [f"- \u2026 and {len(plan.groups) - GROUPS} more shared changes ({_code('--format json')}: "
+                  "groups)"] if len(plan.groups) > GROUPS else []
     return lines
+
+
+def _names(names: Sequence[str]) -> str:
+    """``N clusters: a, b, c \u2026 and M more``."""
+    shown = ", ".join(_code(name) for name in names[:GROUP_NAMES])
+    more = f" \u2026 and {len(names) - GROUP_NAMES} more" if len(names) > GROUP_NAMES else ""
+    return f"{len(names)} clusters: {shown}{more}"
 
 
 def _ordered(clusters: Sequence[ClusterPlan]) -> list[ClusterPlan]:

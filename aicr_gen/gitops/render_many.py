@@ -1,6 +1,6 @@
 """Many ClusterSpecs at once, in worker processes when there are many: each one surveyed (loaded and validated:
 its name, managed folder, repository and the inputs it reads), then rendered as ``sync`` commits it, checks it
-or plans it.
+(``for_sync``, ``for_check``) or plans it (``for_plan``).
 
 A worker returns values only: the tree as blob names (with the contents of the blobs its folder did not hold at
 the base), what changed, the stale files, a plan. Every spec is rendered alone and deterministically, and the
@@ -190,3 +190,23 @@ def for_check(job: Job) -> Rendered:
     files = {name: name_in(data, job.fmt) for name, data in tree.items()}
     return Rendered(job.spec_file, cluster.metadata.name, job.path, files, {}, None, stale(have, tree, job.path),
                     "")
+
+
+def for_plan(job: Job) -> Any:
+    """Render a spec and compare it with the tree at the base commit: its ``ClusterPlan``, policy findings
+    included."""
+    from aicr_gen.gitops.git import Repo
+    from aicr_gen.gitops.objects import files_at
+    from aicr_gen.gitops.plan import cluster_plan
+    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.policy.check import findings_for
+
+    cluster = load_spec(job.spec_file)
+    base = Path(job.spec_file).resolve().parent
+    recipe = resolve_spec(cluster, base)
+    _policies, findings = findings_for(cluster, base, [], recipe)
+    tree = render_tree(cluster, base, job.path, recipe)
+    old = files_at(Repo(job.repo), job.base, job.path)
+    return cluster_plan(cluster.metadata.name, job.spec_file, job.path, old=old, new=tree,
+                        findings=[finding.as_dict() for finding in findings])
