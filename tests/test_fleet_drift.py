@@ -395,6 +395,40 @@ def test_configmaps_through_the_real_api_server(control_plane: ControlPlane, cli
     assert missing.code == 2 and "context 'absent' is not defined" in missing.err
 
 
+@pytest.mark.usefixtures("_no_proxies")
+def test_one_clusters_failing_credential_plugin_is_not_anothers(control_plane: ControlPlane, cli: Any,
+                                                                 tmp_path: Path) -> None:
+    """Contexts load in parallel threads: a plugin failing while another cluster's context loads fails only its
+    own cluster."""
+    from tests.cluster.envtest import ADMIN_TOKEN
+    from tests.kubeapi import derive
+
+    plugins = tmp_path / "bin"
+    plugins.mkdir()
+    for name, body in (("good", 'print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": '
+                                f'"ExecCredential", "status": {{"token": "{ADMIN_TOKEN}"}}}}))'),
+                       ("bad", 'sys.stderr.write("the SSO session expired\\n")\nsys.exit(1)')):
+        script = plugins / name
+        script.write_text(f"#!{sys.executable}\nimport json, sys, time\ntime.sleep(0.5)\n{body}\n", encoding="utf-8")
+        script.chmod(0o755)
+    users = {user: {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugins / plugin)}}
+             for user, plugin in (("admin", "good"), ("nobody", "bad"))}
+    kubeconfig = derive(control_plane, tmp_path / "kubeconfig", users=users)
+    folder = tmp_path / "clusters"
+    folder.mkdir()
+    files = [_spec(folder, name, snapshot={"configmap": "cm://fleet-plugins/snapshot"}) for name in ("admin", "nobody")]
+    apply_json(control_plane, [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "fleet-plugins"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "snapshot", "namespace": "fleet-plugins"},
+         "data": {"snapshot.json": _snapshot_text(_desired(files[0]))}}])
+    result = cli("diff", "--kubeconfig", kubeconfig, "--format", "json", "--fleet", *map(str, files))
+    assert result.code == 3, result.err
+    rows = {row["name"]: row for row in json.loads(result.out)["clusters"]}
+    assert rows["admin"]["status"] == "ok", rows["admin"]["error"]
+    assert rows["nobody"]["status"] == "unreachable"
+    assert "the SSO session expired" in rows["nobody"]["error"]
+
+
 # ------------------------------------------------------------------------------------------- the GitHub Action
 
 

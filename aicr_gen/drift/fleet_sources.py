@@ -142,6 +142,9 @@ def read(sources: Sequence[Source], kubeconfig: str | None) -> list[Cluster]:
     remote = [index for index, source in enumerate(sources) if source.source.startswith(CM_PREFIX)]
     outcomes: dict[int, Cluster | AicrGenError] = {}
     if remote:
+        from aicr_gen.kube.client import preload
+
+        preload()
         with ThreadPoolExecutor(min(READERS, len(remote))) as pool:
             outcomes.update(zip(remote, pool.map(lambda index: _read(sources[index], kubeconfig), remote),
                                 strict=True))

@@ -198,6 +198,17 @@ class Cluster:
                                 "cluster and your kubeconfig context")
 
 
+def preload() -> None:
+    """Import the official client and what loading a kubeconfig needs, in this thread: several threads importing
+    it for the first time at once can see its modules half-initialised (``diff --fleet`` reads ConfigMaps in
+    threads)."""
+    import importlib
+
+    for module in ("kubernetes.client", "kubernetes.client.exceptions", "kubernetes.config.kube_config", "urllib3",
+                   "yaml"):
+        importlib.import_module(module)
+
+
 def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluster:
     """A cluster client for ``context`` of the user's kubeconfig, or in-cluster (see ``aicr_gen.kube.config``)."""
     from kubernetes.client import ApiClient

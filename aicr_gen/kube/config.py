@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,14 +42,17 @@ class Target:
 
 
 class _Logged(logging.Handler):
-    """Collects the errors the client logs instead of raising (a failed ``exec`` plugin)."""
+    """Collects the errors the client logs instead of raising (a failed ``exec`` plugin), in this thread only:
+    ``diff --fleet`` loads several contexts at once, and one cluster's failed plugin is not another's."""
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
         self.messages: list[str] = []
+        self.thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(" ".join(record.getMessage().split()))
+        if record.thread == self.thread:
+            self.messages.append(" ".join(record.getMessage().split()))
 
 
 def kubeconfig_paths(kubeconfig: str | None) -> list[Path]:
