@@ -99,9 +99,9 @@ def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     real, seen = render_tree.render_tree, []
 
-    def counted(cluster: Any, base: Path, path: str | None = None, recipe: Any = None) -> Any:
+    def counted(cluster: Any, base: Path, path: str | None = None, recipe: Any = None, **options: Any) -> Any:
         seen.append(str(path))
-        return real(cluster, base, path, recipe)
+        return real(cluster, base, path, recipe, **options)
 
     monkeypatch.setattr(render_tree, "render_tree", counted)
     return seen

@@ -639,9 +639,9 @@ def test_a_check_after_a_sync_of_one_spec_renders_nothing(spec: Path, repo: Path
     assert sync(spec, repo) == 0
     real, renders = render_tree.render_tree, []
 
-    def counted(*args: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
         renders.append(args)
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(render_tree, "render_tree", counted)
     assert sync(spec, repo, "--check") == 0
@@ -693,9 +693,9 @@ def test_an_input_changed_while_rendering_is_not_remembered(tmp_path: Path, repo
     monkeypatch.setenv("AICR_GEN_CACHE_DIR", str(tmp_path / "fresh-cache"))
     real = render_tree.render_tree
 
-    def edit_then_render(*args: Any) -> Any:  # the rules change after they were digested
+    def edit_then_render(*args: Any, **kwargs: Any) -> Any:  # the rules change after they were digested
         rules.write_text(edited)
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(render_tree, "render_tree", edit_then_render)
     assert sync(spec, repo, "--check") == 0

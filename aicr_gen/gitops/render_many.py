@@ -22,6 +22,9 @@ from aicr_gen.gitops.changes import Changes
 Item = TypeVar("Item")
 Out = TypeVar("Out")
 PER_WORKER = 4  # fewer specs per worker than this: rendered in this process (a worker costs a fork and a pipe)
+_MEMO: dict[tuple[str, tuple[str, ...]], Any] = {}
+"""Catalogs and policies opened during one ``run_all`` (in each worker), by the files they come from: a
+fleet's specs share them. An input edited meanwhile is caught by the caller's digests after rendering."""
 
 
 class Survey(NamedTuple):
@@ -45,6 +48,17 @@ class Job(NamedTuple):
     repo: str
     fmt: str
     base: str
+
+
+class SyncJob(NamedTuple):
+    """A spec to render for a commit: the job, its folder's files at the base (relative path -> blob name) and
+    the base's recipe.yaml; ``detail``: what changed in full (one cluster's message), else its components and
+    files (a line of a fleet's message)."""
+
+    job: Job
+    old: dict[str, str]
+    old_recipe: bytes | None
+    detail: bool
 
 
 class Rendered(NamedTuple):
@@ -73,6 +87,7 @@ def run_all(work: Callable[[Item], Out], items: Sequence[Item], workers: int,
     """``work`` over ``items`` in order, in ``workers`` processes (1: here). Every item's AicrGenError is
     collected; when one failed, its error is raised, when several, one error lists them all (exit 2 when one is
     invalid input, else 1)."""
+    _MEMO.clear()
     results: list[Out | None] = []
     failed: list[tuple[str, AicrGenError]] = []
     for item, outcome in zip(items, _outcomes(work, items, workers), strict=True):
@@ -135,45 +150,72 @@ def survey(spec_file: str, path_option: str | None, root: str) -> Survey:
                   path_option is not None, fingerprint.named(cluster, spec_file, Path(root)))
 
 
+def _memo(kind: str, places: tuple[str, ...], load: Callable[[], Any]) -> Any:
+    key = (kind, places)
+    if key not in _MEMO:
+        _MEMO[key] = load()
+    return _MEMO[key]
+
+
+def _catalog(cluster: Any, base: Path) -> Any:
+    from aicr_gen.gitops.spec import open_spec_catalog
+
+    places = tuple(str((base / folder).resolve()) for folder in cluster.spec.catalogs)
+    return _memo("catalog", places, lambda: open_spec_catalog(cluster, base))
+
+
+def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
+    """The policy findings of a spec (the shipped policies, then spec.policies), as ``policy check`` finds them."""
+    from aicr_gen.policy.check import evaluate, load_policies, shipped_root
+
+    files = [base / name for name in cluster.spec.policies]
+    policies = _memo("policies", tuple(str(file.resolve()) for file in files),
+                     lambda: load_policies([shipped_root()], files))
+    found: list[Any] = evaluate(policies, recipe, cluster.model_dump(mode="json"))
+    return found
+
+
 def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes]]:
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
 
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
-    recipe = resolve_spec(cluster, base)
+    catalog = _catalog(cluster, base)
+    recipe = resolve_spec(cluster, base, catalog)
     if policies:
         policy_errors(cluster, base, recipe, job.spec_file)
-    return cluster, render_tree(cluster, base, job.path, recipe)
+    return cluster, render_tree(cluster, base, job.path, recipe, catalog=catalog)
 
 
 def policy_errors(cluster: Any, base: Path, recipe: dict[str, Any], spec_file: str) -> None:
     """Refuse to sync a spec its policies reject (the shipped ones and spec.policies), listing the errors."""
-    from aicr_gen.policy.check import findings_for
-
-    _policies, findings = findings_for(cluster, base, [], recipe)
-    errors = [f"  {f.policy} {f.path}: {f.message}" for f in findings if f.severity == "error"]
+    errors = [f"  {f.policy} {f.path}: {f.message}" for f in findings(cluster, base, recipe) if f.severity == "error"]
     if errors:
         raise FindingsError(f"{spec_file}: {len(errors)} policy error(s); nothing was committed "
                             "(fix the spec, see 'aicr-gen policy check'):\n" + "\n".join(errors))
 
 
-def for_sync(job: Job) -> Rendered:
+def for_sync(work: SyncJob) -> Rendered:
     """Render a spec for a commit: its policies must pass; the blobs its folder lacks at the base and the changes
     against it come back."""
     import hashlib
 
-    from aicr_gen.gitops.changes import compare
+    from aicr_gen.gitops.changes import RECIPE, compare, component_changes
     from aicr_gen.gitops.git import Repo
-    from aicr_gen.gitops.objects import committed, name_in, read_blobs
+    from aicr_gen.gitops.objects import name_in, read_blobs
 
+    job, old = work.job, work.old
     cluster, tree = _render(job, policies=True)
-    repo = Repo(job.repo)
-    old = committed(repo, job.base, job.path)
-    contents = read_blobs(repo, old.values())
     files = {name: name_in(data, job.fmt) for name, data in tree.items()}
     blobs = {files[name]: data for name, data in tree.items() if old.get(name) != files[name]}
-    changes = compare({name: contents[sha] for name, sha in old.items()}, tree)
+    if work.detail:
+        contents = read_blobs(Repo(job.repo), old.values())
+        changes = compare({name: contents[sha] for name, sha in old.items()}, tree)
+    else:
+        changes = Changes(components=component_changes({RECIPE: work.old_recipe} if work.old_recipe else {}, tree),
+                          added=sorted(set(files) - set(old)), removed=sorted(set(old) - set(files)),
+                          changed=sorted(name for name in set(old) & set(files) if old[name] != files[name]))
     return Rendered(job.spec_file, cluster.metadata.name, job.path, files, blobs, changes, [],
                     hashlib.sha256(tree["recipe.yaml"]).hexdigest())
 
@@ -200,13 +242,13 @@ def for_plan(job: Job) -> Any:
     from aicr_gen.gitops.plan import cluster_plan
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
-    from aicr_gen.policy.check import findings_for
 
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
-    recipe = resolve_spec(cluster, base)
-    _policies, findings = findings_for(cluster, base, [], recipe)
-    tree = render_tree(cluster, base, job.path, recipe)
+    catalog = _catalog(cluster, base)
+    recipe = resolve_spec(cluster, base, catalog)
+    found = findings(cluster, base, recipe)
+    tree = render_tree(cluster, base, job.path, recipe, catalog=catalog)
     old = files_at(Repo(job.repo), job.base, job.path)
     return cluster_plan(cluster.metadata.name, job.spec_file, job.path, old=old, new=tree,
-                        findings=[finding.as_dict() for finding in findings])
+                        findings=[finding.as_dict() for finding in found])

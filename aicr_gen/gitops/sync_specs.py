@@ -20,7 +20,7 @@ from typing import NamedTuple
 from aicr_gen.errors import OK, InvalidInputError
 from aicr_gen.gitops import commit_message, fingerprint, record
 from aicr_gen.gitops.git import Repo
-from aicr_gen.gitops.render_many import Job, Rendered, Survey, for_sync, run_all, survey, workers_for
+from aicr_gen.gitops.render_many import Job, Rendered, Survey, SyncJob, for_sync, run_all, survey, workers_for
 from aicr_gen.gitops.sync import Folder, Result, entries, sync, target
 
 
@@ -106,7 +106,7 @@ def _skipped(found: Survey, now: fingerprint.Inputs, data: bytes, files: Mapping
 
 def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
     """Sync ``specs`` as one commit (see the module's docstring)."""
-    from aicr_gen.gitops.objects import name_in, object_format, store
+    from aicr_gen.gitops.objects import name_in, object_format, read_blobs, store
     from aicr_gen.gitops.specs import distinct, one_repository
 
     where = target(repo, options.branch)
@@ -130,8 +130,11 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
         found = spec_inputs(repo, item, managed_folders)
         inputs.update(found)
         own_inputs[item.spec_file] = sorted(found)
-    jobs = [Job(item.spec_file, item.path, item.from_option, repo.working_tree_dir, fmt, where.base) for item in todo]
-    rendered = run_all(for_sync, jobs, workers_for(len(jobs), options.jobs), lambda job: job.spec_file)
+    recipes = read_blobs(repo, [old[item.path]["recipe.yaml"] for item in todo if "recipe.yaml" in old[item.path]])
+    jobs = [SyncJob(Job(item.spec_file, item.path, item.from_option, repo.working_tree_dir, fmt, where.base),
+                    old[item.path], recipes.get(old[item.path].get("recipe.yaml", "")), len(surveys) == 1)
+            for item in todo]
+    rendered = run_all(for_sync, jobs, workers_for(len(jobs), options.jobs), lambda work: work.job.spec_file)
     after = fingerprint.Digests()
     blobs: dict[str, bytes] = {}
     managed: list[Folder] = []
