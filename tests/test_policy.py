@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 REPO_URL = "https://github.com/example/gitops.git"
 SHIPPED = ["allowed-sources", "certification-needs-nvcre", "health-check-everywhere", "pinned-semver-versions",
-           "sentinel-monitor-unless-opted-in", "training-needs-thresholds"]
+           "sentinel-monitor-unless-opted-in", "training-needs-thresholds", "training-pools-need-thresholds"]
 
 
 def _policy(folder: Path, name: str, body: str, filename: str | None = None) -> Path:

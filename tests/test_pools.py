@@ -35,6 +35,8 @@ def example() -> dict[str, Any]:
 def write(tmp_path: Path, data: dict[str, Any], name: str = "cluster.yaml") -> Path:
     path = tmp_path / name
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    rules = EXAMPLE.parent / "gb200-rules.yaml"  # the example's spec.sentinel.rules, beside it
+    (tmp_path / rules.name).write_bytes(rules.read_bytes())
     return path
 
 
@@ -107,6 +109,7 @@ def test_a_spec_without_pools_resolves_as_before(tmp_path: Path) -> None:
 
     single = example()
     single["spec"].pop("pools")
+    single["spec"].pop("sentinel")  # its ruleSetPools name the pools
     single["spec"]["criteria"]["accelerator"] = "h100"
     recipe = resolve_spec(load_spec(write(tmp_path, single)))
     assert recipe["criteria"]["accelerator"] == "h100"

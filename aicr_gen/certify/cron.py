@@ -44,15 +44,27 @@ TRIGGERS = {"schedule": "schedule", "argocd": "post-sync", "flux": "post-change"
 """Which job made a Certification (its ``aicr-gen.dev/trigger`` label) and the suffix of the job's objects."""
 
 
-def check_names(name: str, schedule: bool, post_change: bool) -> None:
-    """Every object name derived from ``--name`` fits the limits of its kind."""
-    limits = [(f"{name}-{TRIGGERS['schedule']}", CRONJOB_NAME_MAX, "the CronJob (the controller appends 11 "
-               "characters to name each Job)")] if schedule else []
+def _derived(name: str, schedule: bool, post_change: bool) -> list[tuple[str, int, str]]:
+    """``(derived name, its limit, what it names)`` of every object named after ``name``."""
+    limits = [(name, NAME_MAX, "the Certification (NVCRE copies its name into labels)")]
+    if schedule:
+        limits.append((f"{name}-{TRIGGERS['schedule']}", CRONJOB_NAME_MAX, "the CronJob (the controller appends 11 "
+                       "characters to name each Job)"))
     if post_change:
         limits += [(f"{name}-{TRIGGERS[kind]}", NAME_MAX, "a post-change Job") for kind in ("argocd", "flux")]
     if schedule or post_change:
         limits.append((f"{name}-xxxxx", NAME_MAX, "each generated Certification name (generateName adds 5)"))
-    for derived, limit, what in limits:
+    return limits
+
+
+def name_room(schedule: bool, post_change: bool) -> int:
+    """The longest Certification name whose derived object names all fit their limits."""
+    return min(limit - (len(derived) - 1) for derived, limit, _ in _derived("x", schedule, post_change))
+
+
+def check_names(name: str, schedule: bool, post_change: bool) -> None:
+    """Every object name derived from ``--name`` fits the limits of its kind."""
+    for derived, limit, what in _derived(name, schedule, post_change):
         if len(derived) > limit:
             shorter = limit - (len(derived) - len(name))
             raise InvalidInputError(f"--name {name!r}: {what} would be named {derived!r}, over {limit} characters; "

@@ -26,6 +26,8 @@ from aicr_gen.errors import InvalidInputError
 API_VERSION = "nvcre.nvidia.com/v1alpha1"
 KIND = "Certification"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "aicr-gen"}
+POOL_LABEL = "aicr-gen.dev/pool"
+"""Label of a Certification that certifies one GPU node pool (``spec.pools``); bisection and reports keep it."""
 INT32_MAX = 2**31 - 1
 
 _BANDWIDTH = ("algBandwidthGBps", "busBandwidthGBps")
@@ -330,9 +332,10 @@ def _unmeasured(key: str, where: str, entries: Sequence[Category]) -> str:
 def certification(name: str, namespace: str, *, target_spec: Mapping[str, Any], entries: Sequence[Category],
                   global_options: Mapping[str, Any], category_options: Mapping[str, Mapping[str, Any]],
                   global_thresholds: Mapping[str, str],
-                  category_thresholds: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
-    """The Certification object (categories in the given order). Options and thresholds must already be
-    parsed and compiled; this checks where they apply."""
+                  category_thresholds: Mapping[str, Mapping[str, str]],
+                  labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The Certification object (categories in the given order), with ``labels`` beside aicr-gen's. Options and
+    thresholds must already be parsed and compiled; this checks where they apply."""
     check_global_options(entries, global_options, "--option")
     check_resources(global_options, "--option")
     for entry in entries:
@@ -352,7 +355,8 @@ def certification(name: str, namespace: str, *, target_spec: Mapping[str, Any], 
     spec: dict[str, Any] = {"target": dict(target_spec), "categories": categories}
     spec.update(ordered_options({**global_options, **({"thresholds": spec_thresholds} if spec_thresholds else {})}))
     return {"apiVersion": API_VERSION, "kind": KIND,
-            "metadata": {"name": name, "namespace": namespace, "labels": dict(MANAGED_BY)}, "spec": spec}
+            "metadata": {"name": name, "namespace": namespace, "labels": {**MANAGED_BY, **(labels or {})}},
+            "spec": spec}
 
 
 def with_generate_name(cert: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:

@@ -514,3 +514,57 @@ def _problem(root: Mapping[str, Any], data: Any, keys: dict[int, dict[Any, int]]
     late = any(step in ("then", "else") for step in applied)
     order = ((*_position(data, raw, keys), sys.maxsize if late else -1), len(applied), _position(data, path, keys))
     return order, path, message
+
+
+# ------------------------------------------------------------------------------ pool-limited rule sets
+
+
+def node_match(selectors: Sequence[Mapping[str, str]]) -> str:
+    """A Node rule's CEL expression that holds on a node matching any of ``selectors`` (equality selectors:
+    every entry). Label keys are quoted CEL strings, indexed with ``[...]`` (they hold dots and slashes), and
+    looked up only where present, so a node without the label does not match rather than fail the rule."""
+    from aicr_gen.cel.strings import quote
+
+    def entry(key: str, value: str) -> str:
+        return f"{quote(key)} in node.metadata.labels && node.metadata.labels[{quote(key)}] == {quote(value)}"
+
+    terms = [" && ".join(entry(key, selector[key]) for key in sorted(selector)) for selector in selectors]
+    either = terms[0] if len(terms) == 1 else " || ".join(f"({term})" for term in terms)
+    return f"has(node.metadata.labels) && ({either})"
+
+
+def limit_rule_set(rule_set: Mapping[str, Any], selectors: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    """``rule_set`` narrowed to the nodes ``selectors`` match: one more Node rule in ``match.all``.
+    fault-quarantine runs ``match.any`` and ``match.all`` as two evaluators that each act on their own, so a
+    term in ``all`` narrows only the ``all`` branch: ``any`` rules of one kind are folded into a single ``all``
+    rule (``(a) || (b)``) first; ``any`` rules of both kinds, or beside ``all`` rules, cannot be, and are refused."""
+    limited = copy.deepcopy(dict(rule_set))
+    match = limited["match"]
+    alternatives = match.pop("any", [])
+    if alternatives:
+        kinds = {rule["kind"] for rule in alternatives}
+        if len(kinds) > 1 or match.get("all"):
+            beside = "of both kinds" if len(kinds) > 1 else "beside match.all"
+            raise InvalidInputError(f"rule set {rule_set['name']!r} has match.any rules {beside}, which act on their "
+                                    "own and no added rule can narrow; write it with match.all alone to limit it to "
+                                    "pools")
+        expression = " || ".join(f"({rule['expression']})" for rule in alternatives)
+        match["all"] = [*match.get("all", []), {"kind": kinds.pop(), "expression": expression}]
+    match["all"] = [*match.get("all", []), {"kind": "Node", "expression": node_match(selectors)}]
+    return limited
+
+
+def limit_rule_sets(out: Mapping[str, Any], limits: Mapping[str, Sequence[Mapping[str, str]]]) -> dict[str, Any]:
+    """NVSentinel values ``out`` with each rule set named in ``limits`` (name -> node selectors) narrowed
+    (``limit_rule_set``) and the values checked again; a name that is no rule set is an error."""
+    values = copy.deepcopy(dict(out))
+    rule_sets = values.get("fault-quarantine", {}).get("ruleSets", [])
+    names = [rule_set["name"] for rule_set in rule_sets]
+    for name in limits:
+        if name not in names:
+            raise InvalidInputError(f"{name!r} is not a rule set of these values; name one of "
+                                    f"{', '.join(repr(found) for found in names)}")
+    values["fault-quarantine"]["ruleSets"] = [limit_rule_set(rule_set, limits[rule_set["name"]])
+                                              if rule_set["name"] in limits else rule_set for rule_set in rule_sets]
+    check_values(Document("<generated values>", values))
+    return values

@@ -10,6 +10,7 @@ or shared keys with equal values) can overlap on a node that carries both sets o
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from aicr_gen.gitops.spec import ClusterSpec, Pool, Spec
     from aicr_gen.resolve.pools import Resolution
 
+LABEL_VALUE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]")
 OWNER_LABEL = "nvidia.com/gpu-operator.driver.owner"
 """The label the operator sets on each GPU node to record its NVIDIADriver; a selector on it is rejected."""
 
@@ -62,6 +64,8 @@ def check_pools(doc: Document, spec: Spec) -> None:
                     f"{pool.name!r} can select the same node ({_text(other.nodeSelector)} and "
                     f"{_text(pool.nodeSelector)}); selectors are disjoint only when a label key is in both with "
                     "different values: select both pools by one such label, e.g. node.kubernetes.io/instance-type")
+        _check_operations(doc, spec, index, pool)
+    _check_rule_set_pools(doc, spec)
 
 
 def _text(selector: Mapping[str, str]) -> str:
@@ -239,3 +243,158 @@ def pool_tree(cluster: ClusterSpec, base: FilePath, catalog: Any) -> PoolTree:
     files["pools/README.md"] = "\n".join(readme).encode()
     drivers = manifest(resolution.drivers, resolution.operator_version) if resolution.drivers else None
     return PoolTree(files, drivers)
+
+
+# ------------------------------------------------------------------------------ certification, NVSentinel, validation
+
+
+def _check_operations(doc: Document, spec: Spec, index: int, pool: Pool) -> None:
+    """A pool's selector as Kubernetes labels (it becomes NVCRE targets and NVSentinel rules), its certification
+    (as spec.certification's, plus categories, a target that can match and names within their limits) and its
+    validation tests (they need the lifecycle manager)."""
+    from aicr_gen.certify.nvcre import label_key_problem
+    from aicr_gen.gitops.spec import check_certification
+
+    base = ("spec", "pools", index)
+    for key, value in pool.nodeSelector.items():
+        problem = label_key_problem(key)
+        if problem is None and value and not LABEL_VALUE.fullmatch(value):
+            problem = f"label value {value!r} is not valid (at most 63 of [A-Za-z0-9-_.], alphanumeric ends)"
+        if problem:
+            raise InvalidInputError(f"{doc.where((*base, 'nodeSelector', key))}: {problem}")
+    cert = pool.certification
+    if cert is not None:
+        where = (*base, "certification")
+        check_certification(doc, cert, where)
+        if not cert.categories:
+            raise InvalidInputError(f"{doc.where((*where, 'categories'))}: a pool's certification is one "
+                                    "Certification of its nodes; list at least one category, e.g. "
+                                    "communication/nccl-all-reduce")
+        try:
+            certification_selector(spec, pool)
+        except InvalidInputError as err:
+            raise InvalidInputError(f"{doc.where((*where, 'nodeSelector'))}: {err}") from None
+        from aicr_gen.certify.cron import name_room
+
+        room = name_room(cert.schedule is not None, cert.postChange) - len(certification_name(""))
+        if len(pool.name) > room:
+            raise InvalidInputError(f"{doc.where((*base, 'name'))}: the pool's Certification "
+                                    f"{certification_name(pool.name)!r} and the objects named after it (CronJob, "
+                                    f"post-change Jobs) would go over their name limits; certify a pool whose name has "
+                                    f"at most {room} characters")
+    if pool.validationTests:
+        where = (*base, "validationTests")
+        if spec.sentinel is None or not spec.sentinel.lifecycle:
+            raise InvalidInputError(f"{doc.where(where)}: the lifecycle manager runs these tests; set "
+                                    "spec.sentinel.lifecycle: true (with mode: quarantine) or drop the field")
+        for number, test in enumerate(pool.validationTests):
+            if test in pool.validationTests[:number]:
+                raise InvalidInputError(f"{doc.where((*where, number))}: test {test!r} is listed twice; list it once")
+
+
+def _check_rule_set_pools(doc: Document, spec: Spec) -> None:
+    limits = spec.sentinel.ruleSetPools if spec.sentinel is not None else {}
+    names = [pool.name for pool in spec.pools]
+    for rule_set, pools in limits.items():
+        where = ("spec", "sentinel", "ruleSetPools", rule_set)
+        if not pools:
+            raise InvalidInputError(f"{doc.where(where)}: name the pools the rule set is limited to, or drop it")
+        for number, name in enumerate(pools):
+            if name not in names:
+                raise InvalidInputError(f"{doc.where((*where, number))}: {name!r} is not a pool of spec.pools "
+                                        f"({', '.join(names)})")
+
+
+def certification_name(pool: str) -> str:
+    """The name of a pool's Certification (and the prefix of its jobs' objects)."""
+    from aicr_gen.gitops.render_tree import CERT_NAME
+
+    return f"{CERT_NAME}-{pool}"
+
+
+def certification_selector(spec: Spec, pool: Pool) -> dict[str, str]:
+    """The target of a pool's Certification: the pool's nodeSelector with spec.certification's and the pool
+    certification's own added; a label two of them give different values is an error (no node would match)."""
+    layers = [("the pool's nodeSelector", pool.nodeSelector),
+              ("spec.certification.nodeSelector", spec.certification.nodeSelector if spec.certification else {}),
+              ("its own nodeSelector", pool.certification.nodeSelector if pool.certification else {})]
+    merged: dict[str, tuple[str, str]] = {}
+    for what, selector in layers:
+        for key, value in selector.items():
+            if key in merged and merged[key][0] != value:
+                raise InvalidInputError(f"label {key} is {merged[key][0]!r} in {merged[key][1]} and {value!r} in "
+                                        f"{what}, so the Certification would target no node; give it one value")
+            merged.setdefault(key, (value, what))
+    return {key: value for key, (value, _) in merged.items()}
+
+
+def certified(cluster: ClusterSpec) -> list[Pool]:
+    """The pools with a certification block."""
+    return [pool for pool in cluster.spec.pools if pool.certification is not None]
+
+
+def pool_certifications(cluster: ClusterSpec, namespace: str, stack_digest: str) -> dict[str, bytes]:
+    """``pools/<pool>/certification/...``: each certified pool's bundle, its Certification named after the pool
+    and labelled with it (``nvcre.POOL_LABEL``), targeting its selector."""
+    from aicr_gen.certify.nvcre import POOL_LABEL
+    from aicr_gen.gitops.render_tree import certification_bundle
+
+    files: dict[str, bytes] = {}
+    for index, pool in enumerate(cluster.spec.pools):
+        if pool.certification is None:
+            continue
+        bundle = certification_bundle(pool.certification, certification_name(pool.name), namespace,
+                                      certification_selector(cluster.spec, pool), stack_digest,
+                                      field=f"spec.pools[{index}].certification", labels={POOL_LABEL: pool.name})
+        files.update(bundle.under(f"pools/{pool.name}/certification"))
+    return files
+
+
+def pool_applied_folders(cluster: ClusterSpec, deployer: str, namespace: str) -> list[tuple[str, str]]:
+    """``(folder, namespace)`` a GitOps deployer applies after the stack for the certified pools: each one's
+    CronJob folder and, for Argo CD, its post-change hook (as for spec.certification)."""
+    folders: list[tuple[str, str]] = []
+    for pool in certified(cluster):
+        cert = pool.certification
+        assert cert is not None
+        folder = f"pools/{pool.name}/certification"
+        folders += [(f"{folder}/schedule", namespace)] if cert.schedule is not None else []
+        folders += [(f"{folder}/post-change/argocd", namespace)] if cert.postChange and deployer == "argocd" else []
+    return folders
+
+
+def rule_set_selectors(cluster: ClusterSpec) -> dict[str, list[dict[str, str]]]:
+    """spec.sentinel.ruleSetPools as rule set name -> the node selectors of its pools."""
+    selectors = {pool.name: dict(pool.nodeSelector) for pool in cluster.spec.pools}
+    limits = cluster.spec.sentinel.ruleSetPools if cluster.spec.sentinel is not None else {}
+    return {name: [selectors[pool] for pool in pools] for name, pools in limits.items()}
+
+
+def pool_validation(cluster: ClusterSpec, values: Mapping[str, Any], template_node: str) -> dict[str, bytes]:
+    """``pools/<pool>/validation/``: a ValidationRequest template per pool, with the pool's validationTests (none:
+    the lifecycle config's defaults) checked against the NVSentinel ``values``, and how to fill in its nodes."""
+    from aicr_gen.certify import validation_request
+    from aicr_gen.yamlio import dump
+
+    lifecycle = validation_request.lifecycle_tests(Document("spec.sentinel", values))
+    files: dict[str, bytes] = {}
+    for index, pool in enumerate(cluster.spec.pools):
+        try:
+            request = validation_request.build([template_node], pool.validationTests,
+                                               name=f"{template_node}-{pool.name}-validation", lifecycle=lifecycle)
+        except InvalidInputError as err:
+            raise InvalidInputError(f"{cluster.where(('spec', 'pools', index, 'validationTests'))}: {err}") from None
+        request["metadata"]["labels"]["aicr-gen.dev/pool"] = pool.name
+        tests = pool.validationTests or lifecycle.default_tests
+        selector = ",".join(f"{key}={value}" for key, value in pool.nodeSelector.items())
+        readme = "\n".join([
+            f"# ValidationRequest template of pool `{pool.name}`", "",
+            f"`validation-request.yaml` asks NVSentinel's lifecycle manager to run {', '.join(tests) or 'no test'} on "
+            f"a node of the pool and lift its scheduling gate when they pass. Replace `{template_node}` with a node "
+            "of the pool (its spec is immutable: delete a finished request before asking again):", "",
+            "```bash", f"kubectl get nodes --selector={selector} --output=name",
+            f"sed 's/{template_node}/NODE/g' validation-request.yaml | kubectl create -f -", "```", ""])
+        folder = f"pools/{pool.name}/validation"
+        files[f"{folder}/validation-request.yaml"] = ("# Generated by aicr-gen\n" + dump(request)).encode()
+        files[f"{folder}/README.md"] = readme.encode()
+    return files

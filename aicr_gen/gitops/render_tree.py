@@ -7,6 +7,8 @@ the managed path in the repository)::
     <deployer>/...              one bundle per deployer in spec.deployers (with its own checksums.txt); with
                                 spec.sentinel, its NVSentinel values are merged into the nvsentinel component
     certification/...           NVCRE Certification (+ CronJob / post-change jobs), when categories are set
+    pools/<pool>/certification/ the pool's Certification bundle, when spec.pools[].certification is set
+    pools/<pool>/validation/    the pool's ValidationRequest template, when spec.sentinel.lifecycle is on
     sentinel/values.yaml        the NVSentinel values alone (for review and ``aicr-gen rules test``)
     validation/...              a ValidationRequest template, when spec.sentinel.lifecycle is on
     snapshot-agent/...          the snapshot agent CronJob and its RBAC, when spec.snapshot is set
@@ -22,8 +24,15 @@ from typing import Any
 
 from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.pools import pool_tree
-from aicr_gen.gitops.spec import ClusterSpec, open_spec_catalog, resolve_spec
+from aicr_gen.gitops.pools import (
+    certified,
+    pool_applied_folders,
+    pool_certifications,
+    pool_tree,
+    pool_validation,
+    rule_set_selectors,
+)
+from aicr_gen.gitops.spec import Certification, ClusterSpec, open_spec_catalog, resolve_spec
 from aicr_gen.render.bundle import Bundle
 
 CERT_NAME = "gpu-certification"
@@ -75,24 +84,31 @@ def certification_namespace(recipe: dict[str, Any]) -> str:
     return str(nvcre.get("namespace") or CERT_NAMESPACE) if nvcre else CERT_NAMESPACE
 
 
-def _certification(cluster: ClusterSpec, namespace: str, stack_digest: str) -> Bundle:
-    """The certification bundle of spec.certification (checked when the spec was loaded); the Flux post-change
-    job carries the digest of the stack, so it runs again when the stack changes (Argo CD's gets it from its
-    Application: see ``render_tree``)."""
+def certification_bundle(cert_spec: Certification, name: str, namespace: str, selector: dict[str, str],
+                         stack_digest: str, *, field: str = "spec.certification",
+                         labels: dict[str, str] | None = None) -> Bundle:
+    """The certification bundle of a spec's certification block at ``field`` (checked when the spec was loaded),
+    named ``name`` and targeting ``selector``; the Flux post-change job carries the digest of the stack, so it
+    runs again when the stack changes (Argo CD's gets it from its Application: see ``render_tree``)."""
     from aicr_gen.certify import cron, nvcre
     from aicr_gen.gitops.spec import certification_options
 
-    cert_spec = cluster.spec.certification
-    assert cert_spec is not None
-    entries = [nvcre.category(name, f"spec.certification.categories {name!r}") for name in cert_spec.categories]
-    options = certification_options(cert_spec, lambda key: f"spec.certification.options.{key}")
-    cron.check_names(CERT_NAME, cert_spec.schedule is not None, cert_spec.postChange)
-    target = nvcre.target(cert_spec.nodeSelector or DEFAULT_SELECTOR, [], [])
-    cert = nvcre.certification(CERT_NAME, namespace, target_spec=target, entries=entries,
+    entries = [nvcre.category(item, f"{field}.categories {item!r}") for item in cert_spec.categories]
+    options = certification_options(cert_spec, lambda key: f"{field}.options.{key}")
+    cron.check_names(name, cert_spec.schedule is not None, cert_spec.postChange)
+    cert = nvcre.certification(name, namespace, target_spec=nvcre.target(selector, [], []), entries=entries,
                                global_options=options, category_options={},
-                               global_thresholds=dict(cert_spec.thresholds), category_thresholds={})
+                               global_thresholds=dict(cert_spec.thresholds), category_thresholds={}, labels=labels)
     return cron.render(cert, schedule=cert_spec.schedule, post_change=cert_spec.postChange,
                        stack_digest=stack_digest).with_checksums()
+
+
+def _certification(cluster: ClusterSpec, namespace: str, stack_digest: str) -> Bundle:
+    """The cluster-wide certification bundle of spec.certification."""
+    cert_spec = cluster.spec.certification
+    assert cert_spec is not None
+    return certification_bundle(cert_spec, CERT_NAME, namespace, cert_spec.nodeSelector or DEFAULT_SELECTOR,
+                                stack_digest)
 
 
 def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[str, Any]:
@@ -116,8 +132,14 @@ def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[
         raise InvalidInputError(f"{cluster.where(('spec', 'sentinel'))}: the recipe has no enabled "
                                 f"{SENTINEL_COMPONENT} component to carry these values; use a catalog that "
                                 "includes it or drop spec.sentinel")
-    return sentinel.values(spec.mode, rules=rules, breaker=breaker, lifecycle=spec.lifecycle,
-                           validation=spec.validation, dry_run=spec.dryRun)
+    out = sentinel.values(spec.mode, rules=rules, breaker=breaker, lifecycle=spec.lifecycle,
+                          validation=spec.validation, dry_run=spec.dryRun)
+    if not spec.ruleSetPools:
+        return out
+    try:
+        return sentinel.limit_rule_sets(out, rule_set_selectors(cluster))
+    except InvalidInputError as err:
+        raise InvalidInputError(f"{cluster.where(('spec', 'sentinel', 'ruleSetPools'))}: {err}") from None
 
 
 def _validation(values: dict[str, Any]) -> Bundle:
@@ -169,6 +191,7 @@ def applied_folders(cluster: ClusterSpec, deployer: str, recipe: dict[str, Any])
         namespace = certification_namespace(recipe)
         folders += [("certification/schedule", namespace)] if cert.schedule is not None else []
         folders += [(POST_CHANGE_ARGOCD, namespace)] if cert.postChange and deployer == "argocd" else []
+    folders += pool_applied_folders(cluster, deployer, certification_namespace(recipe))
     if cluster.spec.snapshot is not None:
         folders.append(("snapshot-agent", parse_cm_source(cluster.spec.snapshot.configmap)[0]))
     return folders
@@ -233,10 +256,13 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     if cluster.spec.certification is not None and cluster.spec.certification.categories:
         tree = tree.merge(_certification(cluster, certification_namespace(resolved), stack_digest)
                           .under("certification"))
+    if certified(cluster):
+        tree = tree.merge(pool_certifications(cluster, certification_namespace(resolved), stack_digest))
     if sentinel is not None:
         tree = tree.merge({"sentinel/values.yaml": dump(sentinel).encode()})
         if cluster.spec.sentinel is not None and cluster.spec.sentinel.lifecycle:
             tree = tree.merge(_validation(sentinel).under("validation"))
+            tree = tree.merge(pool_validation(cluster, sentinel, TEMPLATE_NODE))
     if cluster.spec.snapshot is not None:
         tree = tree.merge(_snapshot_agent(cluster).under("snapshot-agent"))
     return tree.with_checksums()

@@ -115,6 +115,10 @@ class Sentinel(_Strict):
     lifecycle: bool = Field(False, description="Enable the lifecycle manager (scheduling gate)")
     validation: bool = Field(False, description="Enable post-remediation validation")
     dryRun: bool = Field(False, description="global.dryRun: log actions without taking them")
+    ruleSetPools: dict[Annotated[str, Field(min_length=1)], list[DnsLabel]] = Field(
+        default_factory=dict, description="Rule set name (an upstream default or one of spec.sentinel.rules) -> "
+                                          "the spec.pools it is limited to: a Node rule matching the pools' "
+                                          "nodeSelectors is added to its match.all")
 
 
 class Snapshot(_Strict):
@@ -200,6 +204,14 @@ class Pool(_Strict):
     overrides: Overrides | None = Field(None, description="Component value overrides of this pool's recipe, "
                                                           "e.g. gpu-operator:driver.version=570.195.03 for its "
                                                           "driver; applied before the pools are merged")
+    certification: Certification | None = Field(
+        None, description="NVCRE certification of this pool alone (its own categories, thresholds, schedule and "
+                          "postChange): one Certification named <certification>-<pool> targeting the pool's "
+                          "nodeSelector (with spec.certification's and this nodeSelector added); absent: none")
+    validationTests: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list, description="Lifecycle tests of this pool's ValidationRequest template (needs "
+                                          "spec.sentinel.lifecycle), e.g. [dcgm-diag-test, nccl-loopback-nvswitch]; "
+                                          "empty: the lifecycle config's defaultTests")
 
 
 class Spec(_Strict):
@@ -259,7 +271,7 @@ class ClusterSpec(_Strict):
         the spec takes from it; None for a path outside the spec."""
         from aicr_gen.gitops.fleet import origin_of
 
-        path = tuple(dotted.split("."))
+        path = tuple(int(part) if part.isdigit() else part for part in dotted.split("."))
         if self._source is None or path[0] not in ("apiVersion", "kind", "metadata", "spec"):
             return None
         found = origin_of(self._source, path)
@@ -319,11 +331,11 @@ def certification_options(cert: Certification, where: Callable[[str], str]) -> d
     return options
 
 
-def _check_certification(doc: Document, cert: Certification) -> None:
+def check_certification(doc: Document, cert: Certification, base: Path = ("spec", "certification")) -> None:
+    """spec.certification (or a pool's, at ``base``): categories, thresholds, options and schedule."""
     from aicr_gen.certify import nvcre, thresholds
     from aicr_gen.certify.schedule import check_schedule
 
-    base: Path = ("spec", "certification")
     entries = []
     for index, name in enumerate(cert.categories):
         if name in cert.categories[:index]:
@@ -348,8 +360,10 @@ def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
     if sentinel.rules is not None and not sentinel.rules.strip():
         raise _fail(doc, ("spec", "sentinel", "rules"), "give a rule-set file path or drop the field")
     if sentinel.mode == "monitor":
-        acting = [name for name, on in (("rules", sentinel.rules is not None), ("lifecycle", sentinel.lifecycle),
-                                        ("validation", sentinel.validation), ("breaker", sentinel.breaker is not None))
+        acting = [name for name, on in (("rules", sentinel.rules is not None),
+                                        ("ruleSetPools", bool(sentinel.ruleSetPools)),
+                                        ("lifecycle", sentinel.lifecycle), ("validation", sentinel.validation),
+                                        ("breaker", sentinel.breaker is not None))
                   if on]
         if acting:
             raise _fail(doc, ("spec", "sentinel", acting[0]), "configures actions, and monitor mode takes none; set "
@@ -427,9 +441,12 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
                 except InvalidInputError as err:
                     raise _fail(doc, ("spec", "overrides", field, index), str(err)) from None
     if spec.certification is not None:
-        _check_certification(doc, spec.certification)
+        check_certification(doc, spec.certification)
     if spec.sentinel is not None:
         _check_sentinel(doc, spec.sentinel)
+        if spec.sentinel.ruleSetPools and not spec.pools:
+            raise _fail(doc, ("spec", "sentinel", "ruleSetPools"), "limits rule sets to pools, and the spec has no "
+                                                                   "spec.pools; define the pools or drop the field")
     if spec.snapshot is not None:
         _check_snapshot(doc, spec.snapshot)
     if spec.argocd is not None:

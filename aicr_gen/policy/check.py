@@ -8,15 +8,17 @@ A policy file is one YAML document::
     spec:
       description: what it enforces
       severity: error            # or warning (reported, exit code unaffected)
-      target: component          # recipe | spec | component
+      target: component          # recipe | spec | component | pool
       match: "component.type == 'Helm'"   # optional CEL filter (component target: per componentRef)
       rule: "has(component.version)"      # CEL that must be true
       path: "recipe.componentRefs[{name}].version"
       message: "{name} has no version"
 
-Variables: ``recipe`` (the resolved RecipeResult), ``spec`` (the whole ClusterSpec document) and, for the
-``component`` target, ``component`` (one componentRef). ``{field}`` in ``path`` and ``message`` is a scalar
-field of the component (component target) and ``{cluster}`` the spec's metadata.name.
+Variables: ``recipe`` (the resolved RecipeResult), ``spec`` (the whole ClusterSpec document), for the
+``component`` target ``component`` (one componentRef) and for the ``pool`` target ``pool`` (one of
+spec.pools, so a policy can hold per GPU node pool: e.g. every training pool has thresholds). ``{field}`` in
+``path`` and ``message`` is a scalar field of the component or pool (``{index}`` the pool's position) and
+``{cluster}`` the spec's metadata.name.
 
 Folders are read in order (the shipped ``policies/`` first); ``*.yaml``/``*.yml`` files sorted by name; a
 policy whose name was seen in an earlier folder replaces it. A rule that fails at run time (a missing
@@ -39,13 +41,15 @@ from aicr_gen.yamlio import Document
 if TYPE_CHECKING:
     from aicr_gen.gitops.spec import ClusterSpec
 
-Target = Literal["recipe", "spec", "component"]
+Target = Literal["recipe", "spec", "component", "pool"]
 _VARIABLES: dict[str, tuple[str, ...]] = {
     "recipe": ("recipe", "spec"),
     "spec": ("recipe", "spec"),
     "component": ("component", "recipe", "spec"),
+    "pool": ("pool", "recipe", "spec"),
 }
-_DEFAULT_PATH = {"recipe": "recipe", "spec": "spec", "component": "recipe.componentRefs[{name}]"}
+_DEFAULT_PATH = {"recipe": "recipe", "spec": "spec", "component": "recipe.componentRefs[{name}]",
+                 "pool": "spec.pools.{index}"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -61,7 +65,8 @@ class _Metadata(_Strict):
 class _Spec(_Strict):
     description: str = Field("", description="What the policy enforces")
     severity: Literal["error", "warning"] = Field("error", description="error: exit 1; warning: reported only")
-    target: Target = Field(description="recipe, spec, or component (once per componentRef)")
+    target: Target = Field(description="recipe, spec, component (once per componentRef) or pool (once per "
+                                        "spec.pools entry)")
     match: str | None = Field(None, description="CEL filter: the rule applies only where it is true")
     rule: str = Field(min_length=1, description="CEL expression that must be true")
     path: str | None = Field(None, description="Path template of a finding, e.g. recipe.componentRefs[{name}]")
@@ -201,6 +206,11 @@ def evaluate(policies: list[Policy], recipe: dict[str, Any], spec: dict[str, Any
     findings: list[Finding] = []
     for policy in policies:
         base = {"recipe": recipe_cel, "spec": spec_cel}
+        if policy.target == "pool":
+            for index, pool in enumerate((spec.get("spec") or {}).get("pools") or []):
+                found = _check(policy, {**base, "pool": to_cel(pool)}, {**pool, "index": index, "cluster": cluster})
+                findings += [found] if found else []
+            continue
         if policy.target != "component":
             found = _check(policy, base, {"cluster": cluster})
             findings += [found] if found else []
