@@ -31,7 +31,8 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands import recipe
 
         if args.recipe_command == "list":
-            resolve_only = [*DIMENSIONS, "profile", "slurm_accounting_mode", "output", "format"]
+            resolve_only = [*DIMENSIONS, "profile", "slurm_accounting_mode", "output", "format", "criteria",
+                            "api_version"]
             given = [name for name in resolve_only if getattr(args, name) is not None]
             given += ["nodes"] if args.nodes else []
             if given:
@@ -41,7 +42,8 @@ def _run(args: argparse.Namespace) -> int:
         criteria = {dim: getattr(args, dim) for dim in DIMENSIONS}
         return recipe.resolve_command(args.catalog, criteria, args.output, args.format or "yaml",
                                       nodes=args.nodes, profile=args.profile,
-                                      accounting_mode=args.slurm_accounting_mode)
+                                      accounting_mode=args.slurm_accounting_mode, api_version=args.api_version,
+                                      criteria_file=args.criteria)
     if args.command == "bundle":
         from aicr_gen.commands.bundle import bundle_command
 

@@ -145,6 +145,9 @@ def _snapshot(commands: Any) -> None:
                           "in a pod its service account)")
     snapshot.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current-context)")
     snapshot.add_argument("--output", "-o", metavar="FILE|cm://NS/NAME", help="where to write (default: stdout)")
+    snapshot.add_argument("--api-version", choices=("aicr.run/v1", "aicr.run/v1alpha2"),
+                          help="header to write: aicr.run/v1 (default; AICR >= 0.22) or aicr.run/v1alpha2 "
+                               "(AICR <= 0.21)")
     snapshot.add_argument("--agent-cronjob", metavar="DIR",
                           help="instead, write a CronJob (+RBAC) that runs AICR's snapshot agent into cm://")
     snapshot.add_argument("--schedule", default="0 * * * *", metavar="CRON", help="schedule of --agent-cronjob")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aicr_gen import __version__, cli_operate
-from aicr_gen.catalog.vocabulary import DIMENSIONS
+from aicr_gen.catalog.vocabulary import API_VERSION_PROFILED, DIMENSIONS, GENERATIONS
 from aicr_gen.errors import INVALID
 
 RESULTS_JSON = """\
@@ -44,6 +44,9 @@ def _recipe_parser(commands: Any) -> None:
                         "customer-managed or aicr-provided")
     recipe.add_argument("-o", "--output", metavar="FILE", help="write the recipe to FILE (atomically)")
     recipe.add_argument("--format", choices=("yaml", "json"), help="output format (default: yaml)")
+    recipe.add_argument("--criteria", metavar="FILE", help="a RecipeCriteria file; flags override its values")
+    recipe.add_argument("--api-version", choices=GENERATIONS, help=f"headers to write: {GENERATIONS[0]} (default; "
+                        f"AICR >= 0.22, profiled recipes {API_VERSION_PROFILED}) or {GENERATIONS[1]} (AICR <= 0.21)")
     recipe_commands = recipe.add_subparsers(dest="recipe_command", metavar="list", parser_class=_Parser)
     listing = recipe_commands.add_parser("list", help="list the leaf overlays of the catalog")
     _catalog_option(listing, dest="list_catalog")

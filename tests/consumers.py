@@ -396,7 +396,8 @@ def _role(path: str, chart_dirs: Collection[str], helmfiles: Mapping[str, str],
         return helmfiles[path]
     if name in ("helmfile.yaml", "helmfile.yml") or "helmfile.d" in pure.parts[:-1]:
         return "helmfile"
-    if re.fullmatch(r"(.*[-_.])?values([-_.].*)?\.ya?ml", name) or name in ("recipe.yaml", "provenance.yaml"):
+    data_files = ("recipe.yaml", "bundle-info.yaml", "provenance.yaml")
+    if re.fullmatch(r"(.*[-_.])?values([-_.].*)?\.ya?ml", name) or name in data_files:
         return "data"
     return "manifest"
 
@@ -447,8 +448,8 @@ def validate_manifests(files: Mapping[str, bytes], *, roles: Mapping[str, str] |
     - ``helmfile``: ``helmfile.yaml``, files under ``helmfile.d/`` and every file a helmfile lists under
       ``helmfiles:`` (AICR's ``level-N.yaml``), against SchemaStore helmfile.json.
     - ``data``: must parse, nothing more: ``values.yaml``, ``cluster-values.yaml``, ``*-values.yaml``,
-      ``values-*.yaml``, ``recipe.yaml``, ``provenance.yaml``, a chart's ``static/`` folder, and files a
-      helmfile release lists under ``values:``.
+      ``values-*.yaml``, ``recipe.yaml``, ``bundle-info.yaml``, ``provenance.yaml``, a chart's ``static/``
+      folder, and files a helmfile release lists under ``values:``.
     - ``manifest`` (everything else): each document must be a Kubernetes object. Kinds of the reference
       CRDs are checked against ``crd_schemas()`` (+ their CEL rules), ``extra_schemas`` likewise, other
       kinds against Kubernetes 1.33 strict schemas; a kind found in none fails, unless listed in

@@ -74,7 +74,7 @@ def test_snapshot_of_recorded_eks_objects() -> None:
     """Objects as an EKS API server returns them (kubelet-set statuses and digests the test server lacks)."""
     snapshot = capture.build_snapshot(_recorded("version.json"), _recorded("nodes.json")["items"], SECRETS["items"],
                                       _recorded("pods.json")["items"], NOW)
-    assert snapshot["kind"] == "Snapshot" and snapshot["apiVersion"] == "aicr.run/v1alpha2"
+    assert snapshot["kind"] == "Snapshot" and snapshot["apiVersion"] == "aicr.run/v1"
     assert snapshot["metadata"] == {"timestamp": "2026-03-02T09:15:00Z", "version": "0.1.0", "source": "aicr-gen"}
     assert subtype_data(snapshot, "K8s", "server") == {"version": "v1.33.0-eks-4096722", "platform": "linux/amd64",
                                                 "goVersion": "go1.24.2"}

@@ -340,9 +340,11 @@ PROFILED = overlay("eks", LEAF_SPEC + PROFILE, api="aicr.run/v1alpha3")
 
 @pytest.mark.parametrize(("old", "new", "blamed", "fragments"), [
     pytest.param("apiVersion: aicr.run/v1alpha3", "apiVersion: aicr.run/v1alpha2", ("apiVersion", "apiVersion"),
-                 ("spec.profile exactly when its apiVersion is aicr.run/v1alpha3",), id="profile-in-v1alpha2"),
+                 ("spec.profile exactly when its apiVersion is aicr.run/v1beta2 (or aicr.run/v1alpha3)",
+                  "write apiVersion: aicr.run/v1alpha3"), id="profile-in-v1alpha2"),
     pytest.param(PROFILE, "", ("apiVersion", "apiVersion"),
-                 ("spec.profile exactly when its apiVersion is aicr.run/v1alpha3",), id="v1alpha3-without-profile"),
+                 ("spec.profile exactly when its apiVersion is aicr.run/v1beta2 (or aicr.run/v1alpha3)",
+                  "write apiVersion: aicr.run/v1alpha2"), id="v1alpha3-without-profile"),
     pytest.param("name: gpuStack", "name: gpu stack", ("gpu stack", "spec.profile.name"), ("'gpu stack'",),
                  id="name-with-space"),
     pytest.param("advertiser: external", "advertiser: bogus",
@@ -381,7 +383,7 @@ def test_a_valid_profile_applies_its_default_and_can_be_switched(cli: Run, tmp_p
     default = resolved(recipe(cli, catalog, "--service", "eks"))
     other = resolved(recipe(cli, catalog, "--service", "eks", "--profile", "gpuStack=external"))
 
-    assert default["apiVersion"] == "aicr.run/v1alpha3"
+    assert default["apiVersion"] == "aicr.run/v1beta2"
     assert default["metadata"]["selectedProfile"] == {
         "name": "gpuStack", "value": "operator", "ownedPaths": {"b": ["driver.enabled", "enabled"]}}
     assert ref_named(default, "b")["overrides"] == {"driver": {"enabled": True}}

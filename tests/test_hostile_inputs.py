@@ -254,8 +254,8 @@ def test_unknown_kind_names_the_expected_kind(catalog: Path, recipe: Run, out: P
 def test_unknown_api_version_names_the_supported_ones(catalog: Path, recipe: Run, out: Path) -> None:
     edit(catalog, BASE, "apiVersion: aicr.run/v1alpha2", "apiVersion: aicr.run/v1")
 
-    assert_rejected(recipe(), out, f"{BASE}:2: apiVersion: value 'aicr.run/v1' is not allowed",
-                    "use one of 'aicr.run/v1alpha2' or 'aicr.run/v1alpha3'")
+    assert_rejected(recipe(), out, f"{BASE}:2: apiVersion: value 'aicr.run/v1' is not allowed for a RecipeMetadata",
+                    "use one of 'aicr.run/v1beta1', 'aicr.run/v1alpha2', 'aicr.run/v1beta2', 'aicr.run/v1alpha3'")
 
 
 def test_two_overlays_with_the_same_name_in_one_layer(catalog: Path, recipe: Run, out: Path) -> None:

@@ -161,7 +161,7 @@ def test_kubectl_kustomize_builds_the_bundle_and_every_object_validates(cli: Cli
     # Nothing is left out: every manifest of the bundle is applied, directly or through a Flux Kustomization.
     manifests = {(doc["kind"], doc["metadata"]["name"]) for rel, data in files.items()
                  if rel.endswith(".yaml") and "/chart/" not in rel and posixpath.basename(rel) not in (
-                     "kustomization.yaml", "recipe.yaml")
+                     "kustomization.yaml", "recipe.yaml", "bundle-info.yaml")
                  for doc in yaml.safe_load_all(data) if doc}
     assert set(objects) == manifests
     assert {obj["metadata"].get("namespace") for obj in objects.values() if obj["kind"] != "Namespace"} == {FLUX_NS}

@@ -98,7 +98,9 @@ def test_load_document_tells_recipe_from_snapshot(tmp_path: Path) -> None:
      r"bad.yaml:\d+: invalid YAML"),
     ("measurements:\n  - type: K8s\n    subtypes:\n      - subtype: server\n        data:\n          v: [1]\n",
      r"bad.yaml:6: measurements\[0\].subtypes\[0\].data.v: .*a reading must be a string, number or boolean"),
-    ("kind: Snapshot\napiVersion: aicr.run/v1\nmeasurements: []\n", r"bad.yaml:2: apiVersion: value 'aicr.run/v1'"),
+    ("kind: Snapshot\napiVersion: aicr.run/v1beta1\nmeasurements: []\n",
+     r"bad.yaml:2: apiVersion: value 'aicr.run/v1beta1' is not allowed; use one of 'aicr.run/v1' or "
+     r"'aicr.run/v1alpha2'"),
     ("measurements:\n  - type: K8s\n    subtypes: []\n    subtype: x\n",
      r"bad.yaml:4: measurements\[0\].subtype: unknown field 'subtype'; did you mean 'subtypes'"),
     ("measurements:\n  - {type: OS, subtypes: []}\n  - {type: OS, subtypes: []}\n",

@@ -17,7 +17,8 @@ from typing import Any
 
 KEEP = 16
 # Files whose contents change what validation accepts; a change to them invalidates every entry.
-_VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/vocabulary.py", "modelcheck.py", "yamlio.py")
+_VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/headers.py", "catalog/vocabulary.py",
+                    "modelcheck.py", "yamlio.py")
 
 
 @functools.cache

@@ -1,4 +1,5 @@
-"""Pydantic models of AICR's ``aicr.run/v1alpha2`` catalog and recipe kinds.
+"""Pydantic models of AICR's catalog and recipe kinds, in both header generations (ADR-022: the 1.0 headers
+``aicr.run/v1``/``v1beta1``/``v1beta2`` and the alpha ones ``aicr.run/v1alpha2``/``v1alpha3``).
 
 They validate what we load (unknown fields are rejected) and are the source of the JSON Schemas printed
 by ``aicr-gen schema``. Resolution itself works on the validated plain data for speed; the models are
@@ -51,7 +52,8 @@ class RecipeCriteria(_Strict):
     """A criteria document (AICR ``RecipeCriteria``), e.g. the body of a recipe request."""
 
     kind: Literal["RecipeCriteria"] = Field(description="Always RecipeCriteria")
-    apiVersion: Literal["aicr.run/v1alpha2"] = Field(description="Always aicr.run/v1alpha2")
+    apiVersion: Literal["aicr.run/v1", "aicr.run/v1alpha2"] = Field(
+        description="aicr.run/v1 (AICR >= 0.22), or aicr.run/v1alpha2 (AICR <= 0.22)")
     metadata: dict[str, Any] | None = Field(None, description="Free-form metadata (name, labels)")
     spec: Criteria = Field(description="The criteria to resolve")
 
@@ -146,7 +148,7 @@ class ProfileValue(_Strict):
 
 
 class Profile(_Strict):
-    """A configuration profile (AICR v1alpha3): named alternatives that only set overrides."""
+    """A configuration profile (profile-bearing overlays): named alternatives that only set overrides."""
 
     name: ProfileToken = Field(description="Profile name, e.g. gpuStack")
     description: str | None = Field(None, description="What the choice is about")
@@ -163,7 +165,8 @@ class OverlaySpec(_Strict):
     constraints: list[Constraint] | None = Field(None, description="Constraints, merged by name (later wins)")
     componentRefs: list[ComponentRef] | None = Field(None, description="Components, merged by name field by field")
     validation: Validation | None = Field(None, description="Validation phases, merged per phase")
-    profile: Profile | None = Field(None, description="Configuration profile (aicr.run/v1alpha3 only)")
+    profile: Profile | None = Field(
+        None, description="Configuration profile (only with apiVersion aicr.run/v1beta2 or aicr.run/v1alpha3)")
 
 
 class NamedMetadata(_Strict):
@@ -176,8 +179,9 @@ class RecipeMetadata(_Strict):
     """An overlay (AICR ``RecipeMetadata``); ``base`` is the one without criteria."""
 
     kind: Literal["RecipeMetadata"] = Field(description="Always RecipeMetadata")
-    apiVersion: Literal["aicr.run/v1alpha2", "aicr.run/v1alpha3"] = Field(
-        description="aicr.run/v1alpha2, or v1alpha3 when spec.profile is set")
+    apiVersion: Literal["aicr.run/v1beta1", "aicr.run/v1beta2", "aicr.run/v1alpha2", "aicr.run/v1alpha3"] = Field(
+        description="aicr.run/v1beta1, or aicr.run/v1beta2 when spec.profile is set (AICR >= 0.22); "
+                    "aicr.run/v1alpha2, or aicr.run/v1alpha3 with a profile (AICR <= 0.22)")
     metadata: NamedMetadata = Field(description="Overlay name (equal to the file name without .yaml)")
     spec: OverlaySpec = Field(description="The overlay content")
 
@@ -193,7 +197,8 @@ class RecipeMixin(_Strict):
     """A reusable fragment (AICR ``RecipeMixin``) composed by overlays through ``spec.mixins``."""
 
     kind: Literal["RecipeMixin"] = Field(description="Always RecipeMixin")
-    apiVersion: Literal["aicr.run/v1alpha2"] = Field(description="Always aicr.run/v1alpha2")
+    apiVersion: Literal["aicr.run/v1beta1", "aicr.run/v1alpha2"] = Field(
+        description="aicr.run/v1beta1 (AICR >= 0.22), or aicr.run/v1alpha2 (AICR <= 0.22)")
     metadata: NamedMetadata = Field(description="Mixin name")
     spec: MixinSpec = Field(description="The mixin content")
 
@@ -281,7 +286,8 @@ class RegistryComponent(_Strict):
 class ComponentRegistry(_Strict):
     """The component registry (AICR ``ComponentRegistry``)."""
 
-    apiVersion: Literal["aicr.run/v1alpha2"] = Field(description="Always aicr.run/v1alpha2")
+    apiVersion: Literal["aicr.run/v1beta1", "aicr.run/v1alpha2"] = Field(
+        description="aicr.run/v1beta1 (AICR >= 0.22), or aicr.run/v1alpha2 (AICR <= 0.22)")
     kind: Literal["ComponentRegistry"] = Field(description="Always ComponentRegistry")
     components: list[RegistryComponent] = Field(description="The components")
 
@@ -301,7 +307,7 @@ class RecipeResultMetadata(_Strict):
     excludedOverlays: list[ExcludedOverlay | str] | None = Field(None, description="Snapshot mode only")
     constraintWarnings: list[dict[str, Any]] | None = Field(None, description="Snapshot mode only")
     gpuDriverState: str | None = Field(None, description="Snapshot mode only: preinstalled or absent")
-    selectedProfile: dict[str, Any] | None = Field(None, description="v1alpha3 only: the selected profile")
+    selectedProfile: dict[str, Any] | None = Field(None, description="Profiled recipes only: the selected profile")
     mariaDBOperatorState: str | None = Field(None, description="Snapshot mode only")
 
 
@@ -309,10 +315,13 @@ class RecipeResult(_Strict):
     """A resolved, version-locked recipe (AICR ``RecipeResult``)."""
 
     kind: Literal["RecipeResult"] = Field(description="Always RecipeResult")
-    apiVersion: Literal["aicr.run/v1alpha2", "aicr.run/v1alpha3"] = Field(description="aicr.run/v1alpha2")
+    apiVersion: Literal["aicr.run/v1", "aicr.run/v1beta2", "aicr.run/v1alpha2", "aicr.run/v1alpha3"] = Field(
+        description="aicr.run/v1, or aicr.run/v1beta2 with a profile or configuration (AICR >= 0.22); "
+                    "aicr.run/v1alpha2, or aicr.run/v1alpha3 with a profile or configuration (AICR <= 0.22)")
     metadata: RecipeResultMetadata | None = Field(None, description="Provenance")
     criteria: Criteria | None = Field(None, description="The query the recipe was resolved for")
-    configuration: dict[str, Any] | None = Field(None, description="v1alpha3 configuration (slurm accounting)")
+    configuration: dict[str, Any] | None = Field(
+        None, description="Profiled recipes only: configuration (slurm accounting)")
     constraints: list[Constraint] | None = Field(None, description="Readiness constraints, sorted by name")
     componentRefs: list[ComponentRef] = Field(description="The resolved components")
     deploymentOrder: list[str] | None = Field(None, description="Topological install order of enabled components")

@@ -62,15 +62,6 @@ def registry_locations(doc: Document) -> dict[str, tuple[int, str]]:
     return marks
 
 
-def _check_profile_api(doc: Document) -> None:
-    has_profile = bool((doc.data.get("spec") or {}).get("profile"))
-    if has_profile != (doc.data.get("apiVersion") == "aicr.run/v1alpha3"):
-        where = doc.where(("apiVersion",))
-        raise InvalidInputError(
-            f"{where}: an overlay declares spec.profile exactly when its apiVersion is aicr.run/v1alpha3; "
-            "fix the apiVersion or the profile")
-
-
 def _check_criteria_nodes(doc: Document) -> None:
     criteria = (doc.data.get("spec") or {}).get("criteria") or {}
     if criteria.get("nodes"):
@@ -81,7 +72,7 @@ def _check_criteria_nodes(doc: Document) -> None:
 
 def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
     """Validated catalog data from ``[(root, {relative path: bytes})]``, later layers winning."""
-    from aicr_gen.catalog import models
+    from aicr_gen.catalog import headers, models
     from aicr_gen.modelcheck import check
 
     registry: dict[str, dict[str, Any]] = {}
@@ -95,6 +86,7 @@ def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
             source = f"{root}/{rel}"
             doc = load_bytes(data, source)
             if rel == REGISTRY:
+                headers.check(doc, "ComponentRegistry")
                 parsed = check(doc, models.ComponentRegistry)
                 seen_registry = True
                 registry.update(_registry_entries(parsed, source, doc))
@@ -102,9 +94,9 @@ def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
                 continue
             folder = rel.split("/", 1)[0]
             model: Any = models.RecipeMetadata if folder == "overlays" else models.RecipeMixin
+            headers.check(doc, model.__name__)
             item = check(doc, model)
             if folder == "overlays":
-                _check_profile_api(doc)
                 _check_criteria_nodes(doc)
             name = item.metadata.name
             if folder == "overlays" and (rel == "overlays/base.yaml") != (name == "base"):

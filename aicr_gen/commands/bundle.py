@@ -31,7 +31,7 @@ def _load_recipe(path: str) -> dict[str, Any]:
     if not file.is_file():
         raise InvalidInputError(f"--recipe {path}: no such file; write one with 'aicr-gen recipe -o FILE'")
     raw = read_file(file, file.parent, file.name)
-    key = cache.new_key("recipe-v2")
+    key = cache.new_key("recipe-v3")
     key.update(raw)
     entry = cache.get(key.hexdigest())
     if entry is None:
@@ -44,11 +44,14 @@ def _load_recipe(path: str) -> dict[str, Any]:
 
 
 def _validate_recipe(raw: bytes, path: str) -> dict[str, Any]:
+    from aicr_gen.catalog import headers
     from aicr_gen.catalog.models import RecipeResult
     from aicr_gen.modelcheck import check
     from aicr_gen.yamlio import load_bytes
 
-    recipe: dict[str, Any] = check(load_bytes(raw, path), RecipeResult).model_dump(exclude_none=True)
+    doc = load_bytes(raw, path)
+    headers.check(doc, "RecipeResult")
+    recipe: dict[str, Any] = check(doc, RecipeResult).model_dump(exclude_none=True)
     if "deploymentOrder" not in recipe:
         raise InvalidInputError(f"{path}: deploymentOrder is missing; regenerate the recipe")
     unknown = sorted(set(recipe["deploymentOrder"]) - {ref["name"] for ref in recipe["componentRefs"]})

@@ -17,12 +17,40 @@ from aicr_gen.yamlio import dump, dump_json
 __all__ = ["leaf_rows", "list_leaves", "open_catalog", "resolve_command"]
 
 
+def load_criteria(path: str) -> dict[str, Any]:
+    """The ``spec`` of a ``RecipeCriteria`` file (AICR's recipe request body), either header generation."""
+    from pathlib import Path
+
+    from aicr_gen.catalog import headers
+    from aicr_gen.catalog.load import read_file
+    from aicr_gen.catalog.models import RecipeCriteria
+    from aicr_gen.errors import InvalidInputError
+    from aicr_gen.modelcheck import check
+    from aicr_gen.yamlio import load_bytes
+
+    file = Path(path)
+    if not file.is_file():
+        raise InvalidInputError(f"--criteria {path}: no such file; give a RecipeCriteria file")
+    doc = load_bytes(read_file(file, file.parent, file.name), path)
+    headers.check(doc, "RecipeCriteria")
+    spec: dict[str, Any] = check(doc, RecipeCriteria).spec.model_dump(exclude_none=True)
+    return spec
+
+
 def resolve_command(folders: list[str], values: dict[str, str | None], output: str | None, fmt: str, *,
-                    nodes: int, profile: str | None, accounting_mode: str | None) -> int:
-    """Resolve and print (or write) the recipe."""
+                    nodes: int, profile: str | None, accounting_mode: str | None,
+                    api_version: str | None = None, criteria_file: str | None = None) -> int:
+    """Resolve and print (or write) the recipe: criteria from flags over those of ``criteria_file``, written
+    with the headers of ``api_version`` (the 1.0 ones by default)."""
+    from aicr_gen.catalog import headers
+    from aicr_gen.catalog.vocabulary import API_VERSION
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.resolve.profile import parse_selection
 
+    if criteria_file is not None:
+        given = load_criteria(criteria_file)
+        values = {dim: value if value is not None else given.get(dim) for dim, value in values.items()}
+        nodes = nodes or int(given.get("nodes") or 0)
     if nodes < 0:
         raise InvalidInputError(f"--nodes: {nodes} is negative; give a node count of 0 or more")
     catalog = open_catalog(folders)
@@ -32,6 +60,8 @@ def resolve_command(folders: list[str], values: dict[str, str | None], output: s
             "no criteria given; pass at least one of --service, --accelerator, --intent, --os, --platform, --nodes")
     options = recipe.Options(nodes=nodes, profile=parse_selection(profile), accounting_mode=accounting_mode)
     result = recipe.resolve(catalog, query, options)
+    if api_version is not None and api_version != API_VERSION:
+        result = headers.convert(result, "RecipeResult", api_version)
     write_text(output, dump_json(result) if fmt == "json" else dump(result))
     return OK
 

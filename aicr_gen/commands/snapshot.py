@@ -38,7 +38,7 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     if args.agent_cronjob:
         return _agent(args)
     from aicr_gen.drift.capture import build_snapshot, timestamp
-    from aicr_gen.drift.snapshot import CM_PREFIX, parse_cm_source
+    from aicr_gen.drift.snapshot import API_VERSION, CM_PREFIX, parse_cm_source
     from aicr_gen.kube.client import connect
     from aicr_gen.output import write_text
     from aicr_gen.yamlio import dump
@@ -47,7 +47,8 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     target: tuple[str, str] | None = parse_cm_source(output) if output and output.startswith(CM_PREFIX) else None
     with connect(args.kubeconfig, args.context) as cluster:
         moment = now or datetime.datetime.now(datetime.UTC)
-        snapshot: dict[str, Any] = build_snapshot(*cluster.inventory(), moment)
+        snapshot: dict[str, Any] = build_snapshot(
+            *cluster.inventory(), moment, api_version=getattr(args, "api_version", None) or API_VERSION)
         text = dump(snapshot)
         if target is None:
             write_text(output, text)

@@ -1,5 +1,5 @@
-"""An AICR-format snapshot (``kind: Snapshot``, aicr.run/v1alpha2) built from what ``aicr_gen.kube`` reads
-through the Kubernetes API (GET only; ``Cluster.inventory``):
+"""An AICR-format snapshot (``kind: Snapshot``, aicr.run/v1 or, for AICR <= 0.21, aicr.run/v1alpha2) built
+from what ``aicr_gen.kube`` reads through the Kubernetes API (GET only; ``Cluster.inventory``):
 
 - ``/version``: ``K8s.server`` (version, platform, goVersion);
 - ``/api/v1/nodes``: ``K8s.node`` (os-image, kernel-version, container-runtime-version, kubelet-version),
@@ -60,13 +60,15 @@ SOURCE = "aicr-gen"
 
 
 def build_snapshot(version: Mapping[str, Any], nodes: list[dict[str, Any]], secrets: list[dict[str, Any]],
-                   pods: list[dict[str, Any]], now: datetime.datetime) -> dict[str, Any]:
-    """The snapshot of the given API objects (pure: the same inputs and ``now`` give the same result)."""
+                   pods: list[dict[str, Any]], now: datetime.datetime, *,
+                   api_version: str = API_VERSION) -> dict[str, Any]:
+    """The snapshot of the given API objects (pure: the same inputs and ``now`` give the same result), with
+    header ``api_version`` (one of ``API_VERSIONS``)."""
     k8s = [_subtype("server", server_data(version)), _subtype("node", node_data(nodes)),
            _subtype("image", image_data(pods)), _subtype("helm", helm_data(secrets))]
     snapshot = {
         "kind": SNAPSHOT_KIND,
-        "apiVersion": API_VERSION,
+        "apiVersion": api_version,
         "metadata": {"timestamp": timestamp(now), "version": __version__, "source": SOURCE},
         "measurements": [
             {"type": "K8s", "subtypes": [s for s in k8s if s["data"]]},

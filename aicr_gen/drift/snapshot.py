@@ -2,7 +2,8 @@
 
 A snapshot is what ``aicr snapshot`` measured on a live cluster: measurement types (K8s, GPU, OS, SystemD,
 NodeTopology, NetworkTopology), each a list of subtypes holding scalar readings. Real snapshots may omit
-``kind``/``apiVersion`` (AICR's own test fixtures do), so both are optional but checked when present.
+``kind``/``apiVersion`` (AICR's own test fixtures do, and AICR up to 0.22 reads them), so both are optional but
+checked when present: ``aicr.run/v1`` (AICR >= 0.22) or ``aicr.run/v1alpha2`` (older AICR).
 
 Loading is bounded: a gzip file (by magic bytes, whatever its name) expands to at most ``MAX_SNAPSHOT_BYTES``,
 and every problem is an exit-2 error naming ``source:line: field.path``; a ConfigMap that cannot be read is
@@ -30,7 +31,9 @@ MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 SNAPSHOT_KIND = "Snapshot"
 RECIPE_KIND = "RecipeResult"
-API_VERSION = "aicr.run/v1alpha2"
+API_VERSION = "aicr.run/v1"
+"""What we write by default (ADR-022's 1.0 header); ``API_VERSIONS`` are the ones we read."""
+API_VERSIONS = ("aicr.run/v1", "aicr.run/v1alpha2")
 CM_PREFIX = "cm://"
 # ConfigMap keys tried in order; binaryData holds the gzip variants of large documents.
 CM_TEXT_KEYS = ("snapshot.yaml", "snapshot.json", "recipe.yaml", "recipe.json")
@@ -94,10 +97,11 @@ def _models() -> dict[str, type[BaseModel]]:
         subtypes: list[Subtype] = Field(description="The subtypes measured for this type")
 
     class Snapshot(_Closed):
-        """A cluster snapshot as written by ``aicr snapshot`` (kind Snapshot, aicr.run/v1alpha2)."""
+        """A cluster snapshot as written by ``aicr snapshot`` (kind Snapshot, aicr.run/v1 or aicr.run/v1alpha2)."""
 
         kind: Literal["Snapshot"] | None = Field(None, description="Snapshot when present (AICR may omit it)")
-        apiVersion: Literal["aicr.run/v1alpha2"] | None = Field(None, description="aicr.run/v1alpha2 when present")
+        apiVersion: Literal["aicr.run/v1", "aicr.run/v1alpha2"] | None = Field(
+            None, description="aicr.run/v1 (AICR >= 0.22) or aicr.run/v1alpha2 (older AICR) when present")
         metadata: dict[str, Any] | None = Field(None, description="Free-form metadata: timestamp, version, "
                                                                   "source-node, ...")
         fingerprint: dict[str, Any] | None = Field(None, description="Advisory cluster identity (service, "
@@ -400,10 +404,10 @@ def _fast_snapshot(data: Any) -> dict[str, Any]:
     if not snapshot.keys() <= _SNAPSHOT_FIELDS:
         raise _Fallback("unknown field")
     out: dict[str, Any] = {}
-    for field, want in (("kind", SNAPSHOT_KIND), ("apiVersion", API_VERSION)):
+    for field, wanted in (("kind", (SNAPSHOT_KIND,)), ("apiVersion", API_VERSIONS)):
         value = snapshot.get(field)
         if value is not None:
-            if type(value) is not str or value != want:
+            if type(value) is not str or value not in wanted:
                 raise _Fallback(field)
             out[field] = value
     for field in ("metadata", "fingerprint"):

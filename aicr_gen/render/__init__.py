@@ -6,6 +6,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from aicr_gen.render import bundle_info
 from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.options import DEPLOYERS, Options
 from aicr_gen.render.plan import Plan
@@ -16,7 +17,8 @@ _MODULES = {"helm": "helm", "argocd": "argocd", "argocd-helm": "argocd_helm", "f
 
 
 def render_bundle(plan: Plan, deployer: str, options: Options, *, recipe_yaml: str | None = None) -> Bundle:
-    """Everything ``deployer`` applies, plus ``recipe.yaml`` and the closed-world ``checksums.txt``.
+    """Everything ``deployer`` applies, plus ``recipe.yaml``, ``bundle-info.yaml`` (the build record) and the
+    closed-world ``checksums.txt``.
     ``recipe_yaml``: ``dump(plan.recipe)`` when the caller already has it (``bundle`` caches it)."""
     if deployer not in DEPLOYERS:
         from aicr_gen.errors import InvalidInputError
@@ -28,5 +30,7 @@ def render_bundle(plan: Plan, deployer: str, options: Options, *, recipe_yaml: s
     module: Any = importlib.import_module(f"aicr_gen.render.{_MODULES[deployer]}")
     files: Bundle = module.render(plan, options)
     recipe: Mapping[str, Any] = plan.recipe
-    text = dump(recipe) if recipe_yaml is None else recipe_yaml
-    return files.merge({"recipe.yaml": text.encode()}).with_checksums()
+    text = (dump(recipe) if recipe_yaml is None else recipe_yaml).encode()
+    info = bundle_info.render(plan, deployer, options, text, entrypoint=module.ENTRYPOINT,
+                              release_files=module.release_files)
+    return files.merge({bundle_info.RECIPE: text, bundle_info.FILE: info}).with_checksums()

@@ -290,6 +290,15 @@ def _check_includes(bundle: Bundle, plan: Plan, extra: Sequence[str]) -> None:
             "rename the manifest in the catalog")
 
 
+ENTRYPOINT = "app-of-apps.yaml"
+"""What ``bundle-info.yaml`` names as the file a user applies."""
+
+
+def release_files(unit: Unit) -> tuple[str, str]:
+    """``bundle-info.yaml``'s path and manifest of ``unit``: its folder and its Application."""
+    return unit.folder, f"{unit.folder}/application.yaml"
+
+
 def render(plan: Plan, options: Options) -> Bundle:
     """The argocd bundle (without the shared recipe.yaml and checksums)."""
     check_options(options)

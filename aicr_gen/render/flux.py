@@ -281,6 +281,17 @@ def _uninstall(plan: Plan, options: Options, kustomizations: set[str], extra: Se
     return lines
 
 
+ENTRYPOINT = "kustomization.yaml"
+"""What ``bundle-info.yaml`` names as the file Flux applies."""
+
+
+def release_files(unit: Unit) -> tuple[str, str]:
+    """``bundle-info.yaml``'s path and manifest of ``unit``: its folder and its HelmRelease (a Flux
+    Kustomization for a Kustomize unit)."""
+    name = "flux-kustomization.yaml" if unit.kind == KUSTOMIZE else "helmrelease.yaml"
+    return unit.folder, f"{unit.folder}/{name}"
+
+
 def render(plan: Plan, options: Options) -> Bundle:
     """The flux bundle (without the shared recipe.yaml and checksums)."""
     repo = bundle_source(options)

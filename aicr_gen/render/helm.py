@@ -82,6 +82,15 @@ echo "deploy.sh: all ${{#units[@]}} units installed"
     return (_HEADER + body.lstrip("\n")).encode()
 
 
+ENTRYPOINT = "deploy.sh"
+"""What ``bundle-info.yaml`` names as the file a user runs."""
+
+
+def release_files(unit: Unit) -> tuple[str, str]:
+    """``bundle-info.yaml``'s path and manifest of ``unit``: its folder (values.yaml, install.sh), no manifest."""
+    return unit.folder, ""
+
+
 def render(plan: Plan, options: Options) -> Bundle:
     """The helm bundle (without the shared recipe.yaml and checksums)."""
     del options  # the helm layout has no deployer settings

@@ -80,6 +80,15 @@ def level_file(units: Sequence[Unit], by_name: Mapping[str, Unit], names: Mappin
     return (charts.GENERATED + dump(state)).encode()
 
 
+ENTRYPOINT = "helmfile.yaml"
+"""What ``bundle-info.yaml`` names as the file a user runs."""
+
+
+def release_files(unit: Unit) -> tuple[str, str]:
+    """``bundle-info.yaml``'s path and manifest of ``unit``: its folder (values.yaml), no manifest."""
+    return unit.folder, ""
+
+
 def render(plan: Plan, options: Options) -> Bundle:
     """The helmfile bundle (without the shared recipe.yaml and checksums)."""
     del options  # the helmfile layout has no deployer settings
