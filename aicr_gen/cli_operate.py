@@ -158,7 +158,12 @@ def _snapshot(commands: Any) -> None:
 
 def _validate(commands: Any) -> None:
     validate = commands.add_parser("validate", help="evaluate a recipe's constraints against a snapshot")
-    validate.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file")
+    validate.add_argument("--recipe", metavar="FILE", help="RecipeResult file (or --spec)")
+    validate.add_argument("--spec", metavar="SPEC", help="ClusterSpec with spec.pools: each pool's recipe against the "
+                                                         "snapshot's nodes of that pool")
+    validate.add_argument("--pool", action="append", metavar="NAME", help="with --spec: only this pool (repeatable)")
+    validate.add_argument("--node-selector", action="append", metavar="K=V",
+                          help="with --recipe: evaluate against the snapshot's nodes with these labels (repeatable)")
     validate.add_argument("--snapshot", required=True, metavar="SRC", help="snapshot file, - or cm://NAMESPACE/NAME")
     validate.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
     validate.add_argument("--context", metavar="NAME", help="kubeconfig context for cm:// sources")

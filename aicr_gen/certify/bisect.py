@@ -12,7 +12,8 @@ Generated Certifications use ``nvcre.nvidia.com/v1alpha1`` whatever the input's 
 ``spec.target.nodeNames``. They run only the categories that failed, with their options unchanged. The
 round's state travels in the Certifications themselves: labels ``aicr-gen.dev/bisect-of`` and
 ``aicr-gen.dev/bisect-round`` select a round with kubectl, and annotations carry the padding, a pool of
-healthy nodes and the suspects confirmed so far. Pure: values in, values and a :class:`Bundle` out.
+healthy nodes and the suspects confirmed so far. A pool's Certification (label ``aicr-gen.dev/pool``) passes its label
+on to each round, whose generateName still holds the pool. Pure: values in, values and a :class:`Bundle` out.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aicr_gen.certify.nvcre import API_VERSION, MANAGED_BY
+from aicr_gen.certify.nvcre import API_VERSION, MANAGED_BY, POOL_LABEL
 from aicr_gen.certify.nvcre_status import NODE_NAME
 from aicr_gen.certify.report_model import INCOMPLETE, PASSED, RUNNING, Certification, FailedNode
 from aicr_gen.errors import InvalidInputError
@@ -332,6 +333,15 @@ def _label_value(name: str) -> str:
     return f"{name[:54].rstrip('-.')}-{digest}"
 
 
+def _prefix(label: str, pool: str | None, room: int = 40) -> str:
+    """The generateName prefix of a round's Certifications: the root's name cut to ``room``, still holding
+    the pool of a pool's Certification (``gpu-certification-gb200``), so each round says which pool it tests."""
+    cut = label[:room].rstrip("-.")
+    if not pool or f"-{pool}-" in f"-{cut}-":
+        return cut
+    return f"{label[:max(room - len(pool) - 1, 1)].rstrip('-.')}-{pool}"[:room].rstrip("-.")
+
+
 def suspect_json(suspect: Suspect) -> dict[str, str]:
     return {"name": suspect.name, "reason": suspect.reason, "message": suspect.message,
             "evidence": suspect.evidence}
@@ -351,10 +361,12 @@ def certification(state: Round, plan: Plan, index: int, group: Group) -> dict[st
     if plan.suspects:
         annotations[ANN_SUSPECTS] = json.dumps([suspect_json(s) for s in plan.suspects], separators=(",", ":"))
     label = _label_value(state.root)
-    metadata: dict[str, Any] = {"generateName": f"{label[:40].rstrip('-.')}-r{plan.round}-"}
+    pool = state.template.labels.get(POOL_LABEL)
+    metadata: dict[str, Any] = {"generateName": f"{_prefix(label, pool)}-r{plan.round}-"}
     if state.namespace:
         metadata["namespace"] = state.namespace
-    metadata["labels"] = {**MANAGED_BY, LABEL_OF: label, LABEL_ROUND: str(plan.round), LABEL_GROUP: str(index)}
+    metadata["labels"] = {**MANAGED_BY, LABEL_OF: label, LABEL_ROUND: str(plan.round), LABEL_GROUP: str(index),
+                          **({POOL_LABEL: pool} if pool else {})}
     metadata["annotations"] = annotations
     return {"apiVersion": API_VERSION, "kind": "Certification", "metadata": metadata,
             "spec": {"target": target, "categories": list(state.categories), **rest}}

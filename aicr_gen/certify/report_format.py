@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from aicr_gen.certify.nvcre import POOL_LABEL
 from aicr_gen.certify.report_model import (
     Bandwidth,
     Certification,
@@ -92,6 +93,7 @@ def _dcgm_json(diag: DcgmDiag) -> dict[str, Any]:
 
 def _cert_json(cert: Certification) -> dict[str, Any]:
     return {"name": cert.name, "namespace": cert.namespace, "apiVersion": cert.api_version,
+            "pool": cert.labels.get(POOL_LABEL),
             "targetNodes": list(cert.target_nodes) if cert.target_nodes is not None else None,
             "conditions": [{"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
                            for c in cert.conditions],
@@ -242,7 +244,8 @@ def _dcgm_text(diag: DcgmDiag) -> list[str]:
 
 def _cert_text(cert: Certification) -> list[str]:
     where = f" (namespace {cert.namespace})" if cert.namespace else ""
-    lines = [f"Certification {cert.name}{where}, {cert.api_version}"]
+    pool = f", pool {cert.labels[POOL_LABEL]}" if POOL_LABEL in cert.labels else ""
+    lines = [f"Certification {cert.name}{where}{pool}, {cert.api_version}"]
     if cert.target_nodes is not None:
         lines.append(f"  target: {len(cert.target_nodes)} node(s): {_hosts(list(cert.target_nodes), 8)}")
     if cert.conditions:
@@ -356,6 +359,7 @@ def _dcgm_md(diag: DcgmDiag) -> list[str]:
 
 def _cert_md(cert: Certification) -> list[str]:
     where = f", namespace {md(cert.namespace)}" if cert.namespace else ""
+    where += f", pool {md(cert.labels[POOL_LABEL])}" if POOL_LABEL in cert.labels else ""
     lines = [f"Certification {md(cert.name)}{where}", ""]
     if cert.categories:
         rows = [[md(cat.key), f"**{cat.status}**" if cat.status == "Failed" else cat.status,
