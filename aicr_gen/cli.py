@@ -87,6 +87,10 @@ def _run(args: argparse.Namespace) -> int:
         from aicr_gen.commands.fleet import entry_command
 
         return entry_command(args.spec_files, args.output, name=args.name, force=args.force)
+    if args.command == "mirror":
+        from aicr_gen.commands import mirror
+
+        return mirror.run(args)
     if args.command == "completion":
         from aicr_gen.commands import completion
 

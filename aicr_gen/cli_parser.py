@@ -206,11 +206,36 @@ def _fleet_parser(commands: Any) -> None:
     entry.add_argument("--force", action="store_true", help="replace the entry points written there before")
 
 
+def _mirror_parser(commands: Any) -> None:
+    mirror = commands.add_parser("mirror", help="air-gapped sites: the charts and images a tree pulls")
+    mirror_commands = mirror.add_subparsers(dest="mirror_command", metavar="list", parser_class=_Parser,
+                                            required=True)
+    listing = mirror_commands.add_parser(
+        "list", help="every chart and image the rendered trees reference, with where each comes from",
+        description="List every Helm chart and container image the tree of each ClusterSpec (or the bundle of each "
+                    "RecipeResult) makes the cluster pull: chart sources of every deployer, images of the values, "
+                    "manifests and CronJobs, the NVCRE workload images of the certification categories, and with "
+                    "--charts the charts' own default images. With spec.mirror, each entry shows where it goes on "
+                    "the site mirror.")
+    listing.add_argument("inputs", nargs="+", metavar="SPEC|RECIPE", help="ClusterSpec or RecipeResult files")
+    listing.add_argument("--format", dest="mirror_format", choices=("text", "json", "hauler", "zarf"),
+                         default="text", help="text (default), json, hauler (Images and Charts manifests for hauler "
+                         "store sync) or zarf (a zarf.yaml package config)")
+    listing.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically; default stdout)")
+    listing.add_argument("--charts", metavar="DIR", help="folder of pulled or vendored charts (NAME-VERSION.tgz or "
+                         "chart folders): their default images are listed too (helm template)")
+    listing.add_argument("--deployer", default="helm", help="deployer a RecipeResult is rendered with (default: helm)")
+    listing.add_argument("--name", default="aicr-mirror", help="name of the Hauler or Zarf manifests "
+                         "(default: aicr-mirror)")
+    _catalog_option(listing)
+
+
 # command -> the function adding its parser, in the order --help lists them
 PARSERS: dict[str, Callable[[Any], None]] = {
     "recipe": _recipe_parser, "bundle": _bundle_parser, "verify": _verify_parser, **cli_operate.PARSERS,
     "schema": _schema_parser, "spec": _spec_parser, "policy": _policy_parser, "lint": _lint_parser,
-    "sync": _sync_parser, "plan": _plan_parser, "fleet": _fleet_parser, "completion": _completion_parser}
+    "sync": _sync_parser, "plan": _plan_parser, "fleet": _fleet_parser, "mirror": _mirror_parser,
+    "completion": _completion_parser}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

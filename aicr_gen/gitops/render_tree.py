@@ -12,6 +12,7 @@ the managed path in the repository)::
     sentinel/values.yaml        the NVSentinel values alone (for review and ``aicr-gen rules test``)
     validation/...              a ValidationRequest template, when spec.sentinel.lifecycle is on
     snapshot-agent/...          the snapshot agent CronJob and its RBAC, when spec.snapshot is set
+    (with spec.mirror, every chart source and image of the tree points at the site mirror: ``mirror/rewrite.py``)
     pools/...                   with spec.pools: each pool's recipe.yaml and a README of who brought what (the
                                 pools' NVIDIADrivers are in each deployer bundle, after the GPU Operator chart)
     checksums.txt               sha256 of every other file of the tree
@@ -231,6 +232,7 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     """The whole managed tree of ``cluster`` (paths relative to the managed folder), with checksums.txt;
     ``catalog``: the spec's catalog when the caller has opened it already."""
     from aicr_gen.render import render_bundle
+    from aicr_gen.mirror.rewrite import mirror_plan, mirror_tree
     from aicr_gen.yamlio import dump
 
     folder = managed_path(cluster, path)
@@ -245,6 +247,7 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     for deployer in cluster.spec.deployers:
         plan = _plan(cluster, catalog, resolved, deployer, sentinel)
         plan = pooled.plan(plan) if pooled is not None else plan
+        plan = mirror_plan(plan, cluster.spec.mirror)
         stack_digest = stack_digest or plan.digest()  # the deployers' plans deploy the same stack
         applied = [(f"{folder}/{extra}", namespace)
                    for extra, namespace in applied_folders(cluster, deployer, resolved)]
@@ -265,4 +268,4 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
             tree = tree.merge(pool_validation(cluster, sentinel, TEMPLATE_NODE))
     if cluster.spec.snapshot is not None:
         tree = tree.merge(_snapshot_agent(cluster).under("snapshot-agent"))
-    return tree.with_checksums()
+    return mirror_tree(tree, cluster.spec.mirror, skip=cluster.spec.deployers).with_checksums()

@@ -184,6 +184,20 @@ class FluxSettings(_Strict):
                                                                      "(needed with hub)")
 
 
+class Mirror(_Strict):
+    """A site mirror for air-gapped clusters: every chart source and image reference of the tree is rewritten to
+    it (``aicr-gen mirror list`` says what to push where)."""
+
+    charts: Annotated[str, Field(pattern=r"^oci://[^/\s]+(/[^\s]*)?$")] | None = Field(
+        None, description="OCI registry folder the charts are pulled from, oci://HOST[:PORT]/PATH; chart NAME is "
+                          "read from oci://HOST/PATH/NAME:VERSION (helm push NAME-VERSION.tgz oci://HOST/PATH); "
+                          "absent: the charts' own repositories")
+    images: NonEmpty | None = Field(
+        None, description="Registry prefix the images are pulled from, HOST[:PORT][/PATH]; an image keeps its "
+                          "repository path under it (nvcr.io/nvidia/driver -> HOST/PATH/nvidia/driver); absent: the "
+                          "images' own registries")
+
+
 class Pool(_Strict):
     """One GPU node pool of a cluster with several (``spec.pools``): its accelerator and the nodes it is. Each
     pool resolves its own recipe (the cluster's criteria with this accelerator); ``aicr-gen sync`` merges them
@@ -245,6 +259,8 @@ class Spec(_Strict):
                                 description="Policy files to enforce on the bundle, relative to the spec's folder")
     argocd: ArgoCD | None = Field(None, description="Argo CD destination and sharing; absent: in-cluster, own Argo CD")
     flux: FluxSettings | None = Field(None, description="Hub and spoke Flux; absent: the cluster's own Flux")
+    mirror: Mirror | None = Field(None, description="Site mirror of an air-gapped cluster (charts and images); "
+                                                    "absent: the upstream registries")
 
 
 class ClusterSpec(_Strict):
@@ -415,6 +431,21 @@ def _check_flux(doc: Document, cluster: ClusterSpec, flux: FluxSettings) -> None
         raise _fail(doc, (*base, "hub"), "names this cluster; its own Flux applies its tree without hub")
 
 
+def _check_mirror(doc: Document, mirror: Mirror) -> None:
+    from aicr_gen.mirror.reference import parse_mirror_prefix
+    from aicr_gen.mirror.rewrite import chart_mirror
+
+    if mirror.charts is None and mirror.images is None:
+        raise _fail(doc, ("spec", "mirror"), "names no mirror; give charts: oci://HOST/PATH and/or images: "
+                                             "HOST/PATH, or drop the field")
+    if mirror.charts is not None:
+        charts = mirror.charts
+        _at(doc, ("spec", "mirror", "charts"), lambda: chart_mirror(charts))
+    if mirror.images is not None:
+        images = mirror.images
+        _at(doc, ("spec", "mirror", "images"), lambda: parse_mirror_prefix(images))
+
+
 def reserved_host(url: str) -> bool:
     """Whether ``url`` (https://, ssh:// or scp-like git@host:path) names a host on the ``.invalid`` domain."""
     match = re.match(r"^(?:[a-z][a-z0-9+.-]*://)?(?:[^@/]*@)?\[?([^/:\]]+)", url.strip(), re.IGNORECASE)
@@ -453,6 +484,8 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
         _check_argocd(doc, spec.argocd)
     if spec.flux is not None:
         _check_flux(doc, cluster, spec.flux)
+    if spec.mirror is not None:
+        _check_mirror(doc, spec.mirror)
     if spec.pools:
         from aicr_gen.gitops.pools import check_pools
 
