@@ -1,6 +1,8 @@
 """A mixed-pool tree converges: the example's H100 + GB200 cluster, synced and applied as Argo CD and Flux apply it
 to a real API server with the GPU Operator CRDs installed; its two NVIDIADrivers are accepted and stored on
-disjoint selectors (tests/test_pools.py covers the rendering)."""
+disjoint selectors, and each pool's certification CronJob (and, with Argo CD, its post-change hook) is applied
+with a ServiceAccount that may only create Certifications (tests/test_pools.py and tests/test_pools_certify.py
+cover the rendering)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 import yaml
 
 from aicr_gen.cli import main
-from tests.cluster.converge import Api, converge_argocd, converge_flux
+from tests.cluster.converge import Api, converge_argocd, converge_flux, service_account_can
 from tests.cluster.envtest import ControlPlane
 from tests.conftest import ROOT
 
@@ -36,6 +38,8 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     spec["spec"]["deployers"] = ["argocd", "flux"]
     (folder / "cluster.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    rules = EXAMPLE.parent / "gb200-rules.yaml"  # the example's spec.sentinel.rules, beside it
+    (folder / rules.name).write_bytes(rules.read_bytes())
     assert main(["sync", str(folder / "cluster.yaml"), "--repo", str(repo)]) == 0
     out = folder / "checkout"
     out.mkdir()
@@ -57,3 +61,26 @@ def test_mixed_pool_tree_converges_with_two_drivers(checkout: Path, cluster_with
     assert stored["gb200"]["nodeSelector"] == {"node.kubernetes.io/instance-type": "p6e-gb200.36xlarge"}
     assert stored["gb200"]["kernelModuleConfig"] == {"name": "nvidia-kernel-module-params"}
     assert stored["h100"]["default"] is False  # the API server defaulted the field the v26.3.x CR leaves out
+
+
+@pytest.mark.parametrize("deployer", ["argocd", "flux"])
+def test_each_pool_certifies_on_its_own_schedule(checkout: Path, cluster_with_crds: ControlPlane,
+                                                 deployer: str) -> None:
+    converge = converge_argocd if deployer == "argocd" else converge_flux
+    outcome = converge(cluster_with_crds, checkout, f"clusters/training-mixed/{deployer}", REPO_URL)
+    assert not outcome.refused, "refused:\n" + "\n".join(outcome.refused)
+    applied = set(outcome.applied)
+    api = Api(cluster_with_crds)
+    schedules = {item["metadata"]["name"]: item["spec"]["schedule"]
+                 for item in api.items("batch/v1", "CronJob", "nvcre-system")}
+    assert schedules == {"gpu-certification-h100-schedule": "0 3 * * 0",
+                         "gpu-certification-gb200-schedule": "0 4 * * 0"}
+    for pool in ("h100", "gb200"):
+        if deployer == "argocd":
+            assert f"Job nvcre-system/gpu-certification-{pool}-post-sync" in applied
+        account = f"gpu-certification-{pool}-schedule"
+        assert service_account_can(api, "nvcre-system", account, "create", "certifications", group="nvcre.nvidia.com",
+                                   in_namespace="nvcre-system")
+        assert not service_account_can(api, "nvcre-system", account, "delete", "certifications",
+                                       group="nvcre.nvidia.com", in_namespace="nvcre-system")
+        assert not service_account_can(api, "nvcre-system", account, "patch", "nodes")
