@@ -112,7 +112,9 @@ def bench_recipe_bundle(work: Path, aicr: str | None, runs: int, verdicts: Verdi
     env = {**os.environ, "AICR_GEN_CACHE_DIR": str(work / "cache")}
     print(f"recipe, bundle, validate ({runs} pairs; AICR uses its embedded catalog, the same commit)")
     recipe = work / "recipe.yaml"
-    run_ms([*ours, "recipe", "--catalog", str(CATALOG), *CUJ2, "-o", str(recipe)], env)
+    # alpha headers: the reference AICR build predates ADR-022 and reads only those
+    run_ms([*ours, "recipe", "--catalog", str(CATALOG), *CUJ2, "--api-version", "aicr.run/v1alpha2", "-o",
+            str(recipe)], env)
     mine, theirs = paired_ms([*ours, "recipe", "--catalog", str(CATALOG), *CUJ2],
                              [aicr, "recipe", *CUJ2] if aicr else None, runs, env)
     _ratio_check(verdicts, "recipe eks/h100/ubuntu/inference/dynamo", _row("recipe cuj2", mine, theirs))

@@ -142,9 +142,11 @@ def load_snapshot(source: str, *, kubeconfig: str | None = None, context: str | 
 
 def load_document(source: str, kubeconfig: str | None = None, stdin: BinaryIO | None = None,
                   context: str | None = None) -> tuple[str, dict[str, Any]]:
-    """``("Snapshot", validated snapshot)`` or ``("RecipeResult", the recipe mapping as parsed)``."""
+    """``("Snapshot", validated snapshot)`` or ``("RecipeResult", the recipe mapping as parsed, its header
+    checked)``."""
     doc = _read(source, kubeconfig, context, stdin)
     if is_recipe(doc.data):
+        _check_recipe_header(doc)
         return RECIPE_KIND, doc.data
     kind = doc.data.get("kind")
     if kind not in (None, SNAPSHOT_KIND):
@@ -152,6 +154,17 @@ def load_document(source: str, kubeconfig: str | None = None, stdin: BinaryIO | 
         raise InvalidInputError(f"{doc.where(('kind',))}: kind {kind!r} is neither a {SNAPSHOT_KIND} nor a "
                                 f"{RECIPE_KIND}; give a snapshot or a recipe")
     return SNAPSHOT_KIND, validate_snapshot(doc)
+
+
+def _check_recipe_header(doc: Document) -> None:
+    """A recipe's apiVersion is one of either generation's (``catalog.headers``), named with its line."""
+    from aicr_gen.catalog import headers
+
+    try:
+        headers.check(doc, RECIPE_KIND)
+    except InvalidInputError:
+        headers.check(_located(doc), RECIPE_KIND)
+        raise
 
 
 def validate_snapshot(doc: Document) -> dict[str, Any]:

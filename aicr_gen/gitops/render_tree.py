@@ -231,13 +231,15 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
                 recipe: dict[str, Any] | None = None, *, catalog: Any = None) -> Bundle:
     """The whole managed tree of ``cluster`` (paths relative to the managed folder), with checksums.txt;
     ``catalog``: the spec's catalog when the caller has opened it already."""
-    from aicr_gen.render import render_bundle
+    from aicr_gen.catalog import headers
     from aicr_gen.mirror.rewrite import mirror_plan, mirror_tree
+    from aicr_gen.render import render_bundle
     from aicr_gen.yamlio import dump
 
     folder = managed_path(cluster, path)
     catalog = catalog if catalog is not None else open_spec_catalog(cluster, base)
     resolved = recipe if recipe is not None else resolve_spec(cluster, base, catalog)
+    resolved = headers.convert(resolved, "RecipeResult", cluster.spec.aicrApiVersion)
     tree = Bundle({"recipe.yaml": dump(resolved).encode()})
     pooled = pool_tree(cluster, base, catalog) if cluster.spec.pools else None
     if pooled is not None:

@@ -261,6 +261,10 @@ class Spec(_Strict):
     flux: FluxSettings | None = Field(None, description="Hub and spoke Flux; absent: the cluster's own Flux")
     mirror: Mirror | None = Field(None, description="Site mirror of an air-gapped cluster (charts and images); "
                                                     "absent: the upstream registries")
+    aicrApiVersion: Literal["aicr.run/v1", "aicr.run/v1alpha2"] = Field(
+        "aicr.run/v1", description="Headers of the AICR files written (recipe.yaml): aicr.run/v1, the 1.0 ones "
+                                   "(AICR >= 0.22; profiled recipes aicr.run/v1beta2), or aicr.run/v1alpha2 for "
+                                   "AICR <= 0.21")
 
 
 class ClusterSpec(_Strict):
