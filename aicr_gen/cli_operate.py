@@ -192,6 +192,10 @@ def _diff(commands: Any) -> None:
     diff.add_argument("--target", metavar="SRC", help="snapshot: file, - or cm://NS/NAME")
     diff.add_argument("--fleet", nargs="+", action="extend", default=[], metavar="SPEC",
                       help="instead, the drift of every cluster of these ClusterSpec files or glob patterns")
+    diff.add_argument("--spec", metavar="SPEC", help="instead of --baseline, the recipe of this ClusterSpec; with "
+                      "spec.pools, the drift per pool (its components, its nodes' driver versions)")
+    diff.add_argument("--pool", action="append", default=[], metavar="NAME",
+                      help="with --spec: only this pool (repeatable); the cluster-wide releases are always shown")
     diff.add_argument("--snapshot", action="append", default=[], metavar="CLUSTER=SRC",
                       help="with --fleet: the snapshot of a cluster, a file or cm://NS/NAME (repeatable)")
     diff.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")

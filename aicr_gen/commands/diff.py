@@ -1,5 +1,8 @@
 """``aicr-gen diff --baseline SRC --target SRC``: drift between two snapshots, or a recipe and a snapshot;
-``aicr-gen diff --fleet SPEC...``: the drift of many clusters against their specs' recipes, as one matrix.
+``aicr-gen diff --fleet SPEC...``: the drift of many clusters against their specs' recipes, as one matrix;
+``aicr-gen diff --spec SPEC --target SRC [--pool NAME]...``: a cluster against its spec's recipe, per GPU node pool
+when the spec has ``spec.pools`` (the cluster-wide Helm releases once, then each pool's own components and its
+nodes' driver versions; ``drift/pools.py``).
 
 Exit 0: no drift, or drift without ``--fail-on-drift``; 1: drift with ``--fail-on-drift``; 2: invalid input;
 3: a ``cm://`` source could not be reached. Unlike ``aicr diff`` (2 for both), drift and bad input differ. With
@@ -37,16 +40,18 @@ def run(args: argparse.Namespace) -> int:
 
     if args.fleet:
         return _fleet(args)
+    if args.spec:
+        return _spec(args)
+    if args.pool:
+        raise InvalidInputError("--pool names pools of a spec; give --spec SPEC")
     if args.baseline is None or args.target is None or args.snapshot:
-        raise InvalidInputError("diff takes --baseline SRC and --target SRC (--snapshot only with --fleet), or "
-                                "--fleet SPEC...; see 'aicr-gen diff --help'")
+        raise InvalidInputError("diff takes --baseline SRC and --target SRC (--snapshot only with --fleet), "
+                                "--spec SPEC --target SRC, or --fleet SPEC...; see 'aicr-gen diff --help'")
     if args.baseline == "-" and args.target == "-":
         raise InvalidInputError("--baseline and --target cannot both read standard input (-); give a file")
     base_kind, baseline = _load(args.baseline, args)
     target_kind, target = _load(args.target, args)
-    if target_kind != "Snapshot":
-        raise InvalidInputError(f"--target {args.target}: is a recipe; the target must be a snapshot "
-                                "(the recipe goes in --baseline)")
+    _snapshot_only(target_kind, args.target)
     if base_kind == "Snapshot":
         result = diff.diff_snapshots(baseline, target, args.baseline, args.target)
     else:
@@ -57,12 +62,67 @@ def run(args: argparse.Namespace) -> int:
     return DRIFT if args.fail_on_drift and result["summary"]["total"] else OK
 
 
+def _spec(args: argparse.Namespace) -> int:
+    """The cluster of ``--spec`` against ``--target``: as ``--baseline RECIPE`` for a spec without pools (its
+    recipe resolved as ``sync`` resolves it), else per pool."""
+    from aicr_gen.drift import diff, drift_report, pool_report
+    from aicr_gen.drift.pools import PoolDesired, pool_drift
+    from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.output import write_text
+
+    given = [flag for flag, value in (("--baseline", args.baseline), ("--fleet", args.fleet),
+                                      ("--snapshot", args.snapshot)) if value]
+    if given:
+        raise InvalidInputError(f"--spec compares the cluster with its spec's recipe; drop {given[0]}")
+    if args.target is None:
+        raise InvalidInputError("--spec SPEC needs --target SRC, the cluster's snapshot")
+    cluster = load_spec(args.spec)
+    base = Path(args.spec).parent if args.spec != "-" else None
+    names = [pool.name for pool in cluster.spec.pools]
+    for name in args.pool:
+        if name not in names:
+            raise InvalidInputError(f"--pool {name!r}: not a pool of {args.spec} "
+                                    f"({', '.join(names) or 'it has no spec.pools'})")
+    if not names:
+        recipe = resolve_spec(cluster, base)
+        target_kind, target = _load(args.target, args)
+        _snapshot_only(target_kind, args.target)
+        result = diff.diff_recipe(recipe, target, args.spec, args.target)
+        text = drift_report.render(result, args.format)
+    else:
+        from aicr_gen.gitops.pools import resolve_pools
+
+        resolution = resolve_pools(cluster, base)
+        target_kind, target = _load(args.target, args)
+        _snapshot_only(target_kind, args.target)
+        # a component of one pool only (of several) is that pool's; the others are the cluster's
+        refs = resolution.merged["componentRefs"]
+        own = {pool: [ref for ref in refs if resolution.brought.get(ref["name"]) == [pool]]
+               for pool in names} if len(names) > 1 else {}
+        pools = [PoolDesired(pool.name, dict(pool.nodeSelector), tuple(own.get(pool.name, [])),
+                             (resolution.drivers.get(pool.name) or {}).get("version"))
+                 for pool in cluster.spec.pools if not args.pool or pool.name in args.pool]
+        result = pool_drift(resolution.merged, pools, target, args.spec, args.target)
+        text = pool_report.render(result, args.format)
+    if args.emit_validation_request:
+        _emit_request(args.emit_validation_request, result["changes"], target)
+    write_text(args.output, text)
+    return DRIFT if args.fail_on_drift and result["summary"]["total"] else OK
+
+
+def _snapshot_only(kind: str, source: str) -> None:
+    if kind != "Snapshot":
+        raise InvalidInputError(f"--target {source}: is a recipe; the target must be a snapshot "
+                                "(the recipe goes in --baseline)")
+
+
 def _fleet(args: argparse.Namespace) -> int:
     from aicr_gen.drift import fleet, fleet_format, fleet_sources
     from aicr_gen.output import write_text
 
     given = [flag for flag, value in (("--baseline", args.baseline), ("--target", args.target),
-                                      ("--emit-validation-request", args.emit_validation_request)) if value]
+                                      ("--emit-validation-request", args.emit_validation_request),
+                                      ("--spec", args.spec), ("--pool", args.pool)) if value]
     if given:
         raise InvalidInputError(f"--fleet compares each cluster with its own recipe; drop {given[0]}")
     sources = fleet_sources.survey(args.fleet, fleet_sources.pairs(args.snapshot, "--snapshot"),

@@ -39,7 +39,7 @@ VOLATILE = re.compile(
 """Data keys never compared: they change between two captures of an unchanged cluster."""
 
 GPU_STACK = re.compile(r"gpu-operator|network-operator|nvidia-dra|dra-driver|nvidia[-.]driver|^GPU\.|"
-                       r"kernel/osrelease|^OS\.kmod\.", re.IGNORECASE)
+                       r"kernel/osrelease|^OS\.kmod\.|^NVIDIADriver\.", re.IGNORECASE)
 """Change paths that touch the GPU stack (drivers, operators, kernel) and call for node re-validation."""
 
 GPU_LABEL = "nvidia.com/gpu.present"

@@ -10,12 +10,16 @@ Feature Discovery labels when the snapshot has them. The other measurements (``O
 ``NetworkTopology``) are taken by the agent on one node, ``metadata.source-node``: they count for the pool
 only when that node is one of its own (or the snapshot does not say which node it was), and are left out
 otherwise, so a constraint on them reports "not found" for that pool rather than another pool's reading.
+
+``pool_drift`` is ``aicr-gen diff --spec`` of a pooled spec: Helm releases are the cluster's (compared once),
+while a pool's own components and its nodes' driver versions (GPU Feature Discovery's ``nvidia.com/cuda.driver*``
+labels, the only per-node driver reading a snapshot has) are the pool's.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 SINGLE_NODE_TYPES = ("OS", "SystemD", "GPU", "NetworkTopology")
@@ -135,3 +139,108 @@ def pool_view(snapshot: Mapping[str, Any], selector: Mapping[str, str]) -> PoolV
         measurements.append(measurement)
     view["measurements"] = measurements
     return PoolView(tuple(sorted(nodes)), view, tuple(notes))
+
+
+# ------------------------------------------------------------------------------------------- drift per pool
+
+DRIVER_FULL_LABEL = "nvidia.com/cuda.driver-version.full"
+DRIVER_PART_LABELS = (("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor",
+                       "nvidia.com/cuda.driver-version.revision"),
+                      ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"))
+"""GPU Feature Discovery's driver labels, newer then older names; a node has them once its driver is loaded."""
+DRIVER_PATH = "NVIDIADriver"
+
+
+def driver_version(labels: Mapping[str, str]) -> str | None:
+    """The driver version a node's GFD labels record (the full one, else ``major[.minor[.rev]]``), or None."""
+    if labels.get(DRIVER_FULL_LABEL):
+        return labels[DRIVER_FULL_LABEL]
+    for names in DRIVER_PART_LABELS:
+        parts: list[str] = []
+        for name in names:
+            if not labels.get(name):
+                break
+            parts.append(labels[name])
+        if parts:
+            return ".".join(parts)
+    return None
+
+
+def same_driver(want: str, have: str) -> bool:
+    """Whether a node runs the desired driver, as far as its labels tell (a major-only label: the major)."""
+    wanted, found = want.lstrip("vV").split("."), have.lstrip("vV").split(".")
+    return wanted[:len(found)] == found
+
+
+class PoolDesired(NamedTuple):
+    """What a pool wants that a snapshot can show: its selector, the components it alone brought (the other
+    Helm releases are the cluster's) and its NVIDIADriver version (None: the node images own the driver)."""
+
+    name: str
+    selector: Mapping[str, str]
+    refs: tuple[Mapping[str, Any], ...]
+    driver: str | None
+
+
+def _summary(changes: list[dict[str, Any]]) -> dict[str, int]:
+    counts = {kind: sum(1 for entry in changes if entry["kind"] == kind) for kind in ("added", "removed", "modified")}
+    return {**counts, "total": len(changes)}
+
+
+def _pool_part(pool: PoolDesired, snapshot: Mapping[str, Any], labels: Mapping[str, Mapping[str, str]]
+               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A pool's entry of the drift document and its changes: its own components' releases (what is missing or
+    differs; a release nobody's recipe names is the cluster's), then each node's driver."""
+    from aicr_gen.drift.diff import change, diff_recipe
+
+    changes = [entry for entry in diff_recipe({"componentRefs": list(pool.refs)}, snapshot)["changes"]
+               if entry["kind"] != "added"]
+    nodes = pool_nodes(snapshot, pool.selector)
+    live = {node: driver_version(labels.get(node, {})) for node in nodes}
+    notes: list[str] = []
+    if pool.driver is None:
+        notes.append("the node images own the driver (no NVIDIADriver): driver versions not compared")
+    else:
+        for node, have in live.items():
+            if have is not None and not same_driver(pool.driver, have):
+                changes.append(change("modified", f"{DRIVER_PATH}.{pool.name}.version[{node}]", baseline=pool.driver,
+                                      target=have))
+        unread = [node for node, have in live.items() if have is None]
+        if unread:
+            notes.append(f"no driver version recorded for {', '.join(unread)} (GPU Feature Discovery labels "
+                         f"{DRIVER_FULL_LABEL} or nvidia.com/cuda.driver.major appear once the driver is loaded)")
+    if not nodes:
+        notes.append("no node of the snapshot has the pool's labels")
+    changes = [{**entry, "pool": pool.name} for entry in changes]
+    part = {"name": pool.name, "nodeSelector": dict(pool.selector), "nodes": list(nodes),
+            "components": sorted(str(ref.get("name")) for ref in pool.refs),
+            "driver": {"desired": pool.driver, "nodes": live}, "notes": notes, "summary": _summary(changes)}
+    return part, changes
+
+
+def pool_drift(merged: Mapping[str, Any], pools: Sequence[PoolDesired], snapshot: Mapping[str, Any],
+               baseline_source: str, target_source: str) -> dict[str, Any]:
+    """A pooled spec (its merged recipe and ``pools``) against a snapshot, in ``diff``'s result shape plus a
+    ``shared`` and a ``pools`` part: Helm releases are cluster-wide, so the components every pool shares are
+    compared once, from the merged recipe (the GPU Operator at the version that was deployed, the highest of
+    the pools'), and a release no recipe names is the cluster's too; each pool then has its own components and
+    its nodes' driver versions. Changes of a pool carry ``pool``."""
+    from aicr_gen.drift.diff import diff_recipe, sort
+
+    own = {str(ref.get("name")) for pool in pools for ref in pool.refs}
+    shared_refs = [ref for ref in merged.get("componentRefs") or [] if isinstance(ref, Mapping)
+                   and str(ref.get("name")) not in own]
+    shared = [entry for entry in diff_recipe({"componentRefs": shared_refs}, snapshot)["changes"]
+              if not (entry["kind"] == "added" and entry["path"].removeprefix("K8s.helm.") in own)]
+    labels = labelled(snapshot)
+    parts, changes = [], list(shared)
+    for pool in pools:
+        part, found = _pool_part(pool, snapshot, labels)
+        parts.append(part)
+        changes += found
+    ordered = sort(changes)
+    return {"baselineSource": baseline_source, "targetSource": target_source, "changes": ordered,
+            "summary": _summary(ordered),
+            "shared": {"components": sorted(str(ref.get("name")) for ref in shared_refs),
+                       "summary": _summary(shared)},
+            "pools": parts}
