@@ -154,3 +154,40 @@ def test_a_spec_without_pools_diffs_as_its_recipe(cli: Any, tmp_path: Path) -> N
 def test_bad_spec_diffs_are_refused(cli: Any, args: tuple[str, ...], fragment: str) -> None:
     result = cli("diff", *args)
     assert result.code == 2 and fragment in result.err, result
+
+
+# ------------------------------------------------------------------------------------------- sync's commit message
+
+
+def test_the_sync_commit_message_names_pool_certification_and_driver_changes(cli: Any, tmp_path: Path) -> None:
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, text=True).stdout
+
+    repo = tmp_path / "gitops"
+    repo.mkdir()
+    git("init", "-q", "-b", "main")
+    git("-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "i")
+    for name in ("eks-h100-gb200.yaml", "gb200-rules.yaml"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    spec = tmp_path / "eks-h100-gb200.yaml"
+    assert cli("sync", str(spec), "--repo", str(repo)).code == 0
+    first = git("log", "-1", "--format=%B")
+    assert "NVIDIADriver/" not in first  # a new tree: its components say it
+
+    data = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    h100, gb200 = data["spec"]["pools"]
+    h100["overrides"] = {"set": ["gpuoperator:driver.version=570.195.03",
+                                 "gpu-operator:driver.kernelModuleType=proprietary"]}
+    gb200["certification"]["thresholds"]["busBandwidthGBps"] = "value >= 600"
+    del gb200["certification"]["schedule"]
+    spec.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    assert cli("sync", str(spec), "--repo", str(repo)).code == 0, "sync"
+    message = git("log", "-1", "--format=%B")
+    assert ("- bumped NVIDIADriver/h100 580.173.02 -> 570.195.03 (kernelModuleType open -> proprietary)"
+            in message), message
+    assert "NVIDIADriver/gb200" not in message
+    assert '- pool gb200: threshold busBandwidthGBps: value >= 500 -> value >= 600' in message
+    assert "- pool gb200: schedule removed (was '0 4 * * 0')" in message
+    assert "pool h100:" not in message

@@ -188,10 +188,25 @@ def sentinel_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list
 
 
 def certification_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[str]:
-    """NVCRE certification: added or removed, categories, thresholds (old -> new), schedule, post-change."""
-    if (CERTIFICATION in old) != (CERTIFICATION in new):
-        return [f"certification {'added' if CERTIFICATION in new else 'removed'}"]
-    was, now = _yaml(old, CERTIFICATION).get("spec") or {}, _yaml(new, CERTIFICATION).get("spec") or {}
+    """NVCRE certification: added or removed, categories, thresholds (old -> new), schedule, post-change; then
+    each pool's (``pools/<pool>/certification/``), its lines led by ``pool <name>:``."""
+    out = _certification_changes(old, new, "")
+    for pool in _pools(old, new, CERTIFICATION):
+        out += [f"pool {pool}: {line}" for line in _certification_changes(old, new, f"pools/{pool}/")]
+    return out
+
+
+def _pools(old: Mapping[str, bytes], new: Mapping[str, bytes], file: str) -> list[str]:
+    """The pools either tree has a ``pools/<pool>/<file>`` of, sorted."""
+    return sorted({parts[1] for tree in (old, new) for name in tree
+                   if len(parts := name.split("/", 2)) == 3 and parts[0] == "pools" and parts[2] == file})
+
+
+def _certification_changes(old: Mapping[str, bytes], new: Mapping[str, bytes], prefix: str) -> list[str]:
+    cert = f"{prefix}{CERTIFICATION}"
+    if (cert in old) != (cert in new):
+        return [f"certification {'added' if cert in new else 'removed'}"]
+    was, now = _yaml(old, cert).get("spec") or {}, _yaml(new, cert).get("spec") or {}
     categories = [{f"{item.get('domain')}/{item.get('variant')}" for item in spec.get("categories") or []
                    if isinstance(item, dict)} for spec in (was, now)]
     out = [f"category added: {name}" for name in sorted(categories[1] - categories[0])]
@@ -202,12 +217,57 @@ def certification_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) ->
             out.append(f"threshold {key}: {before.get(key, '-')} -> {after.get(key, '-')}"
                        if key in before and key in after else
                        f"threshold {key} {'added' if key in after else 'removed'}: {after.get(key, before.get(key))}")
-    schedules = [_get(_yaml(tree, CRONJOB), "spec", "schedule") for tree in (old, new)]
+    schedules = [_get(_yaml(tree, f"{prefix}{CRONJOB}"), "spec", "schedule") for tree in (old, new)]
     if schedules[0] != schedules[1]:
         out.append(f"schedule added: {schedules[1]!r}" if schedules[0] is None else
                    f"schedule removed (was {schedules[0]!r})" if schedules[1] is None else
                    f"schedule {schedules[0]!r} -> {schedules[1]!r}")
-    out += _switch("post-change certification", POST_CHANGE in old, POST_CHANGE in new)
+    out += _switch("post-change certification", f"{prefix}{POST_CHANGE}" in old, f"{prefix}{POST_CHANGE}" in new)
+    return out
+
+
+def _drivers(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> dict[str, dict[str, Any]]:
+    """The pools' NVIDIADriver specs (pool -> spec) of a tree, from its deployer folder ``_values_folder`` picks
+    (``.../nvidia-drivers.yaml``, written by render/nvidia_driver.py as documents joined by ``---``)."""
+    from aicr_gen.errors import InvalidInputError
+    from aicr_gen.render.nvidia_driver import MANIFEST
+    from aicr_gen.yamlio import load_text
+
+    folder = _values_folder(tree, other)
+    name = next((name for name in sorted(tree) if name.startswith(f"{folder}/") and name.endswith(f"/{MANIFEST}")),
+                None)
+    if folder is None or name is None:
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for index, text in enumerate(re.split(r"(?m)^---[ \t]*$", tree[name].decode("utf-8", "replace"))):
+        try:
+            doc = load_text(text, f"{name}#{index}").data
+        except InvalidInputError:
+            continue
+        if isinstance(doc, dict) and doc.get("kind") == "NVIDIADriver" and isinstance(doc.get("spec"), dict):
+            found[str(_get(doc, "metadata", "name"))] = doc["spec"]
+    return found
+
+
+def driver_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[ComponentChange]:
+    """The pools' NVIDIADrivers as components named ``NVIDIADriver/<pool>``: added, removed, bumped (version) or
+    changed (other settings, as details). A new tree (no recipe before) lists none: its components say it."""
+    if RECIPE not in old:
+        return []
+    before, after = _drivers(old, new), _drivers(new, old)
+    out = [ComponentChange(f"NVIDIADriver/{pool}", "added", new_version=str(after[pool].get("version", "")))
+           for pool in sorted(set(after) - set(before))]
+    out += [ComponentChange(f"NVIDIADriver/{pool}", "removed", old_version=str(before[pool].get("version", "")))
+            for pool in sorted(set(before) - set(after))]
+    for pool in sorted(set(before) & set(after)):
+        was, now = before[pool], after[pool]
+        details = tuple(f"{key} {show(was[key]) if key in was else '-'} -> {show(now[key]) if key in now else '-'}"
+                        for key in sorted(set(was) | set(now), key=str)
+                        if key != "version" and was.get(key) != now.get(key))
+        old_version, new_version = str(was.get("version", "")), str(now.get("version", ""))
+        if old_version != new_version or details:
+            out.append(ComponentChange(f"NVIDIADriver/{pool}", "bumped" if old_version != new_version else "changed",
+                                       old_version, new_version, details))
     return out
 
 
@@ -363,7 +423,7 @@ def stack_digest(tree: Mapping[str, bytes]) -> str | None:
 
 def compare(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> Changes:
     """How ``new`` differs from ``old`` (both trees of the managed folder)."""
-    return Changes(components=component_changes(old, new), values=value_changes(old, new),
+    return Changes(components=component_changes(old, new) + driver_changes(old, new), values=value_changes(old, new),
                    constraints=constraint_changes(old, new), sentinel=sentinel_changes(old, new),
                    certification=certification_changes(old, new),
                    added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
