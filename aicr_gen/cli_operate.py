@@ -89,6 +89,9 @@ def _sentinel(commands: Any) -> None:
     values.add_argument("--lifecycle", action="store_true", help="enable the lifecycle manager (scheduling gate)")
     values.add_argument("--validation", action="store_true", help="enable post-remediation validation")
     values.add_argument("--dry-run", action="store_true", help="global.dryRun: log actions without taking them")
+    values.add_argument("--limit-rule-set", action="append", default=[], metavar="NAME=K=V[,K=V]",
+                        help="act only on nodes with these labels (a pool's nodeSelector): adds a Node rule to the "
+                             "rule set's match.all; repeat for more pools (a node matching any)")
     values.add_argument("--output", "-o", metavar="FILE", help="write the values to FILE (default: stdout)")
 
 

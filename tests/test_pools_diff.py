@@ -191,3 +191,29 @@ def test_the_sync_commit_message_names_pool_certification_and_driver_changes(cli
     assert '- pool gb200: threshold busBandwidthGBps: value >= 500 -> value >= 600' in message
     assert "- pool gb200: schedule removed (was '0 4 * * 0')" in message
     assert "pool h100:" not in message
+
+
+# ------------------------------------------------------------------------------------------- sentinel values
+
+
+def test_sentinel_values_limit_a_rule_set_to_pools_without_a_spec(cli: Any, tmp_path: Path) -> None:
+    from aicr_gen.certify.sentinel import node_match
+
+    name = "NVSwitch fatal error ruleset"
+    gb200 = {"node.kubernetes.io/instance-type": "p6e-gb200.36xlarge"}
+    rules = str(EXAMPLES / "gb200-rules.yaml")
+    result = cli("sentinel", "values", "--mode", "quarantine", "--rules", rules,
+                 "--limit-rule-set", f"{name}=node.kubernetes.io/instance-type=p6e-gb200.36xlarge")
+    assert result.code == 0, result.err
+    by_name = {item["name"]: item for item in yaml.safe_load(result.out)["fault-quarantine"]["ruleSets"]}
+    assert by_name[name]["match"]["all"][-1] == {"kind": "Node", "expression": node_match([gb200])}
+    plain = cli("sentinel", "values", "--mode", "quarantine", "--rules", rules)
+    assert {item["name"]: item for item in yaml.safe_load(plain.out)["fault-quarantine"]["ruleSets"]
+            if item["name"] != name} == {other: item for other, item in by_name.items() if other != name}
+    two = cli("sentinel", "values", "--mode", "quarantine", "--rules", rules,
+              "--limit-rule-set", f"{name}=a=1,b=2", "--limit-rule-set", f"{name}=a=3")
+    added = {i["name"]: i for i in yaml.safe_load(two.out)["fault-quarantine"]["ruleSets"]}[name]["match"]["all"][-1]
+    assert added["expression"] == node_match([{"a": "1", "b": "2"}, {"a": "3"}])
+    for bad, fragment in ((f"{name}", "give NAME=KEY=VALUE"), ("nope=a=1", "'nope' is not a rule set")):
+        refused = cli("sentinel", "values", "--mode", "quarantine", "--rules", rules, "--limit-rule-set", bad)
+        assert refused.code == 2 and fragment in refused.err, refused

@@ -25,5 +25,22 @@ def run(args: argparse.Namespace) -> int:
                                max_nodes=args.breaker_max_nodes)
     values = sentinel.values(args.mode, rules=rules, breaker=breaker, lifecycle=args.lifecycle,
                              validation=args.validation, dry_run=args.dry_run)
+    limits = _limits(getattr(args, "limit_rule_set", None) or [])
+    if limits:
+        values = sentinel.limit_rule_sets(values, limits)
     write_text(args.output, dump(values))
     return OK
+
+
+def _limits(texts: list[str]) -> dict[str, list[dict[str, str]]]:
+    """``--limit-rule-set NAME=K=V[,K=V...]`` as rule set name -> node selectors (each flag one selector; several
+    for one rule set: a node matching any), as ``sync`` builds them from spec.sentinel.ruleSetPools."""
+    limits: dict[str, list[dict[str, str]]] = {}
+    for text in texts:
+        name, _, rest = text.partition("=")
+        pairs = [pair.partition("=") for pair in rest.split(",")] if rest else []
+        if not name.strip() or not pairs or any(not key or not sep for key, sep, _ in pairs):
+            raise InvalidInputError(f"--limit-rule-set {text!r}: give NAME=KEY=VALUE[,KEY=VALUE...], e.g. "
+                                    "'NVSwitch fatal error ruleset=node.kubernetes.io/instance-type=p6e-gb200'")
+        limits.setdefault(name, []).append({key: value for key, _, value in pairs})
+    return limits
