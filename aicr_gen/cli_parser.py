@@ -208,7 +208,7 @@ def _fleet_parser(commands: Any) -> None:
 
 def _mirror_parser(commands: Any) -> None:
     mirror = commands.add_parser("mirror", help="air-gapped sites: the charts and images a tree pulls")
-    mirror_commands = mirror.add_subparsers(dest="mirror_command", metavar="list", parser_class=_Parser,
+    mirror_commands = mirror.add_subparsers(dest="mirror_command", metavar="list|lock|verify", parser_class=_Parser,
                                             required=True)
     listing = mirror_commands.add_parser(
         "list", help="every chart and image the rendered trees reference, with where each comes from",
@@ -228,6 +228,30 @@ def _mirror_parser(commands: Any) -> None:
     listing.add_argument("--name", default="aicr-mirror", help="name of the Hauler or Zarf manifests "
                          "(default: aicr-mirror)")
     _catalog_option(listing)
+    locking = mirror_commands.add_parser(
+        "lock", help="resolve each mirrored chart and image to its digest and write SPEC.lock.yaml beside the spec",
+        description="Ask the site mirror's registry (the OCI distribution API) for the digest of every chart and "
+                    "image the spec's tree pulls from spec.mirror, and write them to SPEC.lock.yaml beside the spec "
+                    "(review it in the pull request; sync then pins them). Exit 1 when a reference is not on the "
+                    "mirror (nothing written for that spec), 2 for bad input, 3 when the registry is unreachable.")
+    verifying = mirror_commands.add_parser(
+        "verify", help="check that the registry still has every digest of each spec's mirror lock",
+        description="Exit 1, naming each, when a locked digest is gone from the registry, a tag now resolves to "
+                    "another digest, or the tree pulls a mirrored reference the lock lacks; 3 when the registry is "
+                    "unreachable.")
+    for sub in (locking, verifying):
+        sub.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files with spec.mirror")
+        sub.add_argument("--registry", action="append", metavar="[HOST=]URL",
+                         help="reach the mirror registry HOST (default: every host) at URL, e.g. "
+                         "http://127.0.0.1:5000 (default: https://HOST, http:// for a loopback host); repeatable")
+        sub.add_argument("--registry-config", metavar="FILE", help="docker config.json with the registry "
+                         "credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)")
+        sub.add_argument("--username", help="registry user name (or AICR_GEN_REGISTRY_USERNAME)")
+        sub.add_argument("--password-stdin", action="store_true",
+                         help="read the password for --username from stdin (or AICR_GEN_REGISTRY_PASSWORD)")
+        sub.add_argument("--ca-file", metavar="FILE", help="CA certificates (PEM) the registry's TLS is checked with")
+        sub.add_argument("--insecure", action="store_true", help="plain HTTP to every registry host (loopback "
+                         "hosts always get it)")
 
 
 # command -> the function adding its parser, in the order --help lists them

@@ -1,5 +1,6 @@
 """``aicr-gen mirror list``: every chart and image the trees of ClusterSpecs (or bundles of recipes) make the
-cluster pull, with where each comes from and, with spec.mirror, where it goes."""
+cluster pull, with where each comes from and, with spec.mirror, where it goes; ``mirror lock``: their digests
+on the site mirror, written beside each spec; ``mirror verify``: the lock still holds on the registry."""
 
 from __future__ import annotations
 
@@ -138,5 +139,144 @@ def list_command(inputs: list[str], output_format: str, output: str | None, *, d
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch ``aicr-gen mirror ...``."""
+    if args.mirror_command == "lock":
+        return lock_command(args.spec_files, client_of(args))
+    if args.mirror_command == "verify":
+        return verify_command(args.spec_files, client_of(args))
     return list_command(args.inputs, args.mirror_format, args.output, deployer=args.deployer,
                         catalogs=args.catalog, charts_dir=args.charts, name=args.name)
+
+
+# ------------------------------------------------------------------------------------------ lock and verify
+
+
+def client_of(args: argparse.Namespace) -> Any:
+    """The registry client of ``mirror lock``/``verify``: endpoints, credentials and TLS from the options."""
+    import os
+    import sys
+
+    from aicr_gen.mirror import registry
+
+    endpoints: dict[str, str] = {}
+    for text in args.registry or []:
+        host, equals, url = text.partition("=")
+        host, url = (host, url) if equals and "://" not in host else ("*", text)
+        if not url.startswith(("https://", "http://")):
+            raise InvalidInputError(f"--registry {text!r}: give [HOST=]URL, e.g. http://127.0.0.1:5000 or "
+                                    "registry.site.example:5000=https://10.0.0.5:5000")
+        endpoints[host] = url
+    credentials = registry.docker_config(Path(args.registry_config) if args.registry_config else None)
+    default = None
+    username = args.username or os.environ.get(registry.USER_ENV)
+    if args.password_stdin and not username:
+        raise InvalidInputError("--password-stdin needs --username (or AICR_GEN_REGISTRY_USERNAME)")
+    if username:
+        password = sys.stdin.read().rstrip("\r\n") if args.password_stdin else os.environ.get(registry.PASSWORD_ENV)
+        if password is None:
+            raise InvalidInputError(f"--username {username}: give the password on stdin (--password-stdin) or in "
+                                    f"{registry.PASSWORD_ENV}")
+        default = registry.Credentials(username, password)
+    return registry.Client(credentials=credentials, default=default, endpoints=endpoints, ca_file=args.ca_file,
+                           insecure=args.insecure)
+
+
+def wanted(spec_file: str) -> tuple[Any, Any, Any]:
+    """``(cluster, locked mirror, lock.Wanted)`` of a spec: what its tree, rendered without the lock, pulls from
+    its mirror."""
+    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.mirror import lock
+    from aicr_gen.mirror.inventory import for_tree
+
+    cluster = load_spec(spec_file)
+    site = cluster.spec.mirror
+    if site is None:
+        raise InvalidInputError(f"{spec_file}: the spec has no spec.mirror; a lock holds the digests of a site "
+                                "mirror's charts and images")
+    mirror = lock.locked_mirror(site.charts, site.images)
+    tree = render_tree(cluster, Path(spec_file).resolve().parent, locked=False)
+    found = for_tree(tree, service=cluster.spec.criteria.service, accelerator=cluster.spec.criteria.accelerator)
+    charts = sorted({f"{entry.chart.repository}/{entry.chart.name}:{entry.chart.version}" for entry in found.charts
+                     if mirror.charts is not None and entry.chart.repository == mirror.charts})
+    images = sorted({str(entry.image) if entry.image.digest else entry.image.pinned for entry in found.images
+                     if mirror.images is not None and entry.image.name.startswith(f"{mirror.images}/")})
+    return cluster, mirror, lock.Wanted(tuple(charts), tuple(images))
+
+
+def _resolve(client: Any, reference: str, chart: bool, by: str | None = None) -> str | None:
+    from aicr_gen.mirror.lock import chart_tag, image_ref
+
+    host, repository, tag = chart_tag(reference) if chart else image_ref(reference)
+    return client.resolve(host, repository, by or tag)  # type: ignore[no-any-return]
+
+
+def lock_command(spec_files: list[str], client: Any) -> int:
+    """Resolve every mirrored chart and image of each spec and write its lock file (all or nothing per spec:
+    a reference the registry lacks writes no lock and is exit 1; an unreachable registry is exit 3)."""
+    import sys
+
+    from aicr_gen.errors import FindingsError
+    from aicr_gen.mirror import lock
+    from aicr_gen.output import write_text
+
+    absent: list[str] = []
+    for spec_file in spec_files:
+        _, mirror, want = wanted(spec_file)
+        charts = {ref: _resolve(client, ref, True) for ref in want.charts}
+        images = {ref: _resolve(client, ref, False) for ref in want.images}
+        gone = [f"  {spec_file}: {ref} is not on the mirror" for ref, digest in {**charts, **images}.items()
+                if digest is None]
+        if gone:
+            absent += gone
+            continue
+        path = lock.lock_path(spec_file)
+        text = lock.dump_lock(lock.build(mirror, {ref: str(digest) for ref, digest in charts.items()},
+                                         {ref: str(digest) for ref, digest in images.items()}))
+        write_text(str(path), text)
+        sys.stdout.write(f"{path}: {len(charts)} chart(s), {len(images)} image(s) locked\n")
+    if absent:
+        raise FindingsError(f"{len(absent)} reference(s) are not on the mirror; push them (aicr-gen mirror list "
+                            "says where) and lock again; no lock was written for these specs:\n" + "\n".join(absent))
+    return OK
+
+
+def verify_command(spec_files: list[str], client: Any) -> int:
+    """Check each spec's lock against its tree and the registry: every mirrored reference locked, every locked
+    digest still there, every tag still resolving to its digest. Findings are exit 1, each named."""
+    import sys
+
+    from aicr_gen.errors import FindingsError
+    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.mirror import lock
+
+    problems: list[str] = []
+    checked = 0
+    for spec_file in spec_files:
+        path = lock.lock_path(spec_file)
+        found = lock.read_lock(path)
+        if found is None:
+            problems.append(f"  {spec_file}: no mirror lock {path}; run aicr-gen mirror lock {spec_file}")
+            load_spec(spec_file)
+            continue
+        _, mirror, want = wanted(spec_file)
+        if found.mirror != mirror:
+            problems.append(f"  {path}: computed for another mirror ({found.mirror.model_dump(exclude_none=True)}); "
+                            f"lock the spec again")
+            continue
+        locked = {**found.chart_digests(), **found.image_digests()}
+        problems += [f"  {path}: {ref} is not locked (the tree pulls it); lock the spec again"
+                     for ref in (*want.charts, *want.images) if ref not in locked]
+        for entries, chart in ((found.chart_digests(), True), (found.image_digests(), False)):
+            for ref, digest in entries.items():
+                checked += 1
+                if _resolve(client, ref, chart, by=digest) is None:
+                    problems.append(f"  {path}: {ref}@{digest} is gone from the registry")
+                    continue
+                now = _resolve(client, ref, chart) if "@" not in ref else digest
+                if now != digest:
+                    state = "is gone" if now is None else f"now resolves to {now}"
+                    problems.append(f"  {path}: the tag of {ref} {state}; the lock has {digest}")
+    if problems:
+        raise FindingsError(f"mirror verify: {len(problems)} problem(s):\n" + "\n".join(problems))
+    sys.stdout.write(f"mirror verify: {checked} locked digest(s) of {len(spec_files)} spec(s) are on the registry\n")
+    return OK

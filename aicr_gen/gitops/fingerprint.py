@@ -1,6 +1,7 @@
 """What a ClusterSpec's tree is rendered from, as digests: the spec and every file and folder it reads (its fleet,
-catalog layers or the embedded catalog, sentinel rules), the policies ``sync`` checks it against, and aicr-gen
-itself. ``record`` keeps them beside each committed tree, so a later check compares digests instead of rendering.
+catalog layers or the embedded catalog, sentinel rules, mirror lock), the policies ``sync`` checks it against, and
+aicr-gen itself. ``record`` keeps them beside each committed tree, so a later check compares digests instead of
+rendering.
 
 Names are repository paths (POSIX, relative to the work tree's root, ``..`` for files outside it), or
 ``aicr-gen:catalog`` / ``aicr-gen:policies`` for what the installed aicr-gen ships: the same spec and files read
@@ -49,6 +50,11 @@ def named(cluster: Any, spec_file: str, root: Path) -> tuple[dict[str, Path], di
     read += list(spec.catalogs)
     read += [spec.sentinel.rules] if spec.sentinel is not None and spec.sentinel.rules is not None else []
     render.update({name_of(base / text, root): base / text for text in read})
+    if spec.mirror is not None:  # the mirror lock beside the spec: its digests are pinned in the tree
+        from aicr_gen.mirror.lock import lock_path
+
+        lock = lock_path(spec_path)
+        render[name_of(lock, root)] = lock
     if not spec.catalogs:
         render[EMBEDDED_CATALOG] = embedded_root()
     policies = {SHIPPED_POLICIES: shipped_root()}

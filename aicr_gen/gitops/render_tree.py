@@ -228,15 +228,18 @@ def deployer_options(cluster: ClusterSpec, deployer: str, folder: str) -> Any:
 
 
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
-                recipe: dict[str, Any] | None = None, *, catalog: Any = None) -> Bundle:
+                recipe: dict[str, Any] | None = None, *, catalog: Any = None, locked: bool = True) -> Bundle:
     """The whole managed tree of ``cluster`` (paths relative to the managed folder), with checksums.txt;
-    ``catalog``: the spec's catalog when the caller has opened it already."""
+    ``catalog``: the spec's catalog when the caller has opened it already; ``locked``: pin the digests of the
+    spec's mirror lock (``mirror lock`` renders without them)."""
     from aicr_gen.catalog import headers
+    from aicr_gen.mirror.lock import site_pins
     from aicr_gen.mirror.rewrite import mirror_plan, mirror_tree
     from aicr_gen.render import render_bundle
     from aicr_gen.yamlio import dump
 
     folder = managed_path(cluster, path)
+    pins = site_pins(cluster) if locked else None
     catalog = catalog if catalog is not None else open_spec_catalog(cluster, base)
     resolved = recipe if recipe is not None else resolve_spec(cluster, base, catalog)
     resolved = headers.convert(resolved, "RecipeResult", cluster.spec.aicrApiVersion)
@@ -249,7 +252,7 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     for deployer in cluster.spec.deployers:
         plan = _plan(cluster, catalog, resolved, deployer, sentinel)
         plan = pooled.plan(plan) if pooled is not None else plan
-        plan = mirror_plan(plan, cluster.spec.mirror)
+        plan = mirror_plan(plan, cluster.spec.mirror, pins)
         stack_digest = stack_digest or plan.digest()  # the deployers' plans deploy the same stack
         applied = [(f"{folder}/{extra}", namespace)
                    for extra, namespace in applied_folders(cluster, deployer, resolved)]
@@ -270,4 +273,4 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
             tree = tree.merge(pool_validation(cluster, sentinel, TEMPLATE_NODE))
     if cluster.spec.snapshot is not None:
         tree = tree.merge(_snapshot_agent(cluster).under("snapshot-agent"))
-    return mirror_tree(tree, cluster.spec.mirror, skip=cluster.spec.deployers).with_checksums()
+    return mirror_tree(tree, cluster.spec.mirror, skip=cluster.spec.deployers, pins=pins).with_checksums()

@@ -109,8 +109,9 @@ def _get(doc: Any, *path: str | int) -> Any:
 
 
 def _oci_chart(url: str, version: str) -> Chart:
-    """An ``oci://HOST/PATH/NAME`` chart reference split into repository and name."""
-    repository, _, name = url.rstrip("/").rpartition("/")
+    """An ``oci://HOST/PATH/NAME`` chart reference split into repository and name (a pinned
+    ``NAME@sha256:...`` is the chart NAME at ``version``)."""
+    repository, _, name = url.rstrip("/").partition("@")[0].rpartition("/")
     return Chart(repository, name, version)
 
 

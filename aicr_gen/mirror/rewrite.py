@@ -7,6 +7,9 @@ each deployer spells its own way: an ``OCIRepository`` for Flux, an ``oci://`` r
 checksums, the stack digest of the post-change hooks and the recipe provenance are computed from what is
 committed. Rewriting the finished files would have to re-create those.
 
+With a mirror lock (``lock.py``), the same pass pins what the lock lists (``pin.py``): the plan's image values
+and manifests before the deployers render, each deployer's chart sources after.
+
 Layout (what ``aicr-gen mirror list`` tells the operator to push): a chart ``NAME`` goes to
 ``CHARTS/NAME:VERSION`` (``helm push NAME-VERSION.tgz CHARTS``); an image keeps its repository path under
 ``IMAGES`` (``reference.mirrored``). Pure.
@@ -20,6 +23,7 @@ from typing import Any, Protocol
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.mirror.fields import mirrored_line, set_image, value_images
+from aicr_gen.mirror.pin import Pins, pinned_charts, pinned_text, pinned_values
 from aicr_gen.mirror.reference import mirrored, parse_mirror_prefix
 from aicr_gen.render.bundle import CHECKSUMS, Bundle
 from aicr_gen.render.plan import LOCAL, UPSTREAM, Plan, Unit
@@ -50,15 +54,21 @@ def mirrored_text(data: bytes, images: str) -> bytes:
     return "\n".join(lines).encode()
 
 
-def _unit(unit: Unit, charts: str | None, images: str | None) -> Unit:
+def _unit(unit: Unit, charts: str | None, images: str | None, pins: Pins | None) -> Unit:
     changes: dict[str, Any] = {}
     if charts is not None and unit.kind == UPSTREAM:
         changes["repository"] = charts
     if images is not None:
-        changes["values"] = mirrored_values(unit.values, images)
+        values = mirrored_values(unit.values, images)
+        changes["values"] = pinned_values(values, pins) if pins is not None else values
         if unit.kind == LOCAL:
-            changes["manifests"] = tuple((name, mirrored_text(data, images)) for name, data in unit.manifests)
+            changes["manifests"] = tuple((name, _text(data, images, pins)) for name, data in unit.manifests)
     return unit._replace(**changes)
+
+
+def _text(data: bytes, images: str, pins: Pins | None) -> bytes:
+    moved = mirrored_text(data, images)
+    return pinned_text(moved, pins) if pins is not None else moved
 
 
 class Site(Protocol):
@@ -71,9 +81,10 @@ class Site(Protocol):
     def images(self) -> str | None: ...
 
 
-def mirror_plan(plan: Plan, site: Site | None) -> Plan:
-    """``plan`` pulling its charts from ``site.charts`` and its images from ``site.images``. Two different
-    charts of one name would land on one mirror reference: an input error."""
+def mirror_plan(plan: Plan, site: Site | None, pins: Pins | None = None) -> Plan:
+    """``plan`` pulling its charts from ``site.charts`` and its images from ``site.images`` (pinned to the
+    digests of ``pins``). Two different charts of one name would land on one mirror reference: an input
+    error."""
     if site is None or (site.charts is None and site.images is None):
         return plan
     target = chart_mirror(site.charts) if site.charts is not None else None
@@ -89,20 +100,23 @@ def mirror_plan(plan: Plan, site: Site | None) -> Plan:
                     f"spec.mirror.charts: components {other.component!r} ({other.repository}) and "
                     f"{unit.component!r} ({unit.repository}) both use a chart named {unit.chart!r}, and a chart "
                     f"mirror holds one chart per name ({target}/{unit.chart}); mirror one of them elsewhere")
-    return plan._replace(units=tuple(_unit(unit, target, prefix) for unit in plan.units))
+    return plan._replace(units=tuple(_unit(unit, target, prefix, pins) for unit in plan.units))
 
 
-def mirror_tree(tree: Bundle, site: Site | None, *, skip: Collection[str] = ()) -> Bundle:
+def mirror_tree(tree: Bundle, site: Site | None, *, skip: Collection[str] = (), pins: Pins | None = None) -> Bundle:
     """``tree`` with the images of the files aicr-gen writes beside the deployer bundles (the folders in
     ``skip``, already rendered from a mirrored plan) moved under ``site.images``: the literal ``image:`` lines
     of Kubernetes manifests (certification jobs, snapshot agent) and the image fields of values files
-    (``sentinel/values.yaml``); the ``checksums.txt`` of every folder holding a changed file is recomputed
-    (the root's is left to the caller). ``recipe.yaml`` files stay as resolved: they record the inputs."""
-    if site is None or site.images is None:
+    (``sentinel/values.yaml``); with ``pins``, those images are pinned and so are the chart sources of the
+    deployer bundles, and a mirrored reference the lock lacks is an input error. The ``checksums.txt`` of every
+    folder holding a changed file is recomputed (the root's is left to the caller). ``recipe.yaml`` files stay
+    as resolved: they record the inputs."""
+    if site is None or (site.images is None and pins is None):
         return tree
-    prefix = parse_mirror_prefix(site.images)
-    files = {path: data if path.split("/", 1)[0] in skip else _mirrored_file(path, data, prefix)
-             for path, data in tree.items()}
+    prefix = parse_mirror_prefix(site.images) if site.images is not None else None
+    files = {path: _file(path, data, prefix, pins, path.split("/", 1)[0] in skip) for path, data in tree.items()}
+    if pins is not None:
+        pins.check()
     changed = [path for path in files if files[path] != tree[path]]
     folders = sorted({path.rsplit("/", 1)[0] for path in files if path.endswith(f"/{CHECKSUMS}")},
                      key=lambda folder: -folder.count("/"))
@@ -115,7 +129,13 @@ def mirror_tree(tree: Bundle, site: Site | None, *, skip: Collection[str] = ()) 
     return Bundle(files)
 
 
-def _mirrored_file(path: str, data: bytes, prefix: str) -> bytes:
+def _file(path: str, data: bytes, prefix: str | None, pins: Pins | None, deployer: bool) -> bytes:
+    if deployer:
+        return pinned_charts(path, data, pins) if pins is not None else data
+    return data if prefix is None else _mirrored_file(path, data, prefix, pins)
+
+
+def _mirrored_file(path: str, data: bytes, prefix: str, pins: Pins | None) -> bytes:
     """One file of the tree with its images moved: a values file through its image fields (written again only
     when one moved), a manifest through its ``image:`` lines (an ``image:`` key of a Kubernetes object is a
     container image; in values it may be a name, as the GPU Operator's ``image: driver``)."""
@@ -131,5 +151,6 @@ def _mirrored_file(path: str, data: bytes, prefix: str) -> bytes:
         return data
     if len(docs) == 1 and isinstance(docs[0], dict) and not {"apiVersion", "kind"} <= docs[0].keys():
         moved = mirrored_values(docs[0], prefix)
+        moved = pinned_values(moved, pins) if pins is not None else moved
         return data if moved == docs[0] else dump(moved).encode()
-    return mirrored_text(data, prefix)
+    return _text(data, prefix, pins)
