@@ -352,8 +352,9 @@ def test_check_several_specs(spec: Path, repo: Path, tmp_path: Path, capsys: pyt
     capsys.readouterr()
     assert main(["sync", str(spec), str(other), "--repo", str(repo), "--check"]) == 1
     captured = capsys.readouterr()
-    assert f"{MANAGED} is up to date" in captured.out
     assert "clusters/h100-gke-cos-training-kubeflow is not up to date" in captured.err
+    assert captured.err.rstrip().endswith("1 of 2 tree(s) up to date with HEAD; stale: "
+                                          "clusters/h100-gke-cos-training-kubeflow")
     assert sync(other, repo) == 0
     assert main(["sync", str(spec), str(other), "--repo", str(repo), "--check"]) == 0
 

@@ -1,5 +1,8 @@
 """``aicr-gen sync --check SPEC...``: is each spec's committed tree (HEAD, or the index) what ``sync`` would
-commit? Exit 0, or 1 listing the stale clusters and their files.
+commit? Exit 0, or 1 listing the stale clusters and their files; with several specs the up-to-date ones are
+only counted ("998 of 1000 tree(s) up to date with HEAD; stale: ..."). Exit 2 when two trees of the run, or a
+tree of the run and another tree of the repository (its record), define one Argo CD or Flux object in one
+control plane (``sync_specs.refuse_collisions``).
 
 A spec is answered without loading or rendering it when the inputs record of its tree names it, aicr-gen and
 every input it lists read as recorded, and the folder holds the recorded files (``record``). The others are
@@ -19,20 +22,18 @@ from aicr_gen.errors import OK, FindingsError
 from aicr_gen.gitops import fingerprint, record
 from aicr_gen.gitops.git import Repo
 from aicr_gen.gitops.render_many import Job, for_check, run_all, survey, workers_for
-from aicr_gen.gitops.sync import Folder, entries
-from aicr_gen.gitops.sync_specs import folder_files
+from aicr_gen.gitops.sync_specs import all_records, folder_files, refuse_collisions
+
+LISTED = 20
+"""Stale trees named in the last line (all are listed above it, with their files)."""
 
 
-def _all_records(repo: Repo, rev: str, *, index: bool) -> dict[str, list[record.Record]]:
-    """The inputs records at ``rev`` (or in the index), by the spec they name."""
-    from aicr_gen.gitops.objects import read_blobs
-
-    listed = entries(repo, rev, [Folder(record.FOLDER, {})], index=index)
-    contents = read_blobs(repo, [sha for _mode, sha in listed.values()])
+def _by_spec(records: dict[str, bytes]) -> dict[str, list[record.Record]]:
+    """The parsed inputs records, by the spec they name."""
     out: dict[str, list[record.Record]] = {}
-    for name, (_mode, sha) in sorted(listed.items()):
-        parsed = record.parse(contents[sha])
-        if parsed is not None and record.path_of(parsed.path) == name:
+    for folder, data in records.items():
+        parsed = record.parse(data)
+        if parsed is not None and parsed.path == folder:
             out.setdefault(parsed.spec, []).append(parsed)
     return out
 
@@ -59,7 +60,8 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
     against = "the index" if staged else "HEAD"
     rev = ":index" if staged else _head(repo)
     root = Path(repo.working_tree_dir).resolve()
-    by_spec = _all_records(repo, rev, index=staged)
+    every_record = all_records(repo, rev, index=staged)
+    by_spec = _by_spec(every_record)
     digests = fingerprint.Digests()
     candidates = {spec: _candidate(by_spec.get(fingerprint.name_of(Path(spec), root), []), path_option)
                   for spec in specs if spec != "-"}
@@ -76,20 +78,29 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
     fmt = object_format(repo)
     jobs_ = [Job(item.spec_file, item.path, item.from_option, repo.working_tree_dir, fmt, rev) for item in surveys]
     rendered = {item.spec_file: item for item in run_all(for_check, jobs_, workers, lambda job: job.spec_file)}
+    refuse_collisions(repo, rev, {**{item.path: (item.spec, item.keyed()) for item in fresh.values()},
+                                  **{item.path: (fingerprint.name_of(Path(spec), root), item.objects)
+                                     for spec, item in rendered.items()}},
+                      every_record, index=staged)
     problems: list[str] = []
-    up_to_date = 0
+    stale_paths: list[str] = []
     for spec in specs:
         path = fresh[spec].path if spec in fresh else rendered[spec].path
         stale = [] if spec in fresh else rendered[spec].stale
         if stale:
+            stale_paths.append(path)
             problems.append(f"{path} is not up to date with {spec} in {against} "
                             f"(run 'aicr-gen sync {spec} --repo {repo.working_tree_dir}'):")
             problems += [f"  {line}" for line in stale]
-        else:
-            up_to_date += 1
+        elif len(specs) == 1:
             sys.stdout.write(f"aicr-gen: {path} is up to date with {spec} in {against}\n")
-    count = f"{up_to_date} of {len(specs)} tree(s) up to date with {against}"
+    count = f"{len(specs) - len(stale_paths)} of {len(specs)} tree(s) up to date with {against}"
     if problems:
-        raise FindingsError("\n".join([*problems, f"{count}; {len(specs) - up_to_date} stale"]))
+        raise FindingsError("\n".join([*problems, f"{count}; stale: {_listed(stale_paths)}"]))
     sys.stdout.write(f"aicr-gen: {count}\n")
     return OK
+
+
+def _listed(paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[:LISTED])
+    return shown if len(paths) <= LISTED else f"{shown} and {len(paths) - LISTED} more"

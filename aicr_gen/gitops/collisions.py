@@ -15,7 +15,7 @@ YAML manifests are read: the Argo CD and Flux objects of the ``argocd`` and ``fl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import yaml
@@ -58,8 +58,14 @@ class Collision(NamedTuple):
 
     def message(self) -> str:
         kind, namespace, name = self.first.key()
-        fix = ("set spec.argocd.shared: true in both (every Argo CD object is then named after its cluster)"
-               if self.first.controller == ARGOCD else "give each cluster its own Flux (or a hub: spec.flux.hub)")
+        if self.first.cluster == self.second.cluster:
+            fix = ("two ClusterSpecs name this cluster: give one of them another metadata.name, or remove the "
+                   "other's tree and its record under .aicr-gen/inputs/")
+        elif self.first.controller == ARGOCD:
+            fix = ("set spec.argocd.shared: true in both (every Argo CD object is then named after its cluster), "
+                   "or, when they share it already, give one of them another metadata.name")
+        else:
+            fix = "give each cluster its own Flux (or a hub: spec.flux.hub)"
         return (f"{kind} {namespace}/{name} is defined by cluster {self.first.cluster!r} ({self.first.file}) and by "
                 f"cluster {self.second.cluster!r} ({self.second.file}), which share the {self.first.controller} "
                 f"control plane {self.plane!r}; {fix}")
@@ -73,7 +79,7 @@ def controller_of(api_version: str) -> str | None:
     return CONTROLLERS.get(group)
 
 
-def objects(cluster: str, tree: Bundle) -> Iterator[Placed]:
+def objects(cluster: str, tree: Mapping[str, bytes]) -> Iterator[Placed]:
     """The Argo CD and Flux objects of a tree's plain YAML manifests (``app-of-apps.yaml``,
     ``*/application.yaml``, the flux bundle's sources, releases and Kustomizations), in path order."""
     for path in sorted(tree):
@@ -102,18 +108,40 @@ def repository_planes(cluster: str, controller: str) -> str:
     return ARGOCD if controller == ARGOCD else f"{FLUX}/{cluster}"
 
 
+Keyed = tuple[str, Placed]
+"""An object and the control plane holding it."""
+Owned = tuple[str, Sequence[Keyed]]
+"""A tree's spec (a repository path) and its objects."""
+
+
+def keyed(cluster: str, tree: Mapping[str, bytes], planes: Planes) -> list[Keyed]:
+    """The Argo CD and Flux objects of ``cluster``'s tree, each with its control plane."""
+    return [(planes(cluster, placed.controller), placed) for placed in objects(cluster, tree)]
+
+
+def _pairs(trees: Iterable[tuple[str, str, Sequence[Keyed]]]) -> Iterator[tuple[str, Collision]]:
+    """Each object two trees (``(name, owner, objects)``: a tree's name, and the cluster or spec it belongs
+    to) of different owners define alike in one control plane, each pair once with the later tree (in ``trees``
+    order) second, and that tree's name. Two trees of one spec (``sync --path`` elsewhere) are that spec's
+    business, not a collision."""
+    seen: dict[tuple[str, str, str, str], tuple[str, Placed]] = {}
+    for tree, owner, placed_objects in trees:
+        for plane, placed in placed_objects:
+            first_owner, first = seen.setdefault((plane, *placed.key()), (owner, placed))
+            if first_owner != owner:
+                yield tree, Collision(plane, first, placed)
+
+
+def collisions_of(clusters: Iterable[tuple[str, Sequence[Keyed]]]) -> list[Collision]:
+    """Every object two clusters define alike in one control plane, each pair once, the later cluster (in
+    ``clusters`` order) second."""
+    return [collision for _tree, collision in _pairs((name, name, found) for name, found in clusters)]
+
+
 def collisions(trees: Mapping[str, Bundle], planes: Planes = repository_planes) -> list[Collision]:
     """Every object two clusters' trees define alike in one control plane, each pair once, the later cluster
     (in ``trees`` order) second."""
-    seen: dict[tuple[str, str, str, str], Placed] = {}
-    found: list[Collision] = []
-    for cluster, tree in trees.items():
-        for placed in objects(cluster, tree):
-            plane = planes(cluster, placed.controller)
-            first = seen.setdefault((plane, *placed.key()), placed)
-            if first.cluster != cluster:
-                found.append(Collision(plane, first, placed))
-    return found
+    return collisions_of((cluster, keyed(cluster, tree, planes)) for cluster, tree in trees.items())
 
 
 def planes_of(clusters: Mapping[str, ClusterSpec]) -> Planes:
@@ -133,6 +161,33 @@ def planes_of(clusters: Mapping[str, ClusterSpec]) -> Planes:
 
 def refuse(trees: Mapping[str, Bundle], planes: Planes = repository_planes) -> None:
     """Exit 2 (an input error naming both clusters of each collision) when there are any."""
-    found = collisions(trees, planes)
+    refuse_found(collisions(trees, planes))
+
+
+def refuse_found(found: Sequence[Collision]) -> None:
+    """Exit 2 (an input error naming both clusters of each collision) when there are any."""
     if found:
         raise InvalidInputError("\n".join(collision.message() for collision in found))
+
+
+def in_repository(run: Mapping[str, Owned], others: Mapping[str, Owned]) -> list[Collision]:
+    """The collisions of a run's trees (``run``: managed folder -> its spec and objects, as this run renders or
+    records them) with each other and with the repository's other trees (``others``, from their inputs records;
+    none of the run's folders). The other trees come first, so a run's cluster is named second; two other trees
+    colliding are left out (not this run's doing: each was checked when synced). A tree of another spec naming
+    the same cluster collides too: both would hold the cluster's objects."""
+    ordered = [(folder, *owned) for folder, owned in [*sorted(others.items()), *sorted(run.items())]]
+    return [collision for tree, collision in _pairs(ordered) if tree in run]
+
+
+def as_rows(placed_objects: Sequence[Keyed], folder: str) -> list[list[str]]:
+    """Objects of the tree at ``folder`` as an inputs record keeps them: ``[plane, controller, kind, namespace,
+    name, file]``, the file relative to the folder."""
+    return sorted([plane, placed.controller, placed.kind, placed.namespace, placed.name,
+                   placed.file.removeprefix(f"{folder}/")] for plane, placed in placed_objects)
+
+
+def from_rows(rows: Sequence[Sequence[str]], cluster: str, folder: str) -> list[Keyed]:
+    """``as_rows``'s objects back, each file a repository path (in ``folder``)."""
+    return [(plane, Placed(cluster, f"{folder}/{file}", controller, kind, namespace, name))
+            for plane, controller, kind, namespace, name, file in rows]

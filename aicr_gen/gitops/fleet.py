@@ -131,6 +131,32 @@ def load_fleet(path: str | FilePath) -> tuple[BaseModel, Document]:
     return parse_fleet(doc), doc
 
 
+_CHECKED: dict[tuple[str, str, str], Document] = {}
+"""Fleet documents that passed ``check_fleet``'s schema and path rules, by (name in messages, resolved file,
+sha256 of the bytes): the specs of a fleet (a run's thousand) load and validate it once per process. The same
+name keeps every message as it was; whether the named paths exist is asked again each time."""
+
+
+def _checked_fleet(source: str, file: FilePath) -> Document:
+    """The fleet at ``file`` (resolved; named ``source`` in messages), loaded and checked as ``check_fleet``
+    does."""
+    import hashlib
+
+    from aicr_gen.inputs import read_input
+    from aicr_gen.yamlio import load_bytes
+
+    data = read_input(source, KIND)
+    key = (source, str(file), hashlib.sha256(data).hexdigest())
+    doc = _CHECKED.get(key)
+    if doc is None:
+        doc = load_bytes(data, source)
+        parse_fleet(doc)
+        cluster_spec.check_paths(fleet_references(doc), doc.where, FilePath(doc.source), "fleet")
+        _CHECKED[key] = doc
+    _check_exists(doc)
+    return doc
+
+
 def fleet_references(doc: Document) -> list[tuple[Path, str]]:
     """``(field path, text)`` of every path a fleet names, relative to its folder."""
     found: list[tuple[Path, str]] = []
@@ -150,14 +176,17 @@ def check_fleet(doc: Document) -> BaseModel:
     fleet = parse_fleet(doc)
     if doc.source == "-":
         return fleet
-    found = fleet_references(doc)
-    cluster_spec.check_paths(found, doc.where, FilePath(doc.source), "fleet")
+    cluster_spec.check_paths(fleet_references(doc), doc.where, FilePath(doc.source), "fleet")
+    _check_exists(doc)
+    return fleet
+
+
+def _check_exists(doc: Document) -> None:
     folder = FilePath(doc.source).parent
-    for path, text in found:
+    for path, text in fleet_references(doc):
         if not (folder / text).exists():
             raise InvalidInputError(f"{doc.where(path)}: {text!r}: no such file or folder beside the fleet "
                                     f"({folder / text}); paths in a fleet are relative to its folder")
-    return fleet
 
 
 # ------------------------------------------------------------------------------------------- layering
@@ -288,12 +317,12 @@ def effective(doc: Document) -> Document:
     if not file.is_file():
         raise InvalidInputError(f"{doc.where(('spec', 'extends'))}: {extends!r}: no such file ({source}); give "
                                 "the path of a Fleet file relative to this spec's folder, e.g. ../fleet.yaml")
+    fleet_file = file.resolve()
     try:
-        fleet_doc = load_fleet(source)[1]
-        check_fleet(fleet_doc)
+        fleet_doc = _checked_fleet(source, fleet_file)
     except InvalidInputError as err:
         raise InvalidInputError(f"{err} (the fleet named by {doc.where(('spec', 'extends'))})") from None
-    fleet_folder = file.resolve().parent
+    fleet_folder = fleet_file.parent
     cluster_folder = FilePath(doc.source).resolve().parent if doc.source != "-" else FilePath.cwd()
     rebased: dict[Path, str] = {}
     fleet_spec: dict[str, Any] = dict(fleet_doc.data["spec"])

@@ -189,6 +189,15 @@ def cluster_plan(name: str, spec: str, path: str, *, old: Mapping[str, bytes], n
                        onMerge=effects(found, old, new, path))
 
 
+def unchanged_plan(name: str, spec: str, path: str, findings: Sequence[Mapping[str, str]]) -> ClusterPlan:
+    """The plan of a cluster whose tree at the base is what its spec renders (its inputs record says so):
+    nothing changes; ``findings`` are its policy findings as the record keeps them."""
+    policies = sorted((PolicyResult(**dict(item)) for item in findings), key=lambda item: item.severity != "error")
+    return ClusterPlan(name=name, spec=spec, path=path, new=False, changed=False, highRisk=[], components=[],
+                       values=[], constraints=[], sentinel=[], certification=[], policies=policies,
+                       files=FileChanges(added=[], changed=[], removed=[]), onMerge=[])
+
+
 def _bound(expression: str) -> tuple[str, float] | None:
     """``value OP NUMBER`` (or ``NUMBER OP value``) as (OP, NUMBER) with value on the left; else None."""
     match = _LOWER_FIRST.match(expression)

@@ -12,21 +12,27 @@ lists still has its digest and the folder holds the recorded files: rendering (d
 environment or network) would give the same tree. For ``sync`` the policies must match too, since a policy
 change may refuse a spec that passed. The record's list of inputs is complete because it is a function of
 the spec's and its fleet's bytes, both in the list.
+
+The record also lists the tree's Argo CD and Flux objects (control plane, controller, kind, namespace, name,
+file) and the spec's policy findings (warnings) from its sync: a run checks its trees for collisions with
+every other tree of the repository from the records alone, and ``plan`` reports an unchanged spec without
+rendering it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from aicr_gen.gitops import fingerprint
+from aicr_gen.gitops import collisions, fingerprint
 
 FOLDER = ".aicr-gen/inputs"
 API_VERSION = "aicr-gen.dev/v1alpha1"
 KIND = "TreeInputs"
+ROW = 6  # an object: plane, controller, kind, namespace, name, file
 
 
 def path_of(folder: str) -> str:
@@ -51,6 +57,11 @@ class Record(NamedTuple):
     inputs: dict[str, str]
     policies: dict[str, str]
     tree: str
+    objects: list[list[str]] | None
+    """The tree's Argo CD and Flux objects (``collisions.as_rows``); None in a record written before they were
+    kept."""
+    findings: list[dict[str, str]]
+    """The policy findings of the spec when it was synced (warnings: an error refuses the sync)."""
 
     def fresh(self, now: fingerprint.Inputs | None, files: Mapping[str, str], *, policies: bool) -> bool:
         """Whether the tree is what rendering would give now: ``now`` the inputs' digests (None: unknown), ``files``
@@ -68,16 +79,22 @@ class Record(NamedTuple):
                 {name: shipped.get(name, root / name) for name in self.policies})
 
 
+    def keyed(self) -> list[collisions.Keyed]:
+        """The tree's Argo CD and Flux objects with their control planes (none when the record lacks them)."""
+        return collisions.from_rows(self.objects or [], self.cluster, self.path)
+
+
 def build(cluster: str, path: str, spec: str, inputs: fingerprint.Inputs, files: Mapping[str, str], *,
-          from_option: bool) -> bytes:
-    """The record of the tree at ``path`` (its files: relative path -> blob name) rendered from ``spec`` (a
-    repository path) and ``inputs``."""
+          objects: Sequence[collisions.Keyed], findings: Sequence[Mapping[str, str]], from_option: bool) -> bytes:
+    """The record of the tree at ``path`` (its files: relative path -> blob name; its Argo CD and Flux
+    ``objects``) rendered from ``spec`` (a repository path) and ``inputs``."""
     aicr_gen = fingerprint.code()
     whole = hashlib.sha256(json.dumps([aicr_gen, inputs.render, inputs.policies], sort_keys=True).encode())
     data = {"apiVersion": API_VERSION, "kind": KIND, "cluster": cluster, "path": path,
             "pathFrom": "--path" if from_option else "spec.repo.path", "spec": spec,
             "digest": f"sha256:{whole.hexdigest()}", "aicrGen": aicr_gen, "inputs": inputs.render,
-            "policies": inputs.policies, "tree": tree_digest(files)}
+            "policies": inputs.policies, "tree": tree_digest(files), "objects": collisions.as_rows(objects, path),
+            "findings": [dict(item) for item in findings]}
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
 
@@ -87,7 +104,11 @@ def parse(data: bytes) -> Record | None:
         raw: Any = json.loads(data)
         if raw.get("apiVersion") != API_VERSION or raw.get("kind") != KIND:
             return None
+        rows = raw.get("objects")
+        objects = None if rows is None else [[str(field) for field in row] for row in rows
+                                             if isinstance(row, list) and len(row) == ROW]
         return Record(str(raw["cluster"]), str(raw["path"]), raw["pathFrom"] == "--path", str(raw["spec"]),
-                      dict(raw["aicrGen"]), dict(raw["inputs"]), dict(raw["policies"]), str(raw["tree"]))
+                      dict(raw["aicrGen"]), dict(raw["inputs"]), dict(raw["policies"]), str(raw["tree"]), objects,
+                      [{str(key): str(value) for key, value in item.items()} for item in raw.get("findings", [])])
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

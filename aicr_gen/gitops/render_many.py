@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from aicr_gen.errors import AicrGenError, FindingsError, InvalidInputError
 from aicr_gen.gitops.changes import Changes
+from aicr_gen.gitops.collisions import Keyed
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")
@@ -63,7 +64,8 @@ class SyncJob(NamedTuple):
 
 class Rendered(NamedTuple):
     """A spec's tree: ``files`` (relative path -> blob name), the contents of the blobs not at the base under its
-    folder, what changed against the base, the stale-file lines of a check, the sha256 of its recipe."""
+    folder, what changed against the base, the stale-file lines of a check, the sha256 of its recipe, its Argo
+    CD and Flux objects with their control planes (``collisions``), its policy findings (a sync's: warnings)."""
 
     spec_file: str
     name: str
@@ -73,6 +75,8 @@ class Rendered(NamedTuple):
     changes: Changes | None
     stale: list[str]
     recipe: str
+    objects: list[Keyed]
+    findings: list[dict[str, str]]
 
 
 def workers_for(count: int, jobs: int | None) -> int:
@@ -175,7 +179,8 @@ def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
     return found
 
 
-def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes]]:
+def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes], list[dict[str, str]]]:
+    """The spec, its tree and (``policies``) its policy findings, none an error."""
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.gitops.spec import load_spec, resolve_spec
 
@@ -183,17 +188,19 @@ def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes]]:
     base = Path(job.spec_file).resolve().parent
     catalog = _catalog(cluster, base)
     recipe = resolve_spec(cluster, base, catalog)
-    if policies:
-        policy_errors(cluster, base, recipe, job.spec_file)
-    return cluster, render_tree(cluster, base, job.path, recipe, catalog=catalog)
+    found = policy_errors(cluster, base, recipe, job.spec_file) if policies else []
+    return cluster, render_tree(cluster, base, job.path, recipe, catalog=catalog), found
 
 
-def policy_errors(cluster: Any, base: Path, recipe: dict[str, Any], spec_file: str) -> None:
-    """Refuse to sync a spec its policies reject (the shipped ones and spec.policies), listing the errors."""
-    errors = [f"  {f.policy} {f.path}: {f.message}" for f in findings(cluster, base, recipe) if f.severity == "error"]
+def policy_errors(cluster: Any, base: Path, recipe: dict[str, Any], spec_file: str) -> list[dict[str, str]]:
+    """Refuse to sync a spec its policies reject (the shipped ones and spec.policies), listing the errors; else
+    its findings (warnings), as the plan lists them."""
+    found = findings(cluster, base, recipe)
+    errors = [f"  {f.policy} {f.path}: {f.message}" for f in found if f.severity == "error"]
     if errors:
         raise FindingsError(f"{spec_file}: {len(errors)} policy error(s); nothing was committed "
                             "(fix the spec, see 'aicr-gen policy check'):\n" + "\n".join(errors))
+    return [finding.as_dict() for finding in found]
 
 
 def for_sync(work: SyncJob) -> Rendered:
@@ -206,7 +213,7 @@ def for_sync(work: SyncJob) -> Rendered:
     from aicr_gen.gitops.objects import name_in, read_blobs
 
     job, old = work.job, work.old
-    cluster, tree = _render(job, policies=True)
+    cluster, tree, found = _render(job, policies=True)
     files = {name: name_in(data, job.fmt) for name, data in tree.items()}
     blobs = {files[name]: data for name, data in tree.items() if old.get(name) != files[name]}
     if work.detail:
@@ -217,7 +224,17 @@ def for_sync(work: SyncJob) -> Rendered:
                           added=sorted(set(files) - set(old)), removed=sorted(set(old) - set(files)),
                           changed=sorted(name for name in set(old) & set(files) if old[name] != files[name]))
     return Rendered(job.spec_file, cluster.metadata.name, job.path, files, blobs, changes, [],
-                    hashlib.sha256(tree["recipe.yaml"]).hexdigest())
+                    hashlib.sha256(tree["recipe.yaml"]).hexdigest(), placed(cluster, job.path, tree), found)
+
+
+def placed(cluster: Any, path: str, tree: Mapping[str, bytes]) -> list[Keyed]:
+    """The Argo CD and Flux objects of the tree at ``path`` with their control planes, files as repository
+    paths."""
+    from aicr_gen.gitops.collisions import keyed, planes_of
+
+    name = cluster.metadata.name
+    return [(plane, item._replace(file=f"{path}/{item.file}"))
+            for plane, item in keyed(name, tree, planes_of({name: cluster}))]
 
 
 def for_check(job: Job) -> Rendered:
@@ -226,17 +243,17 @@ def for_check(job: Job) -> Rendered:
     from aicr_gen.gitops.objects import committed, indexed, name_in
     from aicr_gen.gitops.sync import stale
 
-    cluster, tree = _render(job, policies=False)
+    cluster, tree, _found = _render(job, policies=False)
     repo = Repo(job.repo)
     have = indexed(repo, job.path) if job.base == ":index" else committed(repo, job.base, job.path)
     files = {name: name_in(data, job.fmt) for name, data in tree.items()}
     return Rendered(job.spec_file, cluster.metadata.name, job.path, files, {}, None, stale(have, tree, job.path),
-                    "")
+                    "", placed(cluster, job.path, tree), [])
 
 
-def for_plan(job: Job) -> Any:
+def for_plan(job: Job) -> tuple[Any, list[Keyed]]:
     """Render a spec and compare it with the tree at the base commit: its ``ClusterPlan``, policy findings
-    included."""
+    included, and the tree's Argo CD and Flux objects."""
     from aicr_gen.gitops.git import Repo
     from aicr_gen.gitops.objects import files_at
     from aicr_gen.gitops.plan import cluster_plan
@@ -250,5 +267,5 @@ def for_plan(job: Job) -> Any:
     found = findings(cluster, base, recipe)
     tree = render_tree(cluster, base, job.path, recipe, catalog=catalog)
     old = files_at(Repo(job.repo), job.base, job.path)
-    return cluster_plan(cluster.metadata.name, job.spec_file, job.path, old=old, new=tree,
-                        findings=[finding.as_dict() for finding in found])
+    return (cluster_plan(cluster.metadata.name, job.spec_file, job.path, old=old, new=tree,
+                         findings=[finding.as_dict() for finding in found]), placed(cluster, job.path, tree))

@@ -5,8 +5,11 @@ In order, and nothing is written before the last step: every spec is surveyed (a
 exit 2), two specs sharing a folder or a cluster name, or naming different repositories, are refused; a spec
 whose inputs record at the base says its tree is what rendering would give is skipped (neither rendered nor
 checked against its policies again: they are among the inputs); the others are rendered and checked (again
-all problems at once); the blobs are stored and ``sync.sync`` makes the one commit, with a new inputs record
-per rendered tree and the specs' files that live in the repository.
+all problems at once); no tree may define an Argo CD or Flux object another cluster's tree defines in the
+same control plane, among the run's trees and against every other tree of the repository as its inputs
+record lists it (exit 2 naming both clusters: ``refuse_collisions``); the blobs are stored and ``sync.sync``
+makes the one commit, with a new inputs record per rendered tree and the specs' files that live in the
+repository.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import NamedTuple
 
 from aicr_gen.errors import OK, InvalidInputError
 from aicr_gen.gitops import commit_message, fingerprint, record
+from aicr_gen.gitops.collisions import Owned
 from aicr_gen.gitops.git import Repo
 from aicr_gen.gitops.render_many import Job, Rendered, Survey, SyncJob, for_sync, run_all, survey, workers_for
 from aicr_gen.gitops.sync import Folder, Result, entries, sync, target
@@ -63,6 +67,18 @@ def spec_inputs(repo: Repo, found: Survey, managed: set[str]) -> dict[str, bytes
     return out
 
 
+def _specs_inputs(repo: Repo, surveys: Sequence[Survey]) -> tuple[dict[str, bytes], dict[str, list[str]]]:
+    """``spec_inputs`` of every spec (repository path -> content), and each spec's own (spec file -> paths)."""
+    managed = {item.path for item in surveys}
+    inputs: dict[str, bytes] = {}
+    own: dict[str, list[str]] = {}
+    for item in surveys:
+        found = spec_inputs(repo, item, managed)
+        inputs.update(found)
+        own[item.spec_file] = sorted(found)
+    return inputs, own
+
+
 def _refuse_reserved(surveys: Sequence[Survey]) -> None:
     for found in surveys:
         if found.path == record.FOLDER.split("/")[0] or found.path.startswith(f"{record.FOLDER.split('/')[0]}/"):
@@ -71,14 +87,67 @@ def _refuse_reserved(surveys: Sequence[Survey]) -> None:
                                     "another spec.repo.path")
 
 
-def _records(repo: Repo, rev: str, surveys: Sequence[Survey]) -> dict[str, bytes]:
-    """Managed folder -> its inputs record at ``rev`` (absent: no record)."""
+def all_records(repo: Repo, rev: str, *, index: bool = False) -> dict[str, bytes]:
+    """Managed folder -> its inputs record at ``rev`` (or in the index), every record of the repository (a
+    file under the records' folder not named after the folder it records is no record)."""
     from aicr_gen.gitops.objects import read_blobs
 
-    found = entries(repo, rev, [Folder(record.path_of(item.path), {}, single=True) for item in surveys])
-    contents = read_blobs(repo, [sha for _mode, sha in found.values()])
-    return {item.path: contents[found[record.path_of(item.path)][1]] for item in surveys
-            if record.path_of(item.path) in found}
+    listed = entries(repo, rev, [Folder(record.FOLDER, {})], index=index)
+    contents = read_blobs(repo, [sha for _mode, sha in listed.values()])
+    out: dict[str, bytes] = {}
+    for name, (_mode, sha) in sorted(listed.items()):
+        folder = name.removeprefix(f"{record.FOLDER}/").removesuffix(".json")
+        if record.path_of(folder) == name:
+            out[folder] = contents[sha]
+    return out
+
+
+def refuse_collisions(repo: Repo, rev: str, run: Mapping[str, Owned], records: Mapping[str, bytes], *,
+                      index: bool = False) -> None:
+    """Exit 2 naming both clusters when a tree of the run (``run``: folder -> its spec and objects) defines an
+    Argo CD or Flux object that another of the run's trees, or another tree of the repository at ``rev`` (as its
+    inputs record lists it, when that tree is still there), defines in the same control plane."""
+    from aicr_gen.gitops import collisions
+
+    others: dict[str, Owned] = {}
+    for folder, data in records.items():
+        parsed = record.parse(data) if folder not in run else None
+        if parsed is not None and parsed.path == folder and parsed.objects:
+            others[folder] = (parsed.spec, parsed.keyed())
+    present = existing(repo, rev, sorted(others), index=index)
+    collisions.refuse_found(collisions.in_repository(
+        run, {folder: found for folder, found in others.items() if folder in present}))
+
+
+def _objects(surveys: Sequence[Survey], rendered: Sequence[Rendered], records: Mapping[str, bytes],
+             root: Path) -> dict[str, Owned]:
+    """Managed folder -> its spec and the Argo CD and Flux objects of its tree: as rendered, or as the record of
+    a skipped spec lists them."""
+    specs = {item.path: fingerprint.name_of(Path(item.spec_file), root) for item in surveys}
+    found: dict[str, Owned] = {result.path: (specs[result.path], result.objects) for result in rendered}
+    for item in surveys:
+        kept = record.parse(records[item.path]) if item.path not in found else None
+        if kept is not None:
+            found[item.path] = (specs[item.path], kept.keyed())
+    return found
+
+
+def existing(repo: Repo, rev: str, folders: Sequence[str], *, index: bool = False) -> set[str]:
+    """The ``folders`` that hold a file at ``rev`` (or in the index)."""
+    if not folders:
+        return set()
+    wanted = set(folders)
+    if index:
+        return {folder for name in repo.run("ls-files", "-z", "--", *folders).split("\0")
+                for folder in _parents(name) if folder in wanted}
+    wanted = set(folders)
+    return {name for name in repo.run("ls-tree", "-z", "--name-only", rev, "--", *folders).split("\0")
+            if name in wanted}
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split("/")
+    return ["/".join(parts[:end]) for end in range(1, len(parts))]
 
 
 def folder_files(repo: Repo, rev: str, paths: Sequence[str], *, index: bool = False) -> dict[str, dict[str, str]]:
@@ -95,13 +164,15 @@ def folder_files(repo: Repo, rev: str, paths: Sequence[str], *, index: bool = Fa
     return out
 
 
-def _skipped(found: Survey, now: fingerprint.Inputs, data: bytes, files: Mapping[str, str],
-             root: Path) -> bool:
-    """Whether the tree at the base is what rendering ``found`` would give and its policies passed."""
-    parsed = record.parse(data)
-    return bool(parsed and parsed.spec == fingerprint.name_of(Path(found.spec_file), root)
+def unchanged(found: Survey, now: fingerprint.Inputs, data: bytes | None, files: Mapping[str, str],
+              root: Path) -> record.Record | None:
+    """The record ``data`` of ``found``'s folder at the base when it says the tree there is what rendering
+    ``found`` would give and its policies passed (then the spec need not be rendered), else None."""
+    parsed = record.parse(data) if data is not None else None
+    fits = bool(parsed and parsed.spec == fingerprint.name_of(Path(found.spec_file), root)
                 and parsed.cluster == found.name and parsed.path == found.path
                 and parsed.from_option == found.from_option and parsed.fresh(now, files, policies=True))
+    return parsed if fits else None
 
 
 def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
@@ -117,24 +188,20 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
     one_repository([(item.spec_file, item.url) for item in surveys])
     _refuse_reserved(surveys)
     fmt = object_format(repo)
-    records = _records(repo, where.base, surveys)
+    every_record = all_records(repo, where.base)
+    records = {item.path: every_record[item.path] for item in surveys if item.path in every_record}
     old = folder_files(repo, where.base, [item.path for item in surveys])
     digests = fingerprint.Digests()
     now = {item.spec_file: digests.inputs(item.places) for item in surveys}
-    todo = [item for item in surveys if item.path not in records
-            or not _skipped(item, now[item.spec_file], records[item.path], old[item.path], root)]
-    managed_folders = {item.path for item in surveys}
-    inputs: dict[str, bytes] = {}
-    own_inputs: dict[str, list[str]] = {}
-    for item in surveys:
-        found = spec_inputs(repo, item, managed_folders)
-        inputs.update(found)
-        own_inputs[item.spec_file] = sorted(found)
+    todo = [item for item in surveys
+            if unchanged(item, now[item.spec_file], records.get(item.path), old[item.path], root) is None]
+    inputs, own_inputs = _specs_inputs(repo, surveys)
     recipes = read_blobs(repo, [old[item.path]["recipe.yaml"] for item in todo if "recipe.yaml" in old[item.path]])
     jobs = [SyncJob(Job(item.spec_file, item.path, item.from_option, repo.working_tree_dir, fmt, where.base),
                     old[item.path], recipes.get(old[item.path].get("recipe.yaml", "")), len(surveys) == 1)
             for item in todo]
     rendered = run_all(for_sync, jobs, workers_for(len(jobs), options.jobs), lambda work: work.job.spec_file)
+    refuse_collisions(repo, where.base, _objects(surveys, rendered, records, root), every_record)
     after = fingerprint.Digests()
     blobs: dict[str, bytes] = {}
     managed: list[Folder] = []
@@ -144,7 +211,8 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
         managed.append(Folder(item.path, result.files))
         # a record only when no input changed while rendering (else the next run renders again)
         data = record.build(item.name, item.path, fingerprint.name_of(Path(item.spec_file), root),
-                            now[item.spec_file], result.files, from_option=item.from_option) \
+                            now[item.spec_file], result.files, objects=result.objects, findings=result.findings,
+                            from_option=item.from_option) \
             if after.inputs(item.places) == now[item.spec_file] else None
         record_blob = {"": name_in(data, fmt)} if data is not None else {}
         if data is not None:
@@ -154,8 +222,9 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
             synced.append(commit_message.Synced(result.name, item.path, result.changes, result.recipe))
         elif data != records.get(item.path):
             synced.append(commit_message.Synced(result.name, item.path, None, result.recipe))
+    rendered_paths = {item.path for item in todo}
     for item in surveys:  # unchanged: kept as they are, but their folders must be clean too (or --force restores them)
-        if item not in todo:
+        if item.path not in rendered_paths:
             kept = records[item.path]
             managed += [Folder(item.path, old[item.path]),
                         Folder(record.path_of(item.path), {"": name_in(kept, fmt)}, single=True)]
