@@ -255,3 +255,27 @@ def test_two_charts_of_one_name_cannot_share_a_mirror() -> None:
 
     with pytest.raises(InvalidInputError, match="both use a chart named 'app'"):
         mirror_plan(Plan(recipe={}, units=units), Site())
+
+
+def test_a_site_that_allows_only_its_mirror_requires_the_mirror(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = (ROOT / "policies" / "allowed-sources.yaml").read_text()
+    hosts = re.compile(r"\[\[\n(?:\s+'[^']+',?\n)+")
+    assert hosts.search(shipped)
+    site_policies = tmp_path / "site-policies"
+    site_policies.mkdir()
+    (site_policies / "allowed-sources.yaml").write_text(hosts.sub("[['registry.site.example:5000'\n", shipped))
+    findings: dict[str, list[str]] = {}
+    for label, mirror in (("mirrored", SITE), ("upstream", None), ("elsewhere", {"charts": "oci://other.example/c"})):
+        folder = tmp_path / label
+        folder.mkdir()
+        spec = _spec(folder, mirror=mirror)
+        for policies in ([], ["--policies", str(site_policies)]):
+            main(["policy", "check", str(spec), "--format", "json", *policies])
+            errors = [item for item in json.loads(capsys.readouterr().out)["findings"]
+                      if item["policy"] == "allowed-sources"]
+            findings[f"{label}{' site' if policies else ''}"] = [item["path"] for item in errors]
+    assert findings["mirrored"] == findings["upstream"] == findings["elsewhere"] == []  # shipped: any site mirror
+    assert findings["mirrored site"] == []
+    assert len(findings["upstream site"]) == len(findings["elsewhere site"]) == 17
+    assert "recipe.componentRefs[gpu-operator].source" in findings["upstream site"]
