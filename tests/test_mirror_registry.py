@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import tarfile
@@ -100,10 +101,15 @@ def _helm() -> str:
 @pytest.fixture(scope="session")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     """Debian's docker-registry on a free loopback port, storage (deletes allowed) in a temporary folder."""
-    binary = REGISTRY_BINARY if REGISTRY_BINARY.exists() else shutil.which("docker-registry")
+    import os
+
+    from tests.conftest import ROOT
+
+    tools = Path(os.environ.get("AICR_GEN_TOOLS") or ROOT / ".tools") / "docker-registry"
+    binary = next((str(path) for path in (REGISTRY_BINARY, tools) if path.exists()), shutil.which("docker-registry"))
     if binary is None:
-        pytest.skip("docker-registry (distribution 2.8) is not installed: apt-get install docker-registry "
-                    "(.ci/run installs it where apt is available)")
+        pytest.skip("docker-registry (distribution 2.8) is not installed: scripts/tools.sh reads it out of Debian's "
+                    "package where apt-get is, or apt-get install docker-registry")
     folder = tmp_path_factory.mktemp("registry")
     (port,) = free_ports(1)
     config = folder / "config.yml"
@@ -275,3 +281,77 @@ def test_the_pinned_tree_converges_with_every_pod_image_pinned_on_the_mirror(
     assert images, outcome.applied
     assert [image for image in images if not (image.startswith(f"{site.registry.host}/mirror/")
                                               and DIGESTED in image)] == []
+
+
+def test_a_bearer_challenge_gets_a_pull_token_with_the_credentials() -> None:
+    """A registry that answers 401 with a Bearer challenge (as Harbor, ghcr.io and Docker Hub do): the client
+    asks the realm for the repository's pull scope with the user's credentials, then retries with the token."""
+    import base64
+    import http.server
+    import threading
+
+    from aicr_gen.mirror.registry import Client, Credentials
+
+    digest = "sha256:" + "c" * 64
+    seen: list[tuple[str, str]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _answer(self) -> None:
+            seen.append((self.path, self.headers.get("Authorization", "")))
+            if self.path.startswith("/token"):
+                ok = self.headers.get("Authorization") == "Basic " + base64.b64encode(b"site:secret").decode()
+                body = json.dumps({"token": "t0k"}).encode() if ok else b"{}"
+                self.send_response(200 if ok else 401)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            elif self.headers.get("Authorization") == "Bearer t0k":
+                self.send_response(200)
+                self.send_header("Docker-Content-Digest", digest)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            else:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", f'Bearer realm="http://{self.headers["Host"]}/token",'
+                                 'service="registry.site"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        do_GET = do_HEAD = _answer
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        host = f"127.0.0.1:{server.server_address[1]}"
+        client = Client(default=Credentials("site", "secret"))
+        assert client.resolve(host, "mirror/nvidia/driver", "580") == digest
+        assert client.resolve(host, "mirror/nvidia/driver", "581") == digest  # the token is reused
+    finally:
+        server.shutdown()
+    token_calls = [path for path, _ in seen if path.startswith("/token")]
+    assert token_calls == ["/token?scope=repository%3Amirror%2Fnvidia%2Fdriver%3Apull&service=registry.site"]
+    assert seen[-1] == ("/v2/mirror/nvidia/driver/manifests/581", "Bearer t0k")
+
+
+def test_a_lock_of_another_mirror_or_missing_a_reference_is_refused(site: Site, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from aicr_gen.errors import InvalidInputError
+    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.spec import load_spec
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(site.spec.read_text())
+    lock = yaml.safe_load(site.lock.read_text())
+    dropped = lock["images"].pop(0)
+    (tmp_path / "spec.lock.yaml").write_text(yaml.safe_dump(lock))
+    with pytest.raises(InvalidInputError, match=re.escape(dropped["reference"])):
+        render_tree(load_spec(spec), tmp_path)
+    assert main(["mirror", "verify", str(spec)]) == 1
+    assert f"{dropped['reference']} is not locked" in capsys.readouterr().err
+    lock["mirror"]["images"] = "registry.other.example/mirror"
+    (tmp_path / "spec.lock.yaml").write_text(yaml.safe_dump(lock))
+    with pytest.raises(InvalidInputError, match="the lock was computed for the mirror"):
+        render_tree(load_spec(spec), tmp_path)
