@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.spec_command == "show":
             return spec.show_command(args.spec_file, args.show_format, args.show_output)
         return spec.init_command(args.catalog, {dim: getattr(args, dim) for dim in DIMENSIONS}, args.deployer,
-                                 args.output, nodes=args.nodes, repo_url=args.repo_url)
+                                 args.output, nodes=args.nodes, repo_url=args.repo_url, extends=args.extends)
     if args.command == "policy":
         from aicr_gen.commands.policy import check_command
 
@@ -86,7 +86,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "fleet":
         from aicr_gen.commands.fleet import entry_command
 
-        return entry_command(args.spec_files, args.output, name=args.name, force=args.force)
+        return entry_command(args.spec_files, args.output, name=args.name, force=args.force, check=args.check)
     if args.command == "mirror":
         from aicr_gen.commands import mirror
 

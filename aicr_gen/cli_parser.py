@@ -101,6 +101,8 @@ def _spec_parser(commands: Any) -> None:
     init.add_argument("--repo-url", metavar="URL", help="Git repository the bundle is committed to, which Argo CD and "
                       "Flux pull (default: a placeholder that lint and sync refuse until you replace it)")
     init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
+    init.add_argument("--extends", metavar="FLEET", help="write a short spec extending the Fleet file FLEET (its "
+                      "criteria, name and repo.path; everything else from the fleet)")
     show = spec_commands.add_parser(
         "show", help="print the effective spec (layered over its fleet) with where each value comes from",
         description="Print the spec as sync, plan and lint see it: the Fleet its spec.extends names layered under "
@@ -204,6 +206,8 @@ def _fleet_parser(commands: Any) -> None:
     entry.add_argument("--name", default="aicr-fleet", metavar="NAME", help="ApplicationSet name (default: "
                        "aicr-fleet)")
     entry.add_argument("--force", action="store_true", help="replace the entry points written there before")
+    entry.add_argument("--check", action="store_true", help="write nothing; exit 1 listing the files of DIR that "
+                       "differ from the entry points the specs render (as sync --check)")
 
 
 def _mirror_parser(commands: Any) -> None:

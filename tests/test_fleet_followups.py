@@ -223,3 +223,80 @@ def test_check_of_many_specs_ends_in_one_summary(cli: Any, tmp_path: Path, monke
     one = cli("sync", "--check", str(repo / "specs" / "gpu-0.yaml"), "--repo", str(repo))
     assert one.out.splitlines() == [f"aicr-gen: clusters/gpu-0 is up to date with {repo / 'specs' / 'gpu-0.yaml'} in "
                                     "HEAD", "aicr-gen: 1 of 1 tree(s) up to date with HEAD"]
+
+
+# ------------------------------------------------------------------------------------------- small gaps
+
+
+def test_fleet_entry_check_says_whether_the_committed_entry_points_are_current(cli: Any, tmp_path: Path) -> None:
+    repo = shared_repo(tmp_path / "gitops", names=("gpu-a", "gpu-b"))
+    (repo / "fleet.yaml").write_text(FLEET.replace("deployers: [argocd]", "deployers: [argocd, flux]"))
+    pattern, out = str(repo / "specs" / "*.yaml"), str(repo / "fleet")
+    missing = cli("fleet", "entry", pattern, "-o", out, "--check")
+    assert missing.code == 1 and f"missing {out}/argocd/applicationset.yaml" in missing.err
+    assert not (repo / "fleet").exists()
+    assert cli("fleet", "entry", pattern, "-o", out).code == 0
+    current = cli("fleet", "entry", pattern, "-o", out, "--check")
+    assert (current.code, current.out) == (0, f"aicr-gen: {out} is up to date with the entry points of 2 clusters\n")
+    write_spec(repo, "gpu-c", "gpu-c")
+    before = sorted((repo / "fleet").rglob("*"))
+    stale = cli("fleet", "entry", pattern, "-o", out, "--check")
+    assert stale.code == 1, stale
+    assert f"stale   {out}/argocd/applicationset.yaml" in stale.err and f"stale   {out}/checksums.txt" in stale.err
+    assert sorted((repo / "fleet").rglob("*")) == before  # nothing written
+    (repo / "specs" / "gpu-c.yaml").unlink()
+    (repo / "specs" / "gpu-b.yaml").unlink()
+    gone = cli("fleet", "entry", pattern, "-o", out, "--check")
+    assert gone.code == 1 and f"extra   {out}/flux/clusters/gpu-b/aicr-stack.yaml" in gone.err
+    assert cli("fleet", "entry", pattern, "-o", out, "--check", "--force").code == 2
+
+
+def test_spec_init_extends_a_fleet_with_a_spec_that_lints(cli: Any, tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "repo")
+    shutil.copytree(ROOT / "examples" / "fleet", root, dirs_exist_ok=True)
+    target = root / "clusters" / "new.yaml"
+    made = cli("spec", "init", "--extends", str(root / "fleet.yaml"), "--service", "eks", "--accelerator", "h100",
+               "--intent", "training", "--os", "ubuntu", "--platform", "kubeflow", "-o", str(target))
+    assert made.code == 0, made
+    text = target.read_text()
+    assert 'extends: "../fleet.yaml"' in text and "deployers" not in text and "url:" not in text
+    assert 'path: "clusters/h100-eks-ubuntu-training-kubeflow"' in text
+    assert "busBandwidthGBps" in text  # the fleet sets no thresholds, a training cluster needs some
+    assert "# argocd:" in text  # the fleet's Argo CD is shared: say where a destination goes
+    assert len(text.splitlines()) < 30
+    assert cli("lint", str(root / "fleet.yaml"), str(target)).code == 0
+    shown = cli("spec", "show", str(target))
+    assert shown.code == 0 and 'gpu-operator: "v26.3.3"  # ' in shown.out and "fleet.yaml:15\n" in shown.out
+    bad = cli("spec", "init", "--extends", str(root / "clusters" / "kind-h100-dev.yaml"), "--service", "eks")
+    assert bad.code == 2 and "not Fleet" in bad.err
+
+
+def test_examples_fleet_shares_one_argocd_and_its_clusters_never_collide(cli: Any, tmp_path: Path) -> None:
+    import yaml
+
+    root = init_repo(tmp_path / "repo")
+    shutil.copytree(ROOT / "examples" / "fleet", root, dirs_exist_ok=True)
+    fleet = yaml.safe_load((root / "fleet.yaml").read_text())
+    assert fleet["spec"]["argocd"]["shared"] is True
+    assert "# flux:\n  #   hub: mgmt" in (root / "fleet.yaml").read_text()
+    eks = yaml.safe_load((root / "clusters" / "eks-h100-inference.yaml").read_text())
+    assert eks["spec"]["argocd"]["destinationServer"].startswith("https://")
+    clusters = sorted(str(path) for path in (root / "clusters").glob("*.yaml"))
+    assert cli("lint", str(root / "fleet.yaml"), *clusters).code == 0
+    assert cli("sync", *clusters, "--repo", str(root)).code == 0
+
+
+def test_renovate_bumps_the_pins_of_fleet_files_too() -> None:
+    from tests.test_github import RENOVATE, _recursive
+
+    managers = {item["depNameTemplate"]: item for item in json.loads(RENOVATE.read_text())["customManagers"]}
+    fleet = (ROOT / "examples" / "fleet" / "fleet.yaml").read_text()
+    assert _recursive(managers["gpu-operator"]["matchStrings"], fleet) == ["v26.3.3"]
+    assert _recursive(managers["nfd"]["matchStrings"], fleet) == []
+    patterns = [re.compile(pattern.strip("/")) for pattern in managers["gpu-operator"]["managerFilePatterns"]]
+    for path, tracked in (("fleet.yaml", True), ("examples/fleet/fleet.yaml", True), ("fleets/prod.yml", True),
+                          ("clusters/a.yaml", True), ("fleet/argocd/applicationset.yaml", False),
+                          ("values.yaml", False)):
+        assert any(pattern.search(path) for pattern in patterns) == tracked, path
+    other = fleet.replace("kind: Fleet", "kind: Policy")
+    assert _recursive(managers["gpu-operator"]["matchStrings"], other) == []  # neither a spec nor a fleet

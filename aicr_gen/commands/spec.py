@@ -150,9 +150,10 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
 
 
 def init_command(folders: list[str], values: dict[str, str | None], deployers: list[str], output: str | None,
-                 *, nodes: int = 0, repo_url: str | None = None) -> int:
+                 *, nodes: int = 0, repo_url: str | None = None, extends: str | None = None) -> int:
     """Resolve the criteria (so uncovered ones fail as ``recipe`` does), then write the starting spec: one that
-    passes ``aicr-gen lint`` as written once its repository URL is set (``repo_url``, else a placeholder)."""
+    passes ``aicr-gen lint`` as written once its repository URL is set (``repo_url``, else a placeholder); with
+    ``extends``, a short spec extending that Fleet file (``extending``)."""
     from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.gitops.spec import parse_spec, reserved_host
     from aicr_gen.render.options import DEPLOYERS
@@ -167,6 +168,8 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
             raise InvalidInputError(f"--deployer {deployer!r}: use one of {', '.join(DEPLOYERS)}")
     if len(set(chosen)) != len(chosen):
         raise InvalidInputError("--deployer: a deployer is given twice; give each once")
+    if extends is not None:
+        return extending(extends, folders, values, deployers, output, nodes=nodes, repo_url=repo_url)
     catalog = open_catalog(folders)
     query = recipe.query_for(catalog, values)
     if all(value == criteria.ANY for value in query.values()):
@@ -178,6 +181,62 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     resolved = recipe.resolve(catalog, query, recipe.Options(nodes=nodes))
     text = render(dict(query), chosen, folders, nodes, resolved=resolved, catalog=catalog, repo_url=repo_url)
     parse_spec(load_text(text, output or "<stdout>"), template=True)  # the starting spec must be valid
+    write_text(output, text)
+    return OK
+
+
+def extending(fleet_file: str, folders: list[str], values: dict[str, str | None], deployers: list[str],
+              output: str | None, *, nodes: int, repo_url: str | None) -> int:
+    """Write a ClusterSpec extending the Fleet file ``fleet_file``: its name, criteria (resolved against the
+    fleet's catalogs, or ``folders``) and folder, plus what the options give; everything else comes from the
+    fleet. The spec is validated layered over the fleet before it is written."""
+    import os
+    from pathlib import Path
+
+    from aicr_gen.commands.recipe import open_catalog
+    from aicr_gen.gitops.fleet import check_fleet, effective, load_fleet
+    from aicr_gen.gitops.spec import API_VERSION, KIND, PLACEHOLDER_URL, parse_spec
+    from aicr_gen.resolve import criteria, recipe
+    from aicr_gen.yamlio import load_text
+
+    loaded, doc = load_fleet(fleet_file)
+    check_fleet(doc)
+    fleet: Any = loaded  # the Fleet model is built at import time
+    spec = fleet.spec
+    fleet_folder = Path(fleet_file).parent
+    catalog = open_catalog(folders or [str(fleet_folder / folder) for folder in spec.catalogs or []])
+    query = recipe.query_for(catalog, values)
+    if all(value == criteria.ANY for value in query.values()):
+        raise InvalidInputError(
+            "no criteria given; pass at least one of --service, --accelerator, --intent, --os, --platform")
+    resolved = recipe.resolve(catalog, query, recipe.Options(nodes=nodes))
+    name = spec_name(query)
+    here = Path(output).parent if output else Path()
+    relative = Path(os.path.relpath(Path(fleet_file).absolute(), here.absolute())).as_posix()
+    lines = [f"# ClusterSpec of the fleet {fleet.metadata.name}: everything not set here comes from {relative}",
+             "# (`aicr-gen spec show FILE` prints the effective spec, each value with the file it comes from).",
+             f"apiVersion: {API_VERSION}", f"kind: {KIND}", "metadata:",
+             f"  name: {_q(name)}  # a DNS label naming the cluster", "spec:", f"  extends: {_q(relative)}",
+             "  criteria:", *(f"    {dim}: {_q(query[dim])}" for dim in DIMENSIONS)]
+    lines += [f"    nodes: {nodes}  # advisory GPU node count"] if nodes else []
+    lines += ["  deployers:", *(f"    - {deployer}" for deployer in deployers)] if deployers else []
+    lines += ["  repo:"]
+    if repo_url is not None or spec.repo is None or spec.repo.url is None:
+        url = repo_url or PLACEHOLDER_URL
+        note = "" if repo_url else "  # a placeholder: lint and sync refuse it until you set your repository"
+        lines.append(f"    url: {_q(url)}{note}")
+    lines.append(f"    path: {_q('clusters/' + name)}  # this cluster's own folder")
+    fleet_thresholds = spec.certification is not None and spec.certification.thresholds
+    if not fleet_thresholds and (query["intent"] == "training" or _floors(resolved.get("validation"))):
+        lines += ["  # The fleet sets no certification thresholds; this cluster's:", "  certification:",
+                  *thresholds(resolved, catalog)]
+    if spec.argocd is not None and spec.argocd.shared:
+        lines += ["  # The fleet's Argo CD is shared: where this cluster's Applications deploy (absent: the cluster",
+                  "  # that Argo CD runs in).",
+                  "  # argocd:",
+                  "  #   destinationServer: \"https://API-SERVER\"  # or destinationName: NAME-IN-ARGO-CD"]
+    text = "\n".join(lines) + "\n"
+    parse_spec(effective(load_text(text, output or "<stdout>")), template=True)  # valid over its fleet
     write_text(output, text)
     return OK
 
