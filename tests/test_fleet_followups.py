@@ -300,3 +300,19 @@ def test_renovate_bumps_the_pins_of_fleet_files_too() -> None:
         assert any(pattern.search(path) for pattern in patterns) == tracked, path
     other = fleet.replace("kind: Fleet", "kind: Policy")
     assert _recursive(managers["gpu-operator"]["matchStrings"], other) == []  # neither a spec nor a fleet
+
+
+def test_the_markdown_plan_of_a_bump_of_two_thousand_clusters_names_every_one() -> None:
+    from aicr_gen.gitops.plan import plan
+    from aicr_gen.gitops.plan_format import BUDGET, markdown
+    from tests.test_plan import _cluster
+
+    clusters = [_cluster(index) for index in range(2000)]
+    text = markdown(plan("main", "a" * 40, clusters))
+    assert len(text) <= BUDGET
+    shown = text.count("<details")
+    assert 0 < shown < 2000
+    last = text.rstrip().splitlines()[-1]
+    assert last.startswith(f"\u2026 and {2000 - shown} more clusters with changes not shown")
+    in_sections = re.findall(r"^<details><summary><b>([^<]+)</b>", text, flags=re.MULTILINE)
+    assert in_sections + re.findall(r"`(cluster-[^`]+)`", last) == [cluster.name for cluster in clusters]

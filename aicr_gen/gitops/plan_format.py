@@ -4,8 +4,8 @@ The Markdown opens with the totals and every cluster's high-risk changes, then o
 section per cluster that changes or has policy findings (high-risk clusters first, then those with policy errors,
 then the others), and ends with the unchanged clusters by name. GitHub refuses a comment over 65,536 characters,
 so the text is kept under ``BUDGET``: each section's lists are cut shorter (with a count of what was left out)
-until the sections fit, small sections keeping everything and large ones sharing what is left; the JSON is never
-cut.
+until the sections fit, small sections keeping everything and large ones sharing what is left; the clusters whose
+sections still do not fit are named in one line (a fleet-wide bump names every cluster). The JSON is never cut.
 """
 
 from __future__ import annotations
@@ -211,8 +211,11 @@ def markdown(plan: Plan, budget: int = BUDGET) -> str:
     foot = "\n".join(tail) + "\n"
     reserve = 200  # the line that counts the sections left out
     renders = [partial(section, cluster, open_=len(shown) == 1) for cluster in shown]
-    sections, left_out = _fit(renders, budget - len(head) - len(foot) - reserve)
-    if left_out:
+    available = budget - len(head) - len(foot) - reserve
+    sections, left_out = _fit(renders, available)
+    if left_out:  # name every cluster the comment leaves out: room for all their names, at most
+        sections, left_out = _fit(renders, available - len(", ".join(_code(cluster.name) for cluster in shown)))
+        names = ", ".join(_code(cluster.name) for cluster in shown[len(shown) - left_out:])
         sections.append(f"\u2026 and {_plural(left_out, 'more cluster')} with changes not shown (the comment would "
-                        f"exceed GitHub's limit): {_code('aicr-gen plan --format json')} lists them all.")
+                        f"exceed GitHub's limit; {_code('aicr-gen plan --format json')} has them all): {names}")
     return head + "\n\n".join(sections) + ("\n" if sections else "") + foot
