@@ -39,13 +39,15 @@ def _by_spec(records: dict[str, bytes]) -> dict[str, list[record.Record]]:
 
 
 def _candidate(found: list[record.Record], path_option: str | None) -> record.Record | None:
-    from aicr_gen.errors import InvalidInputError
-    from aicr_gen.gitops.spec import repo_folder
+    wanted = None
+    if path_option is not None:  # the spec model (pydantic) only when a --path needs checking
+        from aicr_gen.errors import InvalidInputError
+        from aicr_gen.gitops.spec import repo_folder
 
-    try:
-        wanted = repo_folder(path_option) if path_option is not None else None
-    except InvalidInputError:
-        return None  # rendering says what is wrong with it
+        try:
+            wanted = repo_folder(path_option)
+        except InvalidInputError:
+            return None  # rendering says what is wrong with it
     fitting = [item for item in found if item.from_option == (wanted is not None)
                and (wanted is None or item.path == wanted)]
     return fitting[0] if len(fitting) == 1 else None

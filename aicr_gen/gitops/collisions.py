@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-import yaml
-
 from aicr_gen.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -30,7 +28,6 @@ ARGOCD, FLUX = "argocd", "flux"
 CONTROLLERS = {"argoproj.io": ARGOCD}
 """API group -> controller; every ``*.toolkit.fluxcd.io`` group is Flux's."""
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Planes = Callable[[str, str], str]
 """``(cluster, controller)`` -> the control plane holding that cluster's objects of that controller."""
 
@@ -87,8 +84,10 @@ def objects(cluster: str, tree: Mapping[str, bytes]) -> Iterator[Placed]:
         if (not path.endswith((".yaml", ".yml")) or "/chart/" in f"/{path}" or "/templates/" in f"/{path}"
                 or (b"argoproj.io/" not in data and b"toolkit.fluxcd.io/" not in data)):
             continue
+        import yaml  # only when a tree is read (a check answered by the records reads none)
+
         try:
-            documents = list(yaml.load_all(data, Loader=_LOADER))
+            documents = list(yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
         except yaml.YAMLError:
             continue  # values files and other data, never a controller's object
         for doc in documents:

@@ -40,7 +40,7 @@ def name_of(path: Path, root: Path) -> str:
 def named(cluster: Any, spec_file: str, root: Path) -> tuple[dict[str, Path], dict[str, Path]]:
     """Name -> place of what rendering ``cluster`` (loaded from ``spec_file``) reads, and of the policy files."""
     from aicr_gen.catalog.load import embedded_root
-    from aicr_gen.policy.check import shipped_root
+    from aicr_gen.policy.shipped import shipped_root
 
     spec_path = Path(spec_file).resolve()
     base = spec_path.parent

@@ -72,7 +72,7 @@ class Record(NamedTuple):
     def places(self, root: Path) -> tuple[dict[str, Path], dict[str, Path]]:
         """Name -> place of each input the record lists, read from the work tree at ``root``."""
         from aicr_gen.catalog.load import embedded_root
-        from aicr_gen.policy.check import shipped_root
+        from aicr_gen.policy.shipped import shipped_root
 
         shipped = {fingerprint.EMBEDDED_CATALOG: embedded_root(), fingerprint.SHIPPED_POLICIES: shipped_root()}
         return ({name: shipped.get(name, root / name) for name in self.inputs},

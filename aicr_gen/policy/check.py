@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_gen.cel import CelCompileError, CelError, CelLimitError, Environment, Program, environments, to_cel
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.policy.shipped import shipped_root
 from aicr_gen.yamlio import Document
 
 if TYPE_CHECKING:
@@ -106,13 +107,6 @@ class Finding:
 
     def as_dict(self) -> dict[str, str]:
         return {"policy": self.policy, "severity": self.severity, "path": self.path, "message": self.message}
-
-
-def shipped_root() -> Path:
-    """The shipped policies: inside the installed wheel, or ``policies/`` of a source checkout."""
-    here = Path(__file__).resolve().parent.parent
-    packaged = here / "_policies"
-    return packaged if packaged.is_dir() else here.parent / "policies"
 
 
 def _compile(doc: Document, env: Environment, key: str, text: str) -> Program:
