@@ -286,3 +286,12 @@ def test_drivers_validate_against_the_nvidiadriver_crd_schema(tmp_path: Path) ->
         **schema["properties"]["spec"], "required": ["driverType", "image"]}}}  # v26.3.x requires these two
     assert validate_objects(documents(current.drivers, current.operator_version),
                             extra_schemas={("nvidia.com/v1alpha1", "NVIDIADriver"): older}) == 2
+
+
+@pytest.mark.parametrize("generation", ["aicr.run/v1", "aicr.run/v1alpha2"])
+def test_each_pools_recipe_has_the_header_of_the_clusters(cli: Any, tmp_path: Path, generation: str) -> None:
+    files = synced(cli, tmp_path, variant(tmp_path, lambda spec: spec.update(aicrApiVersion=generation)))
+    headers = {path: yaml.safe_load(text)["apiVersion"] for path, text in files.items()
+               if path == "recipe.yaml" or (path.startswith("pools/") and path.endswith("/recipe.yaml"))}
+    assert set(headers) == {"recipe.yaml", "pools/h100/recipe.yaml", "pools/gb200/recipe.yaml"}
+    assert set(headers.values()) == {generation}

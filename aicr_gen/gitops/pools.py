@@ -225,11 +225,14 @@ class PoolTree:
 
 def pool_tree(cluster: ClusterSpec, base: FilePath, catalog: Any) -> PoolTree:
     """pools/<pool>/recipe.yaml for each pool, pools/README.md (provenance), and the NVIDIADriver manifest."""
+    from aicr_gen.catalog.headers import convert
     from aicr_gen.render.nvidia_driver import manifest
     from aicr_gen.yamlio import dump
 
     resolution = resolve_pools(cluster, base, catalog)
-    files = {f"pools/{name}/recipe.yaml": dump(recipe).encode() for name, recipe in resolution.pools.items()}
+    generation = cluster.spec.aicrApiVersion  # the header the cluster's recipe.yaml has, for each pool's too
+    files = {f"pools/{name}/recipe.yaml": dump(convert(recipe, "RecipeResult", generation)).encode()
+             for name, recipe in resolution.pools.items()}
     rows = [f"| {pool.name} | {pool.accelerator} | `{_text(pool.nodeSelector)}` | `{pool.name}/recipe.yaml` |"
             for pool in cluster.spec.pools]
     readme = ["# GPU node pools", "",
