@@ -217,3 +217,28 @@ def test_sentinel_values_limit_a_rule_set_to_pools_without_a_spec(cli: Any, tmp_
     for bad, fragment in ((f"{name}", "give NAME=KEY=VALUE"), ("nope=a=1", "'nope' is not a rule set")):
         refused = cli("sentinel", "values", "--mode", "quarantine", "--rules", rules, "--limit-rule-set", bad)
         assert refused.code == 2 and fragment in refused.err, refused
+
+
+def test_a_pools_driver_bump_is_a_high_risk_change_in_the_plan(cli: Any, tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "gitops"
+    repo.mkdir()
+    identity = ("-c", "user.name=t", "-c", "user.email=t@example.invalid")
+    for args in (("init", "-q", "-b", "main"), (*identity, "commit", "-q", "--allow-empty", "-m", "i")):
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    for name in ("eks-h100-gb200.yaml", "gb200-rules.yaml"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    spec = tmp_path / "eks-h100-gb200.yaml"
+    assert cli("sync", str(spec), "--repo", str(repo)).code == 0
+    data = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    data["spec"]["pools"][0]["overrides"] = {"set": ["gpu-operator:driver.version=570.195.03"]}
+    spec.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    result = cli("plan", str(spec), "--repo", str(repo), "--format", "json")
+    assert result.code == 0, result
+    (cluster,) = json.loads(result.out)["clusters"]
+    risks = [(risk["category"], risk["text"]) for risk in cluster["highRisk"]]
+    assert ("gpu-driver", "bumped NVIDIADriver/h100 580.173.02 -> 570.195.03") in risks, risks
+    assert data["spec"]["sentinel"]["lifecycle"]  # so the driver bump asks for a ValidationRequest after the rollout
+    assert any(effect["kind"] == "validation-request" and "NVIDIADriver/h100" in effect["text"]
+               for effect in cluster["onMerge"]), cluster["onMerge"]

@@ -24,6 +24,8 @@ API_VERSION = "aicr-gen.dev/v1alpha1"
 GPU_STACK = ("gpu-operator", "network-operator", "nvidia-dra-driver-gpu", "nvsentinel")
 RISKY_COMPONENTS = {"gpu-operator": "gpu-operator", "network-operator": "network-operator",
                     "nvidia-dra-driver-gpu": "gpu-driver"}
+DRIVER_PREFIX = "NVIDIADriver/"
+"""How a pool's NVIDIADriver is named among the component changes (``gitops.changes``)."""
 RISK_ORDER = ("gpu-driver", "gpu-operator", "network-operator", "os-constraint", "nvsentinel", "certification")
 _DRIVER = re.compile(r"driver", re.IGNORECASE)
 _KERNEL = re.compile(r"^OS\.|kernel", re.IGNORECASE)
@@ -255,10 +257,16 @@ def _sentinel_risks(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[
     return []
 
 
+def _risk_of(component: str) -> str:
+    """The high-risk category of a component change ("" when none): a pool's NVIDIADriver (``NVIDIADriver/<pool>``)
+    replaces that pool's GPU driver, as a driver change of the GPU Operator's values does."""
+    return "gpu-driver" if component.startswith(DRIVER_PREFIX) else RISKY_COMPONENTS.get(component, "")
+
+
 def high_risk(found: tree_changes.Changes, old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[HighRisk]:
     """The changes to look at first, most serious category first (``RISK_ORDER``)."""
-    out = [HighRisk(category=RISKY_COMPONENTS[item.name], text=item.describe())
-           for item in found.components if item.name in RISKY_COMPONENTS]
+    out = [HighRisk(category=_risk_of(item.name), text=item.describe())
+           for item in found.components if _risk_of(item.name)]
     for value in found.values:
         category = RISKY_COMPONENTS.get(value.component)
         if category:
@@ -273,7 +281,7 @@ def high_risk(found: tree_changes.Changes, old: Mapping[str, bytes], new: Mappin
 
 def _gpu_stack_changed(found: tree_changes.Changes) -> list[str]:
     """The GPU-stack components whose version, place or values change, by name."""
-    names = [item.name for item in found.components if item.name in GPU_STACK]
+    names = [item.name for item in found.components if item.name in GPU_STACK or item.name.startswith(DRIVER_PREFIX)]
     names += [value.component for value in found.values if value.component in GPU_STACK]
     return list(dict.fromkeys(names))
 
