@@ -83,7 +83,7 @@ def _verify_parser(commands: Any) -> None:
 def _schema_parser(commands: Any) -> None:
     schema = commands.add_parser("schema", help="print the JSON Schema of an input kind")
     schema.add_argument("kind", choices=("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec", "fleet",
-                                         "plan"),
+                                         "plan", "mirrorlock"),
                         help="the input kind whose schema to print")
 
 

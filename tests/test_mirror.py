@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -279,3 +281,25 @@ def test_a_site_that_allows_only_its_mirror_requires_the_mirror(tmp_path: Path,
     assert findings["mirrored site"] == []
     assert len(findings["upstream site"]) == len(findings["elsewhere site"]) == 17
     assert "recipe.componentRefs[gpu-operator].source" in findings["upstream site"]
+
+
+def test_schema_mirrorlock_validates_a_written_lock(cli: Callable[..., Any]) -> None:
+    import jsonschema
+
+    from aicr_gen.mirror.lock import LockedChart, LockedImage, LockedMirror, MirrorLock, dump_lock
+
+    digest = "sha256:" + "ab" * 32
+    lock = MirrorLock(apiVersion="aicr-gen.dev/v1alpha1", kind="MirrorLock",
+                      mirror=LockedMirror(charts="oci://mirror.example:5000/charts", images="mirror.example:5000/m"),
+                      charts=[LockedChart(reference="oci://mirror.example:5000/charts/gpu-operator:v26.3.3",
+                                          digest=digest)],
+                      images=[LockedImage(reference="mirror.example:5000/m/nvidia/driver:580", digest=digest)])
+    result = cli("schema", "mirrorlock")
+    assert result.code == 0, result
+    schema = json.loads(result.out)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    written = yaml.safe_load(dump_lock(lock))
+    assert not list(validator.iter_errors(written))
+    written["images"][0]["digest"] = "sha256:short"
+    assert list(validator.iter_errors(written))

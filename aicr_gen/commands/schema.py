@@ -15,8 +15,10 @@ def schema_of(kind: str) -> dict[str, object]:
     from aicr_gen.gitops.fleet import Fleet
     from aicr_gen.gitops.plan import Plan
     from aicr_gen.gitops.spec import ClusterSpec
+    from aicr_gen.mirror.lock import MirrorLock
 
-    models: dict[str, type[BaseModel]] = {"clusterspec": ClusterSpec, "fleet": Fleet, "plan": Plan}
+    models: dict[str, type[BaseModel]] = {"clusterspec": ClusterSpec, "fleet": Fleet, "plan": Plan,
+                                          "mirrorlock": MirrorLock}
     model = models.get(kind) or SCHEMA_KINDS[kind]
     schema = model.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
