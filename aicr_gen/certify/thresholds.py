@@ -15,6 +15,7 @@ fails to evaluate for all of them could never pass, and is refused.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 import signal
@@ -137,10 +138,6 @@ def _q(text: str) -> str:
 
 
 def _compile(key: str, expression: Any, where: str) -> CompiledThreshold:
-    from aicr_gen.cel import CelCompileError, CelLimitError
-    from aicr_gen.cel.environments import nvcre_threshold
-    from aicr_gen.cel.types import BOOL, format_type
-
     def fail(problem: str, fix: str) -> InvalidInputError:
         shown = shorten(expression, 80) if isinstance(expression, str) else repr(expression)
         return InvalidInputError(f"{where}: {key}={_q(shown)}: {problem}; {fix}")
@@ -149,16 +146,30 @@ def _compile(key: str, expression: Any, where: str) -> CompiledThreshold:
         raise fail(f"is a {type(expression).__name__}, not a CEL expression string", f"quote it, e.g. {_EXAMPLE}")
     if not expression.strip():
         raise fail("the expression is empty", f"write a comparison such as {_EXAMPLE}")
+    checked = _checked(expression)
+    if isinstance(checked, tuple):
+        raise fail(*checked)
+    return CompiledThreshold(key, expression, checked)
+
+
+@functools.lru_cache(maxsize=512)
+def _checked(expression: str) -> Any:
+    """The program of ``expression`` as NVCRE would compile it, or (problem, fix) when it would not. Cached: the
+    specs of a fleet repeat the same few thresholds, and each compile and probe costs about half a millisecond."""
+    from aicr_gen.cel import CelCompileError, CelLimitError
+    from aicr_gen.cel.environments import nvcre_threshold
+    from aicr_gen.cel.types import BOOL, format_type
+
     try:
         program = nvcre_threshold().compile(expression)
     except CelLimitError as err:
-        raise fail(str(err), "simplify the expression; a threshold tests one number") from None
+        return str(err), "simplify the expression; a threshold tests one number"
     except CelCompileError as err:
-        raise fail(str(err), _fix(expression, str(err))) from None
+        return str(err), _fix(expression, str(err))
     result = program.result_type
     if result != BOOL:
         shown = "an unknown type" if result is None else format_type(result)
-        raise fail(f"expression must return bool, got {shown}", f"compare `value`, e.g. {_EXAMPLE}")
+        return f"expression must return bool, got {shown}", f"compare `value`, e.g. {_EXAMPLE}"
     outcomes: list[bool | str] = []
 
     def probe() -> None:
@@ -167,12 +178,12 @@ def _compile(key: str, expression: Any, where: str) -> CompiledThreshold:
     try:
         run_with_deadline(probe, COMPILE_SECONDS)
     except ThresholdTimeout:
-        raise fail(f"evaluating it takes longer than {COMPILE_SECONDS:g} s", "simplify the expression") from None
+        return f"evaluating it takes longer than {COMPILE_SECONDS:g} s", "simplify the expression"
     if all(isinstance(outcome, str) for outcome in outcomes):
         tried = ", ".join(f"{value:g}" for value in PROBES)
-        raise fail(f"it fails to evaluate for every value tried ({tried}): {outcomes[0]}",
-                   "fix the expression; NVCRE would report InvalidThresholdExpression") from None
-    return CompiledThreshold(key, expression, program)
+        return (f"it fails to evaluate for every value tried ({tried}): {outcomes[0]}",
+                "fix the expression; NVCRE would report InvalidThresholdExpression")
+    return program
 
 
 def _fix(expression: str, problem: str) -> str:
