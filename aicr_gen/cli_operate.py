@@ -4,7 +4,10 @@ command's module is imported when it runs and exposes ``run(args) -> int``."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # command (or "command subcommand") -> module under aicr_gen.commands
 MODULES = {

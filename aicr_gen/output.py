@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import sys
 from collections.abc import Mapping
@@ -189,7 +188,8 @@ def write_bundle(bundle: Mapping[str, bytes], output: str, force: bool) -> Path:
     os.umask(umask)
     if existing and _unchanged(target, bundle, existing, folders, kept=set(keep), umask=umask):
         return target
-    import tempfile  # here: an unchanged bundle needs no temp folder
+    import shutil
+    import tempfile  # here: an unchanged bundle needs no temp folder (nor shutil's bz2 and lzma)
 
     created = _make_parents(target.parent, f"--output {output}")
     try:

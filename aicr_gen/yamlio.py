@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -521,10 +520,15 @@ def _quote(text: str) -> str:
     """Double quotes for text another reader would type (``"24.04"``, ``"yes"``) or that needs escapes,
     single quotes otherwise (``'>= 1.34'``), as Go's yaml.v3 writes them."""
     typed = text.lower() in _YAML11_WORDS or _NUMBER_LIKE.match(text)
-    if text.isprintable() and not typed:
-        return "'" + text.replace("'", "''") + "'"
+    if text.isprintable():
+        if not typed:
+            return "'" + text.replace("'", "''") + "'"
+        if '"' not in text and "\\" not in text:  # what JSON would write, without importing json (~3 ms)
+            return f'"{text}"'
     # JSON escapes the C0 controls; every other unprintable character (DEL, C1, U+2028, ...) is
     # escaped too, because YAML readers fold or refuse them raw.
+    import json  # here: reading needs none
+
     return "".join(ch if ch.isprintable() else _escape(ch)
                    for ch in json.dumps(text, ensure_ascii=False))
 
@@ -624,6 +628,8 @@ def dump(data: Mapping[str, Any]) -> str:
 
 def dump_json(data: Any) -> str:
     """Deterministic JSON (key order kept, two-space indent, UTF-8)."""
+    import json
+
     try:
         return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     except ValueError:

@@ -13,6 +13,7 @@ import copy
 import functools
 import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -293,3 +294,109 @@ def test_node_lists_compared_in_place_split_like_a_fresh_split() -> None:
     for _ in range(3000):
         raw = f"{rng.choice(values)}|{rng.choice(lists)}"
         assert nodes.unpack(diff._Encoded(raw)) == diff._Encoded(raw).split(), raw
+
+
+# ---------------------------------------------------------------- start-up trims: what stands in for a stdlib call
+
+
+def _plain_tree(rng: random.Random, depth: int = 0) -> Any:
+    pick = rng.random()
+    if depth < 4 and pick < 0.3:
+        return {f"k{i}": _plain_tree(rng, depth + 1) for i in range(rng.randrange(4))}
+    if depth < 4 and pick < 0.5:
+        return [_plain_tree(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return rng.choice([None, True, False, 0, -3, 2**70, 1.5, math.inf, "", "x", "24.04", (1, [2])])
+
+
+def test_copy_tree_copies_like_deepcopy() -> None:
+    from aicr_gen.resolve.merge import copy_tree
+
+    rng = random.Random(7)
+    for _ in range(500):
+        tree = _plain_tree(rng)
+        copied = copy_tree(tree)
+        assert copied == copy.deepcopy(tree)
+        pending = [(tree, copied)]
+        while pending:  # no container of the original is shared with the copy
+            left, right = pending.pop()
+            if isinstance(left, dict | list | tuple) and left:
+                assert left is not right
+                pending.extend(zip(left.values(), right.values(), strict=True) if isinstance(left, dict)
+                               else zip(left, right, strict=True))
+    shared = ["a"]
+    copied = copy_tree({"x": shared, "y": shared})
+    copied["x"].append("b")
+    assert copied["y"] == ["a"] and shared == ["a"]
+
+
+def test_quoted_typed_strings_are_what_json_writes() -> None:
+    from aicr_gen.yamlio import _quote
+
+    for text in ["24.04", "yes", "No", "on", "1e3", "0x1F", "012", "-1", ".inf", "null", "12:30", "1_000", "1é",
+                 "2 b", "true"]:  # strings another reader would type: double-quoted
+        assert _quote(text) == json.dumps(text, ensure_ascii=False), text
+    assert _quote('1"') == json.dumps('1"') and _quote("1\\") == json.dumps("1\\")
+
+
+@pytest.mark.parametrize("columns", [None, "", "abc", "0", "-5", "40", "200"])
+def test_help_width_is_the_one_shutil_finds(columns: str | None) -> None:
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    code = ("import shutil\nfrom aicr_gen import cli_parser\n"
+            "print(cli_parser._terminal_width(), shutil.get_terminal_size().columns - 2)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
+    ours, theirs = out.stdout.split()
+    assert ours == theirs
+
+
+def _modules_after(args: list[str], tmp_path: Path) -> set[str]:
+    """The top-level modules a second run of ``aicr-gen ARGS`` imports (the first fills the cache)."""
+    code = ("import sys\nfrom aicr_gen.cli import main\n"
+            f"code = main({args!r})\n"
+            "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))\n")
+    env = {**os.environ, "AICR_GEN_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
+                             check=False)
+    assert out.stdout, out.stderr
+    return set(out.stdout.split())
+
+
+def test_validate_of_an_unchanged_snapshot_and_recipe_imports_little(tmp_path: Path) -> None:
+    recipe = tmp_path / "recipe.yaml"
+    subprocess.run([sys.executable, "-m", "aicr_gen", "recipe", "--service", "eks", "--accelerator", "h100",
+                    "--os", "ubuntu", "--intent", "training", "-o", str(recipe)], check=True, cwd=ROOT,
+                   env={**os.environ, "AICR_GEN_CACHE_DIR": "off"})
+    loaded = _modules_after(["validate", "--recipe", str(recipe), "--snapshot", str(SEEDS[0])], tmp_path)
+    assert loaded & {"yaml_rs", "yaml", "ruamel", "pydantic", "json", "hashlib", "shutil", "copy"} == set()
+
+
+def test_an_unchanged_flux_bundle_imports_no_copy_json_or_shutil(tmp_path: Path) -> None:
+    recipe = tmp_path / "recipe.yaml"
+    subprocess.run([sys.executable, "-m", "aicr_gen", "recipe", "--service", "eks", "--accelerator", "h100",
+                    "--os", "ubuntu", "--intent", "training", "-o", str(recipe)], check=True, cwd=ROOT,
+                   env={**os.environ, "AICR_GEN_CACHE_DIR": "off"})
+    loaded = _modules_after(["bundle", "--recipe", str(recipe), "--deployer", "flux", "-o", str(tmp_path / "out"),
+                             "--repo", "https://git.example.com/gitops.git", "--force"], tmp_path)
+    assert loaded & {"yaml_rs", "yaml", "ruamel", "pydantic", "json", "shutil", "copy", "tempfile"} == set()
+
+
+def test_a_snapshot_file_is_validated_once_per_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AICR_GEN_CACHE_DIR", str(tmp_path / "cache"))
+    copy_of = tmp_path / "snapshot.yaml"
+    copy_of.write_bytes(SEEDS[0].read_bytes())
+    first = snap.load_snapshot(str(copy_of))
+
+    def no_parse(raw: bytes, source: str) -> Any:
+        raise AssertionError("parsed again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(snap, "_parse", no_parse)
+        assert snap.load_snapshot(str(copy_of)) == first
+    copy_of.write_bytes(SEEDS[1].read_bytes())
+    assert snap.load_snapshot(str(copy_of)) == snap.load_snapshot(str(SEEDS[1])) != first
+    copy_of.write_text("measurements: [1]\n")
+    for _ in range(2):  # a refused document is refused every time: nothing of it is cached
+        with pytest.raises(InvalidInputError, match=r"snapshot.yaml:1"):
+            snap.load_snapshot(str(copy_of))

@@ -9,33 +9,45 @@ from __future__ import annotations
 
 import functools
 import gc
-import hashlib
 import marshal
 import os
 from pathlib import Path
-from typing import Any
+
+try:  # CPython's own BLAKE2: a key needs no SHA-256, and hashlib loads OpenSSL (~4 ms) on import
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without it
+    from hashlib import blake2b
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KEEP = 16
 # Files whose contents change what validation accepts; a change to them invalidates every entry.
 _VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/headers.py", "catalog/vocabulary.py",
-                    "modelcheck.py", "yamlio.py")
+                    "modelcheck.py", "yamlio.py", "drift/snapshot.py")
 
 
 @functools.cache
 def _code_digests() -> tuple[bytes, ...]:
     """Digests of the validating code, read once per process (a bundle asks for three keys)."""
     package = Path(__file__).resolve().parent.parent
-    return tuple(hashlib.sha256((package / name).read_bytes()).digest() for name in _VALIDATING_CODE)
+    return tuple(digest((package / name).read_bytes()) for name in _VALIDATING_CODE)
 
 
-def new_key(kind: str) -> hashlib._Hash:
-    """A sha256 seeded with ``kind``, the aicr-gen version and the validating code; feed it the inputs."""
+def digest(data: bytes) -> bytes:
+    """The digest keys are made of (BLAKE2b, 32 bytes)."""
+    return blake2b(data, digest_size=32).digest()
+
+
+def new_key(kind: str) -> blake2b:
+    """A digest seeded with ``kind``, the aicr-gen version and the validating code; feed it the inputs."""
     from aicr_gen import __version__
 
-    digest = hashlib.sha256(f"{kind}-{__version__}".encode())
+    key = blake2b(f"{kind}-{__version__}".encode(), digest_size=32)
     for code in _code_digests():
-        digest.update(code)
-    return digest
+        key.update(code)
+    return key
 
 
 def folder() -> Path | None:

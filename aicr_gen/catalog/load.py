@@ -8,7 +8,6 @@ check texts are read fresh on every load, since the registry may point anywhere 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -149,7 +148,7 @@ def _cache_key(layers: list[Layer], raw: list[dict[str, bytes]]) -> str:
     for layer, contents in zip(layers, raw, strict=True):
         for rel, data in contents.items():
             digest.update(b"\0" + os.fsencode(layer.root) + b"\0" + os.fsencode(rel) + b"\0")
-            digest.update(hashlib.sha256(data).digest())
+            digest.update(cache.digest(data))
     return digest.hexdigest()
 
 

@@ -21,7 +21,6 @@ ordering operator with a non-version operand) raises :class:`InvalidInputError` 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -66,6 +65,8 @@ def _scalar(value: Any) -> str:
         return value
     if isinstance(value, (int, float)):
         return str(value)
+    import json  # here: a reading is nearly always a string
+
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 

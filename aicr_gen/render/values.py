@@ -5,14 +5,12 @@ the recipe, or that would re-enable a disabled one, is an input error.
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.resolve.merge import deep_merge
+from aicr_gen.resolve.merge import copy_tree, deep_merge
 
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 _SEGMENT = re.compile(r"^(?P<key>[^\[\]]+)(?P<indexes>(\[[0-9]+\])*)$")
@@ -58,6 +56,8 @@ def parse(flag: str, text: str) -> Override:
     if not sep or not colon or not component or not path:
         raise InvalidInputError(f"{flag} {text!r}: use COMPONENT:PATH=VALUE, e.g. gpu-operator:driver.enabled=false")
     if flag == "--set-json":
+        import json
+
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as err:
@@ -70,7 +70,7 @@ def _assign(values: Any, path: Sequence[str | int], value: Any, merge: bool, fla
     if not path:
         if merge and isinstance(value, Mapping) and isinstance(values, Mapping):
             return deep_merge(values, value)
-        return copy.deepcopy(value)
+        return copy_tree(value)
     head, rest = path[0], path[1:]
     if isinstance(head, int):
         items = list(values) if isinstance(values, list) else []
