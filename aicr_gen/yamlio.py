@@ -19,9 +19,14 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, NamedTuple, cast
 
 from aicr_gen.errors import InvalidInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 MAX_BYTES = 16 * 1024 * 1024
 MAX_ALIASES = 64
@@ -432,7 +437,8 @@ def _rust_load(text: str) -> dict[str, Any] | None:
 
 def _plain_tree(data: dict[str, Any]) -> bool:
     """Within MAX_NODES and MAX_DEPTH, string keys only (no merge key), plain scalars, mappings and lists."""
-    nodes, depth, level = 1, 0, [cast(Any, data)]
+    nodes, depth = 1, 0
+    level: list[Any] = [data]
     while level:
         below: list[Any] = []
         for value in level:

@@ -11,7 +11,6 @@ import functools
 import gc
 import marshal
 import os
-from pathlib import Path
 
 try:  # CPython's own BLAKE2: a key needs no SHA-256, and hashlib loads OpenSSL (~4 ms) on import
     from _blake2 import blake2b
@@ -31,8 +30,13 @@ _VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/headers.py
 @functools.cache
 def _code_digests() -> tuple[bytes, ...]:
     """Digests of the validating code, read once per process (a bundle asks for three keys)."""
-    package = Path(__file__).resolve().parent.parent
-    return tuple(digest((package / name).read_bytes()) for name in _VALIDATING_CODE)
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return tuple(digest(_read(os.path.join(package, name))) for name in _VALIDATING_CODE)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def digest(data: bytes) -> bytes:
@@ -50,15 +54,15 @@ def new_key(kind: str) -> blake2b:
     return key
 
 
-def folder() -> Path | None:
+def folder() -> str | None:
     """Where entries live, or None when caching is off."""
     explicit = os.environ.get("AICR_GEN_CACHE_DIR")
     if explicit == "off":
         return None
     if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "aicr-gen"
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "aicr-gen")
 
 
 def get(key: str) -> dict[str, Any] | None:
@@ -69,7 +73,7 @@ def get(key: str) -> dict[str, Any] | None:
     collecting = gc.isenabled()
     gc.disable()  # loading creates every container at once and none is garbage: collections would only walk them
     try:
-        value = marshal.loads((where / f"{key}.marshal").read_bytes())
+        value = marshal.loads(_read(os.path.join(where, f"{key}.marshal")))
     except (OSError, EOFError, ValueError, TypeError):
         return None
     finally:
@@ -84,12 +88,18 @@ def put(key: str, value: dict[str, Any]) -> None:
     if where is None:
         return
     try:
-        where.mkdir(parents=True, exist_ok=True)
-        tmp = where / f".{key}.{os.getpid()}.tmp"
-        tmp.write_bytes(marshal.dumps(value))
-        tmp.replace(where / f"{key}.marshal")
-        entries = sorted(where.glob("*.marshal"), key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+        os.makedirs(where, exist_ok=True)
+        tmp = os.path.join(where, f".{key}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(marshal.dumps(value))
+        os.replace(tmp, os.path.join(where, f"{key}.marshal"))
+        with os.scandir(where) as found:
+            entries = sorted((entry for entry in found if entry.name.endswith(".marshal")),
+                             key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
         for stale in entries[KEEP:]:
-            stale.unlink(missing_ok=True)
+            try:
+                os.unlink(stale.path)
+            except FileNotFoundError:  # another process removed it first
+                continue
     except OSError:
         return

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-from pathlib import Path
 
 from aicr_gen.errors import InvalidInputError
 
@@ -26,7 +25,7 @@ def check_relative(rel: str, where: str) -> None:
             "components/<name>/values.yaml")
 
 
-def check_inside(path: Path, root: Path, rel: str) -> None:
+def check_inside(path: str | os.PathLike[str], root: str | os.PathLike[str], rel: str) -> None:
     """Reject a file whose real location (after symlinks) is outside the catalog root."""
     real = os.path.realpath(path)
     real_root = os.path.realpath(root)

@@ -3,61 +3,18 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Any
 
 from aicr_gen.errors import OK, InvalidInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destinationServer": "destination_server",
                       "destinationName": "destination_name", "shared": "shared",
                       "targetRevision": "revision", "path": "path", "appName": "app_name",
                       "argocdNamespace": "argocd_namespace", "fluxNamespace": "flux_namespace",
                       "includeRootApp": "include_root_app", "extraPaths": "extra_paths"}
-
-
-def load_recipe(path: str) -> dict[str, Any]:
-    """A RecipeResult file (ours or AICR's), validated strictly (cached by content, like catalogs)."""
-    recipe: dict[str, Any] = _load_recipe(path)["recipe"]
-    return recipe
-
-
-def _load_recipe(path: str) -> dict[str, Any]:
-    """``recipe``: the validated recipe; ``yaml``: it as the bundle's recipe.yaml writes it (dumping a large
-    recipe is a good part of rendering a bundle, and a cache hit needs neither)."""
-    from aicr_gen.catalog import cache
-    from aicr_gen.catalog.load import read_file
-
-    file = Path(path)
-    if not file.is_file():
-        raise InvalidInputError(f"--recipe {path}: no such file; write one with 'aicr-gen recipe -o FILE'")
-    raw = read_file(file, file.parent, file.name)
-    key = cache.new_key("recipe-v3")
-    key.update(raw)
-    entry = cache.get(key.hexdigest())
-    if entry is None:
-        from aicr_gen.yamlio import dump
-
-        recipe = _validate_recipe(raw, path)
-        entry = {"recipe": recipe, "yaml": dump(recipe)}
-        cache.put(key.hexdigest(), entry)
-    return entry
-
-
-def _validate_recipe(raw: bytes, path: str) -> dict[str, Any]:
-    from aicr_gen.catalog import headers
-    from aicr_gen.catalog.models import RecipeResult
-    from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import load_bytes
-
-    doc = load_bytes(raw, path)
-    headers.check(doc, "RecipeResult")
-    recipe: dict[str, Any] = check(doc, RecipeResult).model_dump(exclude_none=True)
-    if "deploymentOrder" not in recipe:
-        raise InvalidInputError(f"{path}: deploymentOrder is missing; regenerate the recipe")
-    unknown = sorted(set(recipe["deploymentOrder"]) - {ref["name"] for ref in recipe["componentRefs"]})
-    if unknown:
-        raise InvalidInputError(f"{path}: deploymentOrder names {unknown[0]!r}, which is not in componentRefs")
-    return recipe
 
 
 def _parsed_values(sources: dict[str, bytes], names: list[str]) -> dict[str, Any]:
@@ -117,6 +74,7 @@ def _kustomize_builds(recipe: dict[str, Any], deployer: str) -> dict[str, bytes]
 def _print_build(bundle: Any, deployer: str) -> None:
     """What a flux or argocd bundle applies: ``kustomize build`` of a flux bundle, or the Applications."""
     import tempfile
+    from pathlib import Path
 
     from aicr_gen import kustomize
 
@@ -169,7 +127,9 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
         raise InvalidInputError(
             f"--deployer {deployer} needs --repo URL: the Git repository this bundle will be committed to, which "
             "Argo CD or Flux reads it from")
-    loaded = _load_recipe(recipe_path)
+    from aicr_gen.recipe_file import load_entry
+
+    loaded = load_entry(recipe_path)
     recipe = loaded["recipe"]
     deployer_sets = [text for text in sets if text.startswith("deployer:")]
     options = _options(deployer_sets, repo)

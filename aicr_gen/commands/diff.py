@@ -28,7 +28,7 @@ def _load(source: str, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     context = args.context[-1] if args.context else None
     kind, data = load_document(source, kubeconfig=args.kubeconfig, context=context)
     if kind == "RecipeResult" and not source.startswith("cm://") and source != "-" and Path(source).is_file():
-        from aicr_gen.commands.bundle import load_recipe
+        from aicr_gen.recipe_file import load_recipe
 
         data = load_recipe(source)
     return kind, data

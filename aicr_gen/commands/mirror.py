@@ -38,8 +38,9 @@ def _spec_tree(path: str) -> tuple[dict[str, bytes], Any]:
 
 
 def _recipe_tree(path: str, deployer: str, catalogs: list[str]) -> dict[str, bytes]:
-    from aicr_gen.commands.bundle import _options, load_recipe, plan_for
+    from aicr_gen.commands.bundle import _options, plan_for
     from aicr_gen.commands.recipe import open_catalog
+    from aicr_gen.recipe_file import load_recipe
     from aicr_gen.render import render_bundle
 
     recipe = load_recipe(path)

@@ -19,19 +19,13 @@ __all__ = ["leaf_rows", "list_leaves", "open_catalog", "resolve_command"]
 
 def load_criteria(path: str) -> dict[str, Any]:
     """The ``spec`` of a ``RecipeCriteria`` file (AICR's recipe request body), either header generation."""
-    from pathlib import Path
-
     from aicr_gen.catalog import headers
-    from aicr_gen.catalog.load import read_file
+    from aicr_gen.catalog.files import read_named
     from aicr_gen.catalog.models import RecipeCriteria
-    from aicr_gen.errors import InvalidInputError
     from aicr_gen.modelcheck import check
     from aicr_gen.yamlio import load_bytes
 
-    file = Path(path)
-    if not file.is_file():
-        raise InvalidInputError(f"--criteria {path}: no such file; give a RecipeCriteria file")
-    doc = load_bytes(read_file(file, file.parent, file.name), path)
+    doc = load_bytes(read_named(path, "--criteria", "give a RecipeCriteria file"), path)
     headers.check(doc, "RecipeCriteria")
     spec: dict[str, Any] = check(doc, RecipeCriteria).spec.model_dump(exclude_none=True)
     return spec

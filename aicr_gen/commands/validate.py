@@ -17,12 +17,16 @@ unreachable.
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Sequence
-from typing import Any, NamedTuple
-
 from aicr_gen.drift.constraints import ConstraintResult, evaluate
 from aicr_gen.errors import FindingsError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 SUITE = "readiness"
 STATUSES = ("passed", "failed", "skipped", "pending", "other")
@@ -111,8 +115,8 @@ def _pool_results(check: PoolCheck, snapshot: dict[str, Any]) -> tuple[list[Cons
 def _checks(args: argparse.Namespace) -> list[PoolCheck] | None:
     """The pools to validate (``--spec``, or ``--recipe`` with ``--node-selector``), or None for a plain
     ``--recipe`` run."""
-    from aicr_gen.commands.bundle import load_recipe
     from aicr_gen.errors import InvalidInputError
+    from aicr_gen.recipe_file import load_recipe
 
     spec_file, recipe_file = getattr(args, "spec", None), args.recipe
     selectors, pools = getattr(args, "node_selector", None) or [], getattr(args, "pool", None) or []
@@ -148,12 +152,17 @@ def _checks(args: argparse.Namespace) -> list[PoolCheck] | None:
             for pool in cluster.spec.pools if not pools or pool.name in pools]
 
 
+def _json(report: dict[str, Any]) -> str:
+    from aicr_gen.yamlio import dump_json
+
+    return dump_json(report)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``aicr-gen validate``."""
-    from aicr_gen.commands.bundle import load_recipe
     from aicr_gen.drift.snapshot import load_snapshot
     from aicr_gen.output import write_text
-    from aicr_gen.yamlio import dump_json
+    from aicr_gen.recipe_file import load_recipe
 
     checks = _checks(args)
     groups = [(None, check.constraints) for check in checks] if checks else [
@@ -166,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     owners: list[str | None] = []
     if checks is None:
         results = evaluate(groups[0][1], snapshot)
-        text = dump_json(ctrf_report(results)) if args.format == "json" else table(results)
+        text = _json(ctrf_report(results)) if args.format == "json" else table(results)
     else:
         results, sections = [], []
         for check in checks:
@@ -174,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
             results += found
             owners += [check.name] * len(found)
             sections.append(f"{heading}\n{table(found)}")
-        text = dump_json(ctrf_report(results, owners)) if args.format == "json" else "\n".join(sections)
+        text = _json(ctrf_report(results, owners)) if args.format == "json" else "\n".join(sections)
     write_text(args.output, text)
     pools = owners if checks is not None else [None] * len(results)
     failed = [(pool, result) for pool, result in zip(pools, results, strict=True) if result.blocking]

@@ -22,12 +22,18 @@ ordering operator with a non-version operand) raises :class:`InvalidInputError` 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
 
 from aicr_gen.drift import versions
 from aicr_gen.errors import InvalidInputError
 
-Status = Literal["passed", "failed", "skipped"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
+
+    Status = Literal["passed", "failed", "skipped"]
+else:
+    from aicr_gen.records import NamedTuple
+
 NOT_FOUND = "not found in snapshot"
 
 

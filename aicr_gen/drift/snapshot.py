@@ -15,14 +15,15 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Literal
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
 from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text
 from aicr_gen.yamlio import Path as FieldPath
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing and pathlib are not imported on validate's path (~14 ms)
+    from typing import Any, BinaryIO
+
     from pydantic import BaseModel
 
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
@@ -54,6 +55,8 @@ def _models() -> dict[str, type[BaseModel]]:
     common case (a well-formed JSON snapshot, checked by ``_fast_snapshot``) never pays."""
     if _MODELS:
         return _MODELS
+    from typing import Annotated, Any, Literal  # noqa: F401  (Any: pydantic resolves the annotations here)
+
     from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictStr, WithJsonSchema
 
     def _reading(value: Any) -> str | int | float | bool:
@@ -252,7 +255,7 @@ def _read(source: str, kubeconfig: str | None, context: str | None, stdin: Binar
 def _read_file(source: str) -> bytes:
     """The bytes of snapshot file ``source`` (one more than the limit at most, for ``_parse`` to refuse)."""
     try:
-        with Path(source).open("rb") as handle:
+        with open(source, "rb") as handle:
             raw = handle.read(MAX_SNAPSHOT_BYTES + 1)
     except FileNotFoundError:
         raise InvalidInputError(f"{source}: file not found; give a snapshot file, - or cm://NS/NAME") from None

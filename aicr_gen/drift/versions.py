@@ -25,7 +25,12 @@ Rules (documented here because constraint results depend on them):
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 OPERATORS = (">=", "<=", "==", "!=", ">", "<")
 _OPERATOR_CHARS = "<>=!~^"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any
 
 from aicr_gen.render import bundle_info
 from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.options import DEPLOYERS, Options
 from aicr_gen.render.plan import Plan
 from aicr_gen.yamlio import dump
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _MODULES = {"helm": "helm", "argocd": "argocd", "argocd-helm": "argocd_helm", "flux": "flux",
             "helmfile": "helmfile"}

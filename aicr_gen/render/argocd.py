@@ -29,7 +29,6 @@ import posixpath
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
@@ -38,6 +37,10 @@ from aicr_gen.render.names import DNS_LABEL, hashed
 from aicr_gen.render.options import IN_CLUSTER, Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, Plan, Unit
 from aicr_gen.yamlio import dump
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 API_VERSION = "argoproj.io/v1alpha1"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import argocd, charts, readme
@@ -21,6 +20,10 @@ from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit
 from aicr_gen.yamlio import dump, dump_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CHART_NAME = "aicr-bundle"
 CHART_VERSION = "1.0.0"

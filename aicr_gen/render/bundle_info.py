@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
 
 from aicr_gen import __version__
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import Plan, Unit
 from aicr_gen.yamlio import dump
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE = "bundle-info.yaml"
 RECIPE = "recipe.yaml"

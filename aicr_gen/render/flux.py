@@ -29,7 +29,6 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
@@ -38,6 +37,12 @@ from aicr_gen.render.names import DNS_LABEL, hashed, url_name
 from aicr_gen.render.options import Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit
 from aicr_gen.yamlio import dump
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 HELM_API = "helm.toolkit.fluxcd.io/v2"
 SOURCE_API = "source.toolkit.fluxcd.io/v1"

@@ -12,7 +12,6 @@ templates, so ``{{ ... }}`` in a value reaches the chart literally.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
@@ -21,6 +20,10 @@ from aicr_gen.render.names import hashed, url_name
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, POST, UPSTREAM, Plan, Unit
 from aicr_gen.yamlio import dump
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 HELM_DEFAULTS = {"wait": True, "timeout": 600, "createNamespace": True}
 _OCI = "oci://"

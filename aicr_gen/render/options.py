@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render.names import SEPARATORS, hashed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 DEPLOYERS = ("helm", "argocd", "argocd-helm", "flux", "helmfile")
 EXTRA_PATHS_DEPLOYERS = ("argocd", "flux")

@@ -11,12 +11,17 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import values as values_mod
 from aicr_gen.resolve import graph
 from aicr_gen.resolve.refs import is_enabled
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 PRE, MAIN, POST = "pre", "main", "post"

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve.merge import copy_tree, deep_merge
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 _SEGMENT = re.compile(r"^(?P<key>[^\[\]]+)(?P<indexes>(\[[0-9]+\])*)$")

@@ -6,9 +6,12 @@ All functions take plain values and return new ones; inputs are never mutated.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-Ref = dict[str, Any]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Ref = dict[str, Any]
 
 SCALARS = ("namespace", "chart", "type", "source", "version", "tag", "path", "valuesFile", "healthCheckAsserts")
 UNIONS = ("dependencyRefs", "manifestFiles", "preManifestFiles")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from aicr_gen.catalog.load import Catalog
 from aicr_gen.resolve.merge import is_empty
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LISTED = ("dependencyRefs", "manifestFiles", "preManifestFiles")
 # Fields the registry fills when no overlay sets them, and where the registry keeps them.

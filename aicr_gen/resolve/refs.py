@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from aicr_gen.catalog import paths
 from aicr_gen.catalog.load import Catalog
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve.merge import is_empty
 from aicr_gen.resolve.origins import Origins
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Key order of a serialised ComponentRef (AICR's); type and source are always written.
 KEY_ORDER = (

@@ -1,0 +1,52 @@
+"""Reading a RecipeResult file (ours or AICR's): validated strictly once per content, like catalogs
+(``catalog/cache.py``). ``bundle``, ``validate``, ``diff`` and ``mirror`` read recipes through here."""
+
+from __future__ import annotations
+
+from aicr_gen.errors import InvalidInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def load_recipe(path: str) -> dict[str, Any]:
+    """The validated recipe of file ``path``."""
+    recipe: dict[str, Any] = load_entry(path)["recipe"]
+    return recipe
+
+
+def load_entry(path: str) -> dict[str, Any]:
+    """``recipe``: the validated recipe; ``yaml``: it as the bundle's recipe.yaml writes it (dumping a large
+    recipe is a good part of rendering a bundle, and a cache hit needs neither)."""
+    from aicr_gen.catalog import cache
+    from aicr_gen.catalog.files import read_named
+
+    raw = read_named(path, "--recipe", "write one with 'aicr-gen recipe -o FILE'")
+    key = cache.new_key("recipe-v3")
+    key.update(raw)
+    entry = cache.get(key.hexdigest())
+    if entry is None:
+        from aicr_gen.yamlio import dump
+
+        recipe = _validate(raw, path)
+        entry = {"recipe": recipe, "yaml": dump(recipe)}
+        cache.put(key.hexdigest(), entry)
+    return entry
+
+
+def _validate(raw: bytes, path: str) -> dict[str, Any]:
+    from aicr_gen.catalog import headers
+    from aicr_gen.catalog.models import RecipeResult
+    from aicr_gen.modelcheck import check
+    from aicr_gen.yamlio import load_bytes
+
+    doc = load_bytes(raw, path)
+    headers.check(doc, "RecipeResult")
+    recipe: dict[str, Any] = check(doc, RecipeResult).model_dump(exclude_none=True)
+    if "deploymentOrder" not in recipe:
+        raise InvalidInputError(f"{path}: deploymentOrder is missing; regenerate the recipe")
+    unknown = sorted(set(recipe["deploymentOrder"]) - {ref["name"] for ref in recipe["componentRefs"]})
+    if unknown:
+        raise InvalidInputError(f"{path}: deploymentOrder names {unknown[0]!r}, which is not in componentRefs")
+    return recipe
