@@ -580,6 +580,9 @@ def _literal(text: str, indent: str) -> list[str]:
     return lines
 
 
+_PLAIN_SCALARS = frozenset({bool, int, float, type(None)})
+
+
 @functools.lru_cache(maxsize=8192)
 def _key(key: str) -> str:
     """A mapping key as written; keys repeat across documents (apiVersion, name ...), so each is rendered once."""
@@ -589,8 +592,11 @@ def _key(key: str) -> str:
 def _emit(value: Any, indent: str, out: list[str], head: str) -> None:
     """Append ``head`` (``key:`` or ``-``) followed by ``value`` at ``indent``."""
     kind = type(value)
-    if kind is str and "\n" not in value:  # the common case, before the ABC checks below
+    if kind is str and "\n" not in value:  # the common cases, before the ABC checks below
         out.append(f"{head} {_quote(value) if _needs_quotes(value) else value}")
+        return
+    if kind in _PLAIN_SCALARS:
+        out.append(f"{head} {_scalar(value)}")
         return
     if (kind is dict or isinstance(value, Mapping)) and value:
         if head.endswith("-"):

@@ -78,9 +78,9 @@ def _embedded_folder() -> str:
     return packaged if os.path.isdir(packaged) else os.path.join(os.path.dirname(here), "overlays")
 
 
-def open_catalog(folders: list[str]) -> Catalog:
-    """The ``--catalog`` layers, or the embedded catalog when none is given."""
-    return load(folders or [_embedded_folder()])
+def open_catalog(folders: list[str], *, registry_only: bool = False) -> Catalog:
+    """The ``--catalog`` layers, or the embedded catalog when none is given (``registry_only``: see ``load``)."""
+    return load(folders or [_embedded_folder()], registry_only=registry_only)
 
 
 def _folder(text: str) -> str:
@@ -124,8 +124,10 @@ def _scan(root: str) -> Layer:
     return Layer(root=root, files=frozenset(files), plain=frozenset(plain), escaping=escaping)
 
 
-def _documents(layer: Layer) -> list[str]:
+def _documents(layer: Layer, registry_only: bool) -> list[str]:
     docs = [REGISTRY] if REGISTRY in layer.files else []
+    if registry_only:
+        return docs
     docs.extend(rel for rel in sorted(layer.files)
                 if rel.split("/", 1)[0] in _FOLDERS and rel.count("/") == 1 and rel.endswith(".yaml"))
     return docs
@@ -144,11 +146,13 @@ def _cache_key(layers: list[Layer], raw: list[dict[str, bytes]]) -> str:
     return digest.hexdigest()
 
 
-def load(folders: Sequence[str | os.PathLike[str]]) -> Catalog:
-    """Load the catalog layers in order (later wins)."""
+def load(folders: Sequence[str | os.PathLike[str]], *, registry_only: bool = False) -> Catalog:
+    """Load the catalog layers in order (later wins). ``registry_only``: the registry and the files, what rendering
+    a recipe reads (the recipe holds what the overlays, mixins and health checks gave it); overlays and mixins
+    are then neither read nor validated, and ``checks`` is empty."""
     roots = [_folder(os.fspath(folder)) for folder in folders]
     layers = [_scan(root) for root in roots]
-    raw = [{rel: _read(layer, rel) for rel in _documents(layer)} for layer in layers]
+    raw = [{rel: _read(layer, rel) for rel in _documents(layer, registry_only)} for layer in layers]
     merged = {rel: layer for layer in layers for rel in layer.files}
     escaping = {rel: real for layer in layers for rel, real in layer.escaping.items() if merged[rel] is layer}
     key = _cache_key(layers, raw)
@@ -162,7 +166,7 @@ def load(folders: Sequence[str | os.PathLike[str]]) -> Catalog:
         layers=tuple(roots), registry=parsed["registry"], overlays=parsed["overlays"], mixins=parsed["mixins"],
         sources=parsed["sources"], locations=parsed["locations"], files=frozenset(merged), checks={},
         escaping=escaping, plain=tuple(layer.plain for layer in layers))
-    return catalog._replace(checks=_read_checks(catalog, merged))
+    return catalog if registry_only else catalog._replace(checks=_read_checks(catalog, merged))
 
 
 def _read_checks(catalog: Catalog, files: dict[str, Layer]) -> dict[str, str]:

@@ -135,7 +135,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     options = _options(deployer_sets, repo)
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
     overrides += [parse("--set-json", text) for text in set_jsons]
-    catalog = open_catalog(folders)
+    catalog = open_catalog(folders, registry_only=True)
     plan = plan_for(recipe, catalog, overrides, deployer)
     rendered = render_bundle(plan, deployer, options, recipe_yaml=loaded["yaml"])
     if output is None:

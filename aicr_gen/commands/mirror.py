@@ -44,7 +44,7 @@ def _recipe_tree(path: str, deployer: str, catalogs: list[str]) -> dict[str, byt
     from aicr_gen.render import render_bundle
 
     recipe = load_recipe(path)
-    plan = plan_for(recipe, open_catalog(catalogs), [], deployer)
+    plan = plan_for(recipe, open_catalog(catalogs, registry_only=True), [], deployer)
     return dict(render_bundle(plan, deployer, _options([], None)))
 
 
