@@ -400,3 +400,10 @@ def test_a_snapshot_file_is_validated_once_per_content(tmp_path: Path, monkeypat
     for _ in range(2):  # a refused document is refused every time: nothing of it is cached
         with pytest.raises(InvalidInputError, match=r"snapshot.yaml:1"):
             snap.load_snapshot(str(copy_of))
+    copy_of.write_bytes(SEEDS[0].read_bytes())
+    monkeypatch.setattr(snap, "CACHED_BYTES", len(SEEDS[0].read_bytes()) - 1)
+    assert snap.load_snapshot(str(copy_of)) == first
+    with monkeypatch.context() as patched:  # over the bound: read again, however often
+        patched.setattr(snap, "_parse", no_parse)
+        with pytest.raises(AssertionError, match="parsed again"):
+            snap.load_snapshot(str(copy_of))

@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # typing and pathlib are not imported on validate's path (~14
 
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 """Bound on a snapshot's (decompressed) size: large clusters outgrow AICR's 1 MiB ConfigMap cap."""
+CACHED_BYTES = 4 * 1024 * 1024
+"""Snapshot files up to this size (~2,000 nodes) are validated once per content (``_cached_file``)."""
 
 SNAPSHOT_KIND = "Snapshot"
 RECIPE_KIND = "RecipeResult"
@@ -151,10 +153,13 @@ def _snapshot_of(doc: Document) -> dict[str, Any]:
 def _cached_file(source: str) -> dict[str, Any]:
     """The validated snapshot of a file, cached by its bytes like recipes and catalogs (``catalog/cache.py``):
     ``validate`` in a pre-commit hook reads the same committed snapshot on every commit, and reading a small one
-    is mostly importing and preparing the YAML reader (~10 ms of a 3 KB file)."""
+    is mostly importing and preparing the YAML reader (~10 ms of a 3 KB file). A file over ``CACHED_BYTES`` is
+    read every time: the cache keeps its newest 16 entries, and such snapshots would push catalogs out."""
     from aicr_gen.catalog import cache
 
     raw = _read_file(source)
+    if len(raw) > CACHED_BYTES:
+        return _snapshot_of(_parse(raw, source))
     key = cache.new_key("snapshot-v1")
     key.update(raw)
     entry = cache.get(key.hexdigest())
