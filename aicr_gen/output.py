@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 
+from aicr_gen.catalog.paths import as_pathlib
 from aicr_gen.errors import InvalidInputError
 
 TYPE_CHECKING = False
@@ -68,10 +69,11 @@ def write_text(target: str | None, text: str) -> None:
     name = str(target)
     if not name or name.endswith(("/", os.sep)) or os.path.isdir(name):
         raise InvalidInputError(f"-o {name!r}: not a file name; give a file path such as out/recipe.yaml")
-    parent = _parent(name)
+    path = as_pathlib(name)
+    parent = _parent(path)
     created = _make_parents(parent, f"-o {name}")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
     except OSError as err:
         _remove_created(created)
         raise InvalidInputError(f"-o {name}: cannot write in {parent}: {err.strerror}") from None
@@ -81,7 +83,7 @@ def write_text(target: str | None, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, name)
+        os.replace(tmp, path)
     except OSError as err:
         _unlink(tmp)
         _remove_created(created)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 KEEP = 16
 # Files whose contents change what validation accepts; a change to them invalidates every entry.
 _VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/headers.py", "catalog/vocabulary.py",
-                    "modelcheck.py", "yamlio.py", "drift/snapshot.py")
+                    "modelcheck.py", "yamlio.py", "drift/snapshot.py", "recipe_file.py")
 
 
 @functools.cache
@@ -61,7 +61,10 @@ def folder() -> str | None:
         return None
     if explicit:
         return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    home = os.path.expanduser("~")
+    if not os.environ.get("XDG_CACHE_HOME") and home.startswith("~"):  # no home folder: no cache, not ./~
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
     return os.path.join(base, "aicr-gen")
 
 

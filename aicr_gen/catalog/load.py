@@ -83,13 +83,6 @@ def open_catalog(folders: list[str], *, registry_only: bool = False) -> Catalog:
     return load(folders or [_embedded_folder()], registry_only=registry_only)
 
 
-def _folder(text: str) -> str:
-    """Folder ``text`` as pathlib writes it (no empty or ``.`` parts, no trailing slash): messages name the files
-    of a layer as before."""
-    head = "/" if text.startswith("/") else ""
-    return head + "/".join(part for part in text.split("/") if part not in ("", ".")) or "."
-
-
 def _scan(root: str) -> Layer:
     """The files of ``root`` as ``os.walk`` finds them (symlinked folders are not entered), from directory
     entries only: their types need no further system call, and only symlinks need their targets resolved."""
@@ -133,8 +126,13 @@ def _documents(layer: Layer, registry_only: bool) -> list[str]:
     return docs
 
 
+def _join(root: str, rel: str) -> str:
+    """``root / rel`` as pathlib writes it (``rel`` alone in the folder ``.``)."""
+    return rel if root == "." else f"{root.rstrip('/')}/{rel}"
+
+
 def _read(layer: Layer, rel: str) -> bytes:
-    return read_file(os.path.join(layer.root, rel), layer.root, rel, inside=rel in layer.plain)
+    return read_file(_join(layer.root, rel), layer.root, rel, inside=rel in layer.plain)
 
 
 def _cache_key(layers: list[Layer], raw: list[dict[str, bytes]]) -> str:
@@ -150,7 +148,7 @@ def load(folders: Sequence[str | os.PathLike[str]], *, registry_only: bool = Fal
     """Load the catalog layers in order (later wins). ``registry_only``: the registry and the files, what rendering
     a recipe reads (the recipe holds what the overlays, mixins and health checks gave it); overlays and mixins
     are then neither read nor validated, and ``checks`` is empty."""
-    roots = [_folder(os.fspath(folder)) for folder in folders]
+    roots = [paths.as_pathlib(os.fspath(folder)) for folder in folders]
     layers = [_scan(root) for root in roots]
     raw = [{rel: _read(layer, rel) for rel in _documents(layer, registry_only)} for layer in layers]
     merged = {rel: layer for layer in layers for rel in layer.files}
@@ -181,7 +179,7 @@ def _read_checks(catalog: Catalog, files: dict[str, Layer]) -> dict[str, str]:
         if normal not in files:
             raise InvalidInputError(f"{where}: {rel!r} does not exist in the catalog; add the file or fix the path")
         layer = files[normal]
-        texts[rel] = decode(_read(layer, normal), os.path.join(layer.root, normal))
+        texts[rel] = decode(_read(layer, normal), _join(layer.root, normal))
     return texts
 
 
@@ -194,7 +192,7 @@ def read_files(catalog: Catalog, wanted: list[str]) -> dict[str, bytes]:
         if normal in catalog.escaping:
             raise InvalidInputError(f"{rel}: a symlink to {catalog.escaping[normal]}, outside the catalog")
         for root, plain in zip(reversed(catalog.layers), reversed(catalog.plain), strict=True):
-            full = os.path.join(root, normal)
+            full = _join(root, normal)
             if normal in plain or os.path.isfile(full):
                 found[rel] = read_file(full, root, normal, inside=normal in plain)
                 break

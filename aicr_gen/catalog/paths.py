@@ -34,6 +34,13 @@ def check_inside(path: str | os.PathLike[str], root: str | os.PathLike[str], rel
             f"{path}: {rel!r} is a symlink to {real}, outside the catalog {root}; copy the file into the catalog")
 
 
+def as_pathlib(text: str) -> str:
+    """``text`` as pathlib writes a path (no empty or ``.`` parts, no trailing slash; ``..`` kept), for code that
+    handles paths with ``os`` to name and split them as pathlib did."""
+    head = "/" if text.startswith("/") else ""
+    return head + "/".join(part for part in text.split("/") if part not in ("", ".")) or "."
+
+
 def normalise(rel: str, where: str) -> str:
     """The checked path in canonical form (``./checks/a.yaml`` -> ``checks/a.yaml``)."""
     check_relative(rel, where)
