@@ -132,8 +132,16 @@ def bench_recipe_bundle(work: Path, aicr: str | None, runs: int, verdicts: Verdi
         if aicr else None
     mine, theirs = paired_ms(validate, their_validate, runs, env, ok_codes=(0, 1, 2))
     _ratio_check(verdicts, "validate mock snapshot, cuj2 recipe", _row("validate (4 constraints)", mine, theirs))
-    # not a target: a recipe and snapshot never read before (the row above is a pre-commit hook's run, the
-    # committed snapshot and recipe read on an earlier commit and cached by content)
+    # not targets: the row above is a pre-commit hook's run (the committed snapshot and recipe were read on an
+    # earlier commit and are cached by content); a CronJob's new snapshot each time, and nothing cached at all
+    mine, theirs = [], []
+    for run in range(runs):
+        fresh = work / f"snapshot-{run}.yaml"
+        fresh.write_bytes(MOCK.read_bytes() + f"# run {run}\n".encode())
+        mine.append(run_ms([*validate[:-1], str(fresh)], env, ok_codes=(0, 1, 2)))
+        if their_validate:
+            theirs.append(run_ms([*their_validate[:-2], str(fresh), "--no-cluster"], env, ok_codes=(0, 1, 2)))
+    _row("validate, a new snapshot (info)", mine, theirs)
     mine, theirs = paired_ms(validate, their_validate, runs, {**env, "AICR_GEN_CACHE_DIR": "off"}, ok_codes=(0, 1, 2))
     _row("validate, nothing cached (info)", mine, theirs)
 
