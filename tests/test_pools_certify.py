@@ -7,11 +7,8 @@ applies its tree to a real API server)."""
 from __future__ import annotations
 
 import base64
-import copy
 import gzip
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -23,38 +20,13 @@ from aicr_gen.cel.environments import nvsentinel_rule
 from aicr_gen.certify import bisect, nvcre, nvcre_status
 from aicr_gen.certify.sentinel import limit_rule_set, node_match
 from aicr_gen.errors import InvalidInputError
-from tests.conftest import ROOT, assert_refused
+from tests.conftest import assert_refused
 from tests.consumers import read_tree, validate_manifests
+from tests.test_pools import EXAMPLE, GB200, H100, example, git, variant, write
 
-EXAMPLE = ROOT / "examples" / "pools" / "eks-h100-gb200.yaml"
-RULES = EXAMPLE.parent / "gb200-rules.yaml"
-H100 = {"node.kubernetes.io/instance-type": "p5.48xlarge"}
-GB200 = {"node.kubernetes.io/instance-type": "p6e-gb200.36xlarge"}
 SCHEMA = nvcre.load_schema()
 NVSWITCH = "NVSwitch fatal error ruleset"
 GPU = {"nvidia.com/gpu.present": "true"}  # fault-quarantine watches only these nodes (gpuNodeLabel)
-
-
-def example() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
-    return loaded
-
-
-def write(tmp_path: Path, data: dict[str, Any]) -> Path:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    shutil.copy(RULES, tmp_path / RULES.name)
-    return path
-
-
-def variant(tmp_path: Path, change: Any) -> Path:
-    data = copy.deepcopy(example())
-    change(data["spec"])
-    return write(tmp_path, data)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, text=True).stdout
 
 
 def synced(cli: Any, tmp_path: Path, spec: Path) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
 
@@ -81,17 +81,6 @@ def pool_criteria(criteria: Mapping[str, str | None], pool: Pool) -> dict[str, s
 # ------------------------------------------------------------------------------------------- resolution
 
 
-def _pinned(resolved: dict[str, Any], versions: Mapping[str, str], where: Callable[[str], str]) -> dict[str, Any]:
-    refs = resolved.get("componentRefs", [])
-    names = sorted(str(ref.get("name")) for ref in refs)
-    for name in versions:
-        if name not in names:
-            raise InvalidInputError(f"{where(name)}: the pool's recipe has no component {name!r}; pin one of "
-                                    f"{', '.join(names)}")
-    return {**resolved, "componentRefs": [{**ref, "version": versions[ref["name"]]} if ref["name"] in versions
-                                          else ref for ref in refs]}
-
-
 def _overridden(resolved: dict[str, Any], pool: Pool, aliases: Mapping[str, str]) -> dict[str, Any]:
     """The pool's recipe with its spec.pools[].overrides written into its components' overrides."""
     from aicr_gen.render.values import apply, parse, resolve_names
@@ -135,7 +124,7 @@ def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: A
     """Each pool's recipe (the cluster's criteria with its accelerator and OS, spec.versions then the pool's
     versions, the pool's overrides), merged (``resolve.pools.merge``); reads the catalog's values files."""
     from aicr_gen.catalog.load import read_files
-    from aicr_gen.gitops.spec import criteria_values, open_spec_catalog, pin_versions
+    from aicr_gen.gitops.spec import criteria_values, open_spec_catalog, pin_versions, pinned
     from aicr_gen.render.plan import component_values, parse_values
     from aicr_gen.resolve import recipe
     from aicr_gen.resolve.pools import PoolRecipe, merge
@@ -153,7 +142,7 @@ def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: A
         except InvalidInputError as err:
             raise InvalidInputError(f"{where}: pool {pool.name!r} ({pool.accelerator}): {err}") from None
         resolved = pin_versions(cluster, resolved)
-        resolved = _pinned(resolved, pool.versions, functools.partial(_where_pin, cluster, index))
+        resolved = pinned(resolved, pool.versions, functools.partial(_where_pin, cluster, index), "the pool's recipe")
         try:
             resolved = _overridden(resolved, pool, aliases)
         except InvalidInputError as err:

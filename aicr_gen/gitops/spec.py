@@ -11,7 +11,7 @@ each reported as ``file:line: field.path: problem``. A spec may take defaults fr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
@@ -619,14 +619,21 @@ def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: An
 def pin_versions(cluster: ClusterSpec, resolved: dict[str, Any]) -> dict[str, Any]:
     """``resolved`` with the spec's version pins (spec.versions) applied to its componentRefs; a pin naming a
     component the recipe does not have is an input error listing the ones it has."""
-    versions = cluster.spec.versions
-    if not versions:
+    if not cluster.spec.versions:
         return resolved
+    return pinned(resolved, cluster.spec.versions, lambda name: cluster.where(("spec", "versions", name)),
+                  "the recipe")
+
+
+def pinned(resolved: dict[str, Any], versions: Mapping[str, str], where: Callable[[str], str],
+           recipe: str) -> dict[str, Any]:
+    """``resolved`` with ``versions`` (component -> version) applied to its componentRefs; a pin naming a
+    component ``recipe`` does not have is an input error at ``where(name)`` listing the ones it has."""
     refs = resolved.get("componentRefs", [])
     names = sorted(str(ref.get("name")) for ref in refs)
     for name in versions:
         if name not in names:
-            raise InvalidInputError(f"{cluster.where(('spec', 'versions', name))}: the recipe has no component "
-                                    f"{name!r}; pin one of {', '.join(names)}")
-    pinned = [{**ref, "version": versions[ref["name"]]} if ref.get("name") in versions else ref for ref in refs]
-    return {**resolved, "componentRefs": pinned}
+            raise InvalidInputError(f"{where(name)}: {recipe} has no component {name!r}; pin one of "
+                                    f"{', '.join(names)}")
+    return {**resolved, "componentRefs": [{**ref, "version": versions[ref["name"]]} if ref.get("name") in versions
+                                          else ref for ref in refs]}

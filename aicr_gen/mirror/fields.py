@@ -120,11 +120,17 @@ def pod_images(obj: Any, base: Path = ()) -> Iterator[tuple[Path, ImageRef]]:
         yield from pod_images(value, (*base, key))
 
 
-def set_image(values: Any, field: ImageField, target: ImageRef) -> None:
-    """Write ``target`` into ``values`` (a mutable copy) at ``field``, in the field's own shape."""
+def field_node(values: Any, field: ImageField) -> Any:
+    """The mapping in ``values`` that holds ``field``: the image mapping itself, or a string field's parent."""
     node = values
     for part in field.path[:-1] if field.shape == STRING else field.path:
         node = node[part]
+    return node
+
+
+def set_image(values: Any, field: ImageField, target: ImageRef) -> None:
+    """Write ``target`` into ``values`` (a mutable copy) at ``field``, in the field's own shape."""
+    node = field_node(values, field)
     if field.shape == STRING:
         node[field.path[-1]] = str(target)
     elif field.shape == REGISTRY:

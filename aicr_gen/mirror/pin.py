@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.mirror.fields import GPU_OPERATOR, IMAGE_LINE, STRING, ImageField, value_images
+from aicr_gen.mirror.fields import GPU_OPERATOR, IMAGE_LINE, STRING, ImageField, field_node, value_images
 from aicr_gen.mirror.lock import MirrorLock
 from aicr_gen.mirror.reference import ImageRef, parse_image
 
@@ -87,9 +87,7 @@ class Pins:
 
 
 def _set_pinned(values: Any, item: ImageField, pinned: ImageRef) -> None:
-    node = values
-    for part in item.path[:-1] if item.shape == STRING else item.path:
-        node = node[part]
+    node = field_node(values, item)
     if item.shape == STRING:
         node[item.path[-1]] = str(pinned)
     elif item.shape == GPU_OPERATOR:
