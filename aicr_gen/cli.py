@@ -45,10 +45,12 @@ def _run(args: argparse.Namespace) -> int:
                                       accounting_mode=args.slurm_accounting_mode, api_version=args.api_version,
                                       criteria_file=args.criteria)
     if args.command == "bundle":
-        from aicr_gen.commands.bundle import bundle_command
+        from aicr_gen.commands.bundle import bundle_command, scheduling_from
 
         return bundle_command(args.recipe, args.deployer, args.output, sets=args.set, set_jsons=args.set_json,
-                              repo=args.repo, folders=args.catalog, force=args.force, build_only=args.build)
+                              set_files=args.set_file, repo=args.repo, folders=args.catalog, force=args.force,
+                              build_only=args.build, scheduling=scheduling_from(args),
+                              app_name=args.app_name, flux_namespace=args.flux_namespace)
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 

@@ -92,13 +92,40 @@ def _bundle_parser(commands: Any) -> None:
     bundle.add_argument("--build", action="store_true",
                         help="print the manifests a flux or argocd bundle applies instead of writing it")
     bundle.add_argument("--set", action="append", default=[], metavar="COMP:PATH=VALUE",
-                        help="a value (typed like helm --set); COMP:enabled=false drops a component; "
+                        help="a value (typed as AICR types --set); COMP:enabled=false drops a component; "
                              "deployer:KEY=VALUE sets a deployer option")
     bundle.add_argument("--set-json", action="append", default=[], metavar="COMP:PATH=JSON",
-                        help="a JSON value; maps are deep-merged, lists replaced")
+                        help="a JSON value; maps are deep-merged (null deletes a key), lists replaced")
+    bundle.add_argument("--set-file", action="append", default=[], metavar="COMP:PATH=FILE",
+                        help="a YAML or JSON value read from FILE, merged as --set-json")
     bundle.add_argument("--repo", metavar="URL", help="Git repository the bundle will live in (argocd, flux)")
+    bundle.add_argument("--app-name", metavar="NAME",
+                        help="Argo CD parent Application (default: nvidia-stack for argocd, aicr-stack for "
+                             "argocd-helm)")
+    bundle.add_argument("--flux-namespace", metavar="NS", help="namespace of the Flux objects (default flux-system)")
     bundle.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
     _catalog_option(bundle)
+    _scheduling_options(bundle)
+
+
+def _scheduling_options(parser: Any) -> None:
+    """AICR's bundle-time scheduling flags, with its names and defaults."""
+    group = parser.add_argument_group("scheduling (written into each component's registry paths)")
+    for kind in ("system", "accelerated"):
+        group.add_argument(f"--{kind}-node-selector", action="append", default=[], metavar="KEY=VALUE",
+                           help=f"node selector of {kind} pods (repeatable)")
+        group.add_argument(f"--{kind}-node-toleration", action="append", default=[], metavar="KEY=VALUE:EFFECT",
+                           help=f"toleration of {kind} pods, key=value:effect or key:effect (repeatable; default: "
+                                "one wildcard, operator Exists)")
+    group.add_argument("--workload-gate", default="", metavar="KEY=VALUE:EFFECT",
+                       help="taint nodewright-operator requires on new nodes (key=value:effect or key:effect)")
+    group.add_argument("--workload-selector", action="append", default=[], metavar="KEY=VALUE",
+                       help="label selector of the training pods nodewright-customizations must not evict")
+    group.add_argument("--nodes", type=int, default=0, metavar="N", help="estimated GPU node count (0: unset)")
+    group.add_argument("--storage-class", default="", metavar="NAME",
+                       help="StorageClass written into the registry's storageClassPaths")
+    group.add_argument("--shared-storage-class", default="", metavar="NAME",
+                       help="RWX StorageClass written into the registry's sharedStorageClassPaths")
 
 
 def _verify_parser(commands: Any) -> None:

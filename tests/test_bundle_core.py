@@ -47,11 +47,16 @@ def test_bundle_is_sorted_immutable_and_checksummed() -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("true", True), ("false", False), ("null", None), ("42", 42), ("-7", -7), ("012", "012"), ("1.5", "1.5"),
-    ("yes", "yes"), ("v1.2", "v1.2"), ("", ""),
+    ("true", True), ("false", False), ("null", "null"), ("42", 42), ("-7", -7), ("+7", 7), ("012", 12),
+    ("1.5", 1.5), ("580.105.08", "580.105.08"), (".5", 0.5), ("5.", 5.0), ("1e3", 1000.0), ("-Inf", float("-inf")),
+    ("0x1p-2", 0.25), ("0x10", "0x10"), ("1e400", "1e400"), ("9223372036854775808", 9.223372036854776e18),
+    ("1_000", "1_000"), ("yes", "yes"), ("True", "True"), ("v1.2", "v1.2"), ("", ""),
 ])
-def test_set_values_are_typed_like_helm(text: str, expected: Any) -> None:
+def test_set_values_are_typed_like_aicr(text: str, expected: Any) -> None:
+    """AICR's pkg/component ConvertMapValue: exact true/false, a base-10 int64, then Go's ParseFloat, else the
+    string (null included: AICR writes the string, it does not delete the key)."""
     assert values.typed(text) == expected
+    assert type(values.typed(text)) is type(expected)
 
 
 def test_set_and_set_json_apply_in_order() -> None:
@@ -215,12 +220,12 @@ def test_bundle_then_verify_then_tamper(cli: Any, recipe_file: Path, tmp_path: P
 def test_bundle_applies_set_and_drops_disabled_components(cli: Any, recipe_file: Path, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     result = cli("bundle", "--recipe", str(recipe_file), "--deployer", "helm", "-o", str(out),
-                 "--set", "gpuoperator:driver.version=580.1", "--set-json", 'gpu-operator:toolkit={"env": []}',
+                 "--set", "gpuoperator:driver.version=580.105.08", "--set-json", 'gpu-operator:toolkit={"env": []}',
                  "--set", "nvidia-dra-driver-gpu:enabled=false")
     assert result.code == 0, result.err
     gpu = next(out.glob("*-gpu-operator/values.yaml"))
     values_file = yaml.safe_load(gpu.read_text())
-    assert values_file["driver"]["version"] == "580.1"
+    assert values_file["driver"]["version"] == "580.105.08"
     assert values_file["toolkit"]["env"] == []
     assert not list(out.glob("*-nvidia-dra-driver-gpu"))
     assert "nvidia-dra-driver-gpu" not in (out / "deploy.sh").read_text()

@@ -16,6 +16,7 @@ from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
 DRIVER = "gpu-operator: driver.version 580.173.02 -> 590.48.01"
+DRA = "aicr.run/gpu-operator-chart-version"
 
 
 def _tree(tmp_path: Path, edit: Callable[[dict[str, Any]], object]) -> dict[str, bytes]:
@@ -51,8 +52,11 @@ def test_values_changed_per_component_alike_from_every_deployer(tmp_path: Path, 
         "gpu-operator: + driver.licensingConfig: {\"nlsToken\": \"<redacted>\"}",
         DRIVER,
         "gpu-operator: + toolkit.env: [{\"name\": \"A\"}]",
-        "gpu-operator: validator.plugin.env [{\"name\": \"WITH_WORKLOAD\", \"value\": \"false\"}] -> []"]
-    assert [item.redacted for item in changes.values] == [True, False, False, False]
+        "gpu-operator: validator.plugin.env [{\"name\": \"WITH_WORKLOAD\", \"value\": \"false\"}] -> []",
+        # the DRA driver's pods restart with the operator, as AICR's bundler annotates them
+        f"nvidia-dra-driver-gpu: controller.podAnnotations[\"{DRA}\"] v26.3.3 -> v26.4.0",
+        f"nvidia-dra-driver-gpu: kubeletPlugin.podAnnotations[\"{DRA}\"] v26.3.3 -> v26.4.0"]
+    assert [item.redacted for item in changes.values] == [True, False, False, False, False, False]
     assert [item.describe() for item in changes.components] == ["bumped gpu-operator v26.3.3 -> v26.4.0"]
 
 

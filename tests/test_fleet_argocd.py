@@ -108,10 +108,10 @@ def test_a_collision_names_both_clusters(tmp_path: Path) -> None:
     assert collisions.collisions(trees, collisions.planes_of(specs)) == []  # each cluster has its own Argo CD
     found = collisions.collisions(trees)  # ... but in one Argo CD they would replace each other's
     assert found and {item.first.controller for item in found} == {"argocd"}
-    root = next(item for item in found if item.first.name == "aicr-stack")
+    root = next(item for item in found if item.first.name == "nvidia-stack")
     assert (root.first.cluster, root.second.cluster) == ("gpu-west", "gpu-east")
     assert root.first.file == root.second.file == "argocd/app-of-apps.yaml"
-    assert re.search(r"Application argocd/aicr-stack is defined by cluster 'gpu-west' .* and by cluster 'gpu-east'",
+    assert re.search(r"Application argocd/nvidia-stack is defined by cluster 'gpu-west' .* and by cluster 'gpu-east'",
                      root.message())
     with pytest.raises(InvalidInputError) as err:
         collisions.refuse(trees)

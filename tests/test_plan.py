@@ -131,12 +131,14 @@ def test_a_change_shows_components_values_sentinel_risks_and_what_merging_sets_o
     assert text.index("### \u26a0\ufe0f High-risk changes") < text.index("<details")
     assert text.index("**High-risk**") < text.index("**Components**") < text.index("**Values**")
     assert "post-change certification runs once the deployer has applied the stack (stack digest " in text
-    assert "gpu-operator, nvsentinel changed under NVSentinel's lifecycle manager" in text
+    assert "gpu-operator, nvidia-dra-driver-gpu, nvsentinel changed under NVSentinel's lifecycle manager" in text
     assert f"--values {MANAGED}/sentinel/values.yaml" in text
 
     (cluster,) = plan_json(cli, str(spec), "--repo", str(repo))["clusters"]
     assert not cluster["new"]
-    assert [item["category"] for item in cluster["highRisk"]][:3] == ["gpu-driver", "gpu-driver", "gpu-operator"]
+    categories = [item["category"] for item in cluster["highRisk"]]
+    # driver changes first: the gpu-operator driver values, then the DRA driver pods the bump restarts
+    assert categories[:5] == ["gpu-driver", "gpu-driver", "gpu-driver", "gpu-driver", "gpu-operator"], categories
     driver = next(item for item in cluster["values"] if item["path"] == "driver.version")
     assert driver == {"component": "gpu-operator", "path": "driver.version", "change": "changed",
                       "old": "580.173.02", "new": "590.48.01", "redacted": False,

@@ -125,7 +125,7 @@ def test_every_application_validates_against_the_argo_cd_crd(argocd: Rendered) -
 
 def test_app_of_apps_picks_up_exactly_the_applications(argocd: Rendered) -> None:
     parent = yaml.safe_load((argocd.root / "app-of-apps.yaml").read_text())
-    assert parent["metadata"] == {"name": "aicr-stack", "namespace": "argocd"}
+    assert parent["metadata"] == {"name": "nvidia-stack", "namespace": "argocd"}
     source = parent["spec"]["source"]
     assert (source["repoURL"], source["targetRevision"], source["path"]) == (REPO, "main", ".")
     assert source["directory"]["recurse"] is True
@@ -201,7 +201,7 @@ def test_readme_says_how_to_install_and_remove(cli: Cli, rendered: Renderings) -
     text = (bundle.root / "README.md").read_text()
     assert "kubectl apply --namespace argocd -f app-of-apps.yaml" in text
     assert REPO in text
-    assert "kubectl delete application aicr-stack --namespace argocd" in text
+    assert "kubectl delete application nvidia-stack --namespace argocd" in text
     assert "for app in api web-post web web-pre addon platform-config; do" in text
 
 

@@ -32,11 +32,12 @@ def _parsed_values(sources: dict[str, bytes], names: list[str]) -> dict[str, Any
     return parsed
 
 
-def _options(settings: list[str], repo: str | None) -> Any:
-    from aicr_gen.render.options import Options, parse_extra_paths
+def _options(settings: list[str], repo: str | None, deployer: str | None = None) -> Any:
+    from aicr_gen.render.options import Options, default_app_name, parse_extra_paths
     from aicr_gen.render.values import typed
 
-    options = Options() if repo is None else Options(repo=repo)
+    options = Options(app_name=default_app_name(deployer))
+    options = options if repo is None else options.replace(repo=repo)
     for text in settings:
         key, sep, value = text.removeprefix("deployer:").partition("=")
         if not sep or key not in _DEPLOYER_SETTINGS:
@@ -78,8 +79,6 @@ def _print_build(bundle: Any, deployer: str) -> None:
 
     from aicr_gen import kustomize
 
-    if deployer not in ("argocd", "flux"):
-        raise InvalidInputError(f"--build shows what a flux or argocd bundle applies, not a {deployer} bundle")
     if deployer == "argocd":
         documents = [bundle[path].decode() for path in bundle if path.endswith(".yaml") and (
             path == "app-of-apps.yaml" or path.endswith("/application.yaml"))]
@@ -93,9 +92,27 @@ def _print_build(bundle: Any, deployer: str) -> None:
         sys.stdout.write(kustomize.build(scratch, "--build").decode())
 
 
-def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deployer: str) -> Any:
+def scheduling_from(args: Any) -> Any:
+    """The ``Scheduling`` of ``aicr-gen bundle``'s scheduling flags."""
+    from aicr_gen.render.scheduling import Scheduling, parse_selector, parse_taint, parse_tolerations
+
+    if not 0 <= args.nodes <= 1_000_000:
+        raise InvalidInputError(f"--nodes {args.nodes}: give the estimated GPU node count, 0 to 1000000")
+    return Scheduling(
+        system_node_selector=parse_selector("--system-node-selector", args.system_node_selector),
+        system_tolerations=parse_tolerations("--system-node-toleration", args.system_node_toleration),
+        accelerated_node_selector=parse_selector("--accelerated-node-selector", args.accelerated_node_selector),
+        accelerated_tolerations=parse_tolerations("--accelerated-node-toleration", args.accelerated_node_toleration),
+        workload_gate=parse_taint("--workload-gate", args.workload_gate),
+        workload_selector=parse_selector("--workload-selector", args.workload_selector),
+        nodes=args.nodes, storage_class=args.storage_class, shared_storage_class=args.shared_storage_class)
+
+
+def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deployer: str,
+             scheduling: Any = None) -> Any:
     """The deployment plan of ``recipe`` for ``deployer``: the catalog's values and manifests for its
-    components (values files parsed through the cache), registry aliases, Kustomize builds if needed."""
+    components (values files parsed through the cache), registry aliases, Kustomize builds if needed, and what
+    AICR's bundler adds at bundle time (``scheduling``; default: AICR's defaults)."""
     from aicr_gen.catalog.load import read_files
     from aicr_gen.render.plan import build
 
@@ -110,15 +127,26 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
                     for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
                     if rel in sources}
     return build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
-                 built=_kustomize_builds(recipe, deployer))
+                 built=_kustomize_builds(recipe, deployer), registry=catalog.registry, scheduling=scheduling)
+
+
+def report_notes(plan: Any) -> None:
+    """Print what bundling reports without refusing, one line each on stderr."""
+    for severity, message in plan.notes:
+        sys.stderr.write(f"aicr-gen: {severity}: {message}\n")
 
 
 def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets: list[str], set_jsons: list[str],
-                   repo: str | None, folders: list[str], force: bool, build_only: bool = False) -> int:
+                   repo: str | None, folders: list[str], force: bool, build_only: bool = False,
+                   set_files: list[str] | None = None, scheduling: Any = None, app_name: str | None = None,
+                   flux_namespace: str | None = None) -> int:
     """Render and write one bundle (or, with ``build_only``, print what it applies)."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
+    if build_only and deployer not in ("argocd", "flux"):
+        raise InvalidInputError(f"--build shows what a flux or argocd bundle applies, not a {deployer} bundle")
     from aicr_gen.catalog.load import open_catalog
+    from aicr_gen.inputs import read_input
     from aicr_gen.output import write_bundle
     from aicr_gen.render import render_bundle
     from aicr_gen.render.values import parse
@@ -132,12 +160,16 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     loaded = load_entry(recipe_path)
     recipe = loaded["recipe"]
     deployer_sets = [text for text in sets if text.startswith("deployer:")]
-    options = _options(deployer_sets, repo)
+    deployer_sets += [f"deployer:appName={app_name}"] if app_name is not None else []
+    deployer_sets += [f"deployer:fluxNamespace={flux_namespace}"] if flux_namespace is not None else []
+    options = _options(deployer_sets, repo, deployer)
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
+    overrides += [parse("--set-file", text, lambda path: read_input(path, "--set-file")) for text in set_files or []]
     overrides += [parse("--set-json", text) for text in set_jsons]
     catalog = open_catalog(folders, registry_only=True)
-    plan = plan_for(recipe, catalog, overrides, deployer)
+    plan = plan_for(recipe, catalog, overrides, deployer, scheduling)
     rendered = render_bundle(plan, deployer, options, recipe_yaml=loaded["yaml"])
+    report_notes(plan)
     if output is None:
         _print_build(rendered, deployer)
         return OK

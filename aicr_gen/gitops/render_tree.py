@@ -224,7 +224,7 @@ def deployer_options(cluster: ClusterSpec, deployer: str, folder: str) -> Any:
     from aicr_gen.commands.bundle import _options
 
     return _options([f"deployer:targetRevision={cluster.spec.repo.branch}", f"deployer:path={folder}/{deployer}"],
-                    cluster.spec.repo.url).replace(**argocd_settings(cluster, deployer))
+                    cluster.spec.repo.url, deployer).replace(**argocd_settings(cluster, deployer))
 
 
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,

@@ -22,6 +22,12 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 """Argo CD's name for the cluster it runs in."""
 
 
+def default_app_name(deployer: str | None) -> str:
+    """AICR's parent Application: ``nvidia-stack`` for argocd, ``aicr-stack`` for argocd-helm (and the name of
+    the Flux root Kustomization)."""
+    return "nvidia-stack" if deployer == "argocd" else "aicr-stack"
+
+
 class _Settings(NamedTuple):
     repo: str = "https://github.com/example/gitops.git"
     revision: str = "main"

@@ -13,7 +13,10 @@ import re
 from collections.abc import Mapping, Sequence
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.render import bundle_time
 from aicr_gen.render import values as values_mod
+from aicr_gen.render.scheduling import Scheduling
+from aicr_gen.render.scheduling import apply as schedule
 from aicr_gen.resolve import graph
 from aicr_gen.resolve.refs import is_enabled
 
@@ -53,6 +56,9 @@ class Plan(NamedTuple):
 
     recipe: Mapping[str, Any]
     units: tuple[Unit, ...]
+    notes: tuple[tuple[str, str], ...] = ()
+    """``(severity, message)`` of what bundling reports without refusing (registry validations, defaults it
+    chose): ``warning`` or ``info``."""
 
     def digest(self) -> str:
         """``sha256:<hex>`` of what the stack deploys: every unit's chart, version, source, namespace, order,
@@ -145,10 +151,12 @@ def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) 
 
 def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[values_mod.Override],
           aliases: Mapping[str, str], *, parsed: Mapping[str, Any] | None = None,
-          built: Mapping[str, bytes] | None = None) -> Plan:
+          built: Mapping[str, bytes] | None = None, registry: Mapping[str, Mapping[str, Any]] | None = None,
+          scheduling: Scheduling | None = None) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
     come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``. ``built`` holds the
-    ``kustomize build`` output of Kustomize components for deployers that install them as local charts."""
+    ``kustomize build`` output of Kustomize components for deployers that install them as local charts.
+    ``registry`` (name -> registry entry) says where ``scheduling`` goes and what AICR adds at bundle time."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
@@ -160,6 +168,8 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
             raise InvalidInputError(f"component {name!r}: namespace {namespace!r} is not a DNS label; fix it")
         if ref.get("source") and ref.get("type") != "Kustomize" and not ref.get("version"):
             raise InvalidInputError(f"component {name!r}: chart from {ref['source']} has no version; pin one")
+    registry = registry or {}
+    scheduling = scheduling or Scheduling()
     resolved = values_mod.resolve_names(overrides, list(refs.values()), aliases)
     per_component: dict[str, list[values_mod.Override]] = {name: [] for name in refs}
     for item in resolved:
@@ -171,14 +181,25 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     depth: dict[str, int] = {}
     for name in graph.deployment_order(dependencies):
         depth[name] = 1 + max((depth[dep] for dep in dependencies[name]), default=-1)
+    values = {name: _values(refs[name], per_component[name], sources, parsed, entry=registry.get(name),
+                           scheduling=scheduling)
+              for name in kept}
+    bundle_time.dra_annotation(values, [refs[name] for name in kept])
+    notes = [("warning", text) for text in bundle_time.agentgateway_exposure(values)]
+    disabled = frozenset(name for name in refs if name not in kept and is_enabled(refs[name]))
+    set_values = {(item.component, values_mod.dotted(item.path)): item.value for item in resolved if not item.merge}
+    notes += bundle_time.validations(recipe, registry, kept, scheduling=scheduling, disabled=disabled,
+                                     set_values=set_values)
+    nodes = int((recipe.get("criteria") or {}).get("nodes") or 0)
     units: list[Unit] = []
     last: dict[str, str] = {}
     for name in kept:
         ref = refs[name]
-        settings = [item for item in per_component[name] if item.path not in (("enabled",), ("install",))]
-        component = values_mod.apply(component_values(ref, sources, parsed), settings)
+        quota = ((bundle_time.GKE_QUOTA_FILE, bundle_time.gke_quota(ref.get("namespace") or name, nodes)),) \
+            if bundle_time.needs_gke_quota(recipe, registry.get(name)) else ()
         after = [last[dep] for dep in dependencies[name]]
-        for unit in _units(ref, component, sources, level=depth[name], after=after, built=(built or {}).get(name)):
+        for unit in _units(ref, values[name], sources, level=depth[name], after=after, built=(built or {}).get(name),
+                           extra_pre=quota):
             units.append(unit)
             last[name] = unit.name
     seen: set[str] = set()
@@ -188,7 +209,18 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
                 f"two units are named {unit.name!r} (a component named like another's -pre/-post unit); rename one")
         seen.add(unit.name)
     numbered = tuple(_number(unit, index) for index, unit in enumerate(units, start=1))
-    return Plan(recipe=recipe, units=numbered)
+    return Plan(recipe=recipe, units=numbered, notes=tuple(notes))
+
+
+def _values(ref: Mapping[str, Any], overrides: list[values_mod.Override], sources: Mapping[str, bytes],
+            parsed: Mapping[str, Any] | None, *, entry: Mapping[str, Any] | None,
+            scheduling: Scheduling) -> dict[str, Any]:
+    """A component's values in AICR's order: catalog and recipe, ``--set``, scheduling, ``--set-json``."""
+    settings = [item for item in overrides if item.path not in (("enabled",), ("install",))]
+    values = values_mod.apply_sets(component_values(ref, sources, parsed), settings)
+    set_paths = frozenset(values_mod.dotted(item.path) for item in settings if item.path and not item.merge)
+    values = schedule(values, entry, overrides=ref.get("overrides") or {}, set_paths=set_paths, scheduling=scheduling)
+    return values_mod.apply_typed(values, settings)
 
 
 def _check_order(order: list[str], dependencies: Mapping[str, list[str]]) -> None:
@@ -211,12 +243,12 @@ def helm_literal(manifest: bytes) -> bytes:
 
 
 def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], *, level: int,
-           after: list[str], built: bytes | None) -> list[Unit]:
+           after: list[str], built: bytes | None, extra_pre: tuple[tuple[str, bytes], ...] = ()) -> list[Unit]:
     name, namespace = ref["name"], ref.get("namespace") or ref["name"]
     common: dict[str, Any] = {"component": name, "namespace": namespace, "folder": "", "level": level}
     units: list[Unit] = []
     previous = tuple(after)
-    pre = _manifests(ref, "preManifestFiles", sources)
+    pre = _manifests(ref, "preManifestFiles", sources) + extra_pre
     if pre:
         units.append(Unit(name=f"{name}-pre", role=PRE, kind=LOCAL, depends_on=previous,
                           values={name: component}, manifests=pre, **common))

@@ -1,12 +1,15 @@
-"""Component values: the component's base values.yaml, its overlay valuesFile, the recipe's overrides,
-then ``--set``/``--set-json`` (AICR's order). Fail closed: an override for a component that is not in
-the recipe, or that would re-enable a disabled one, is an input error.
+"""Component values: the component's base values.yaml, its overlay valuesFile, the recipe's overrides, then
+the bundle's own: ``--set`` (typed as AICR types it), the cluster's scheduling (``render/scheduling.py``), then
+``--set-json``/``--set-file`` (maps deep-merged, a null deleting its key; lists and scalars replaced). Within
+each kind, shallower paths first, then by path (AICR's pkg/component ``sortedOverridePaths``), the last value
+given for a path winning. Fail closed: an override for a component that is not in the recipe, or that would
+re-enable a disabled one, is an input error.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve.merge import copy_tree, deep_merge
@@ -17,7 +20,10 @@ if TYPE_CHECKING:
 else:
     from aicr_gen.records import NamedTuple
 
-_INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_FLOAT = re.compile(r"^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
+_SPECIAL_FLOAT = re.compile(r"^[-+]?(inf|infinity|nan)$", re.IGNORECASE)
+_HEX_FLOAT = re.compile(r"^[-+]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][-+]?[0-9]+$")
 _SEGMENT = re.compile(r"^(?P<key>[^\[\]]+)(?P<indexes>(\[[0-9]+\])*)$")
 
 
@@ -32,14 +38,21 @@ class Override(NamedTuple):
 
 
 def typed(text: str) -> Any:
-    """A ``--set`` scalar as Helm types it: true/false, null, base-10 integers; anything else a string
-    (leading zeros keep a string, as in Helm)."""
+    """A ``--set`` scalar as AICR types it (pkg/component ``ConvertMapValue``): ``true``/``false``, then a
+    base-10 int64 (leading zeros and sign allowed), then a float (Go's ``strconv.ParseFloat``: decimal or hex
+    with an exponent, ``inf``, ``nan``); anything else, ``null`` included, stays a string."""
     if text in ("true", "false"):
         return text == "true"
-    if text == "null":
-        return None
     if _INT.match(text):
-        return int(text)
+        number = int(text)
+        if -(2**63) <= number < 2**63:
+            return number
+    if _FLOAT.match(text) or _SPECIAL_FLOAT.match(text):
+        value = float(text)
+        if value not in (float("inf"), float("-inf")) or _SPECIAL_FLOAT.match(text):
+            return value
+    elif _HEX_FLOAT.match(text):
+        return float.fromhex(text)
     return text
 
 
@@ -54,27 +67,52 @@ def _parse_path(text: str, flag: str) -> tuple[str | int, ...]:
     return tuple(path)
 
 
-def parse(flag: str, text: str) -> Override:
-    """``COMP:PATH=VALUE`` (``--set``) or ``COMP:PATH=JSON`` (``--set-json``)."""
+def parse(flag: str, text: str, read: Callable[[str], bytes] | None = None) -> Override:
+    """``COMP:PATH=VALUE`` (``--set``), ``COMP:PATH=JSON`` (``--set-json``) or ``COMP:PATH=FILE``
+    (``--set-file``: one YAML or JSON value read from FILE with ``read``)."""
     head, sep, raw = text.partition("=")
     component, colon, path = head.partition(":")
     if not sep or not colon or not component or not path:
         raise InvalidInputError(f"{flag} {text!r}: use COMPONENT:PATH=VALUE, e.g. gpu-operator:driver.enabled=false")
-    if flag == "--set-json":
-        import json
+    parsed_path = _parse_path(path, flag)
+    if flag == "--set":
+        return Override(component, parsed_path, typed(raw), merge=False, flag=f"{flag} {text}")
+    if parsed_path in (("enabled",), ("install",)):
+        raise InvalidInputError(f"{flag} {text!r}: {path} switches the component on or off; use --set "
+                                f"{component}:{path}=false")
+    if flag == "--set-file":
+        from aicr_gen.yamlio import decode, load_text
 
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise InvalidInputError(f"{flag} {text!r}: value is not JSON ({err.msg} at column {err.colno})") from None
-        return Override(component, _parse_path(path, flag), value, merge=True, flag=f"{flag} {text}")
-    return Override(component, _parse_path(path, flag), typed(raw), merge=False, flag=f"{flag} {text}")
+        if read is None or not raw:
+            raise InvalidInputError(f"{flag} {text!r}: name the file holding the value, COMPONENT:PATH=FILE")
+        value = load_text(decode(read(raw), raw), raw).data
+        return Override(component, parsed_path, value, merge=True, flag=f"{flag} {text}")
+    import json
+
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise InvalidInputError(f"{flag} {text!r}: value is not JSON ({err.msg} at column {err.colno})") from None
+    return Override(component, parsed_path, value, merge=True, flag=f"{flag} {text}")
+
+
+def _merge_map(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` deep-merged into ``target`` as AICR merges --set-json maps: a null deletes its key."""
+    out: dict[str, Any] = copy_tree(dict(target))
+    for key, value in top.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping):
+            out[key] = _merge_map(out[key] if isinstance(out.get(key), Mapping) else {}, value)
+        else:
+            out[key] = copy_tree(value)
+    return out
 
 
 def _assign(values: Any, path: Sequence[str | int], value: Any, merge: bool, flag: str) -> Any:
     if not path:
-        if merge and isinstance(value, Mapping) and isinstance(values, Mapping):
-            return deep_merge(values, value)
+        if merge and isinstance(value, Mapping):
+            return _merge_map(values if isinstance(values, Mapping) else {}, value)
         return copy_tree(value)
     head, rest = path[0], path[1:]
     if isinstance(head, int):
@@ -84,9 +122,26 @@ def _assign(values: Any, path: Sequence[str | int], value: Any, merge: bool, fla
         items.extend([None] * (head + 1 - len(items)))  # padded like helm --set
         items[head] = _assign(items[head], rest, value, merge, flag)
         return items
-    mapping = dict(values) if isinstance(values, Mapping) else {}
+    if values is not None and not isinstance(values, Mapping):
+        raise InvalidInputError(f"{flag}: the value path goes through a {type(values).__name__}, not a map; "
+                                "set the parent key itself, or fix the path")
+    mapping = dict(values or {})
     mapping[head] = _assign(mapping.get(head), rest, value, merge, flag)
     return mapping
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    """A value path as the user writes it: ``a.b[0].c``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _ordered(overrides: Sequence[Override]) -> list[Override]:
+    """The last override given for each path, shallower paths first, then by path (AICR's order)."""
+    last = {item.path: item for item in overrides}
+    return sorted(last.values(), key=lambda item: (dotted(item.path).count("."), dotted(item.path)))
 
 
 def resolve_names(overrides: Sequence[Override], refs: Sequence[Mapping[str, Any]],
@@ -104,17 +159,47 @@ def resolve_names(overrides: Sequence[Override], refs: Sequence[Mapping[str, Any
     return out
 
 
-def apply(values: Mapping[str, Any], overrides: Sequence[Override]) -> dict[str, Any]:
-    """``values`` with the overrides of one component applied in order (later wins)."""
+def apply_sets(values: Mapping[str, Any], overrides: Sequence[Override]) -> dict[str, Any]:
+    """``values`` with one component's values layers (path-less merges aicr-gen adds, such as the NVSentinel
+    values, in order) and then its ``--set`` values."""
     result: dict[str, Any] = dict(values)
-    for item in overrides:
+    for item in [item for item in overrides if not item.path]:
+        result = deep_merge(result, item.value)  # as Helm layers values files
+    for item in _ordered([item for item in overrides if item.path and not item.merge]):
         result = _assign(result, item.path, item.value, item.merge, item.flag)
     return result
 
 
+def apply_typed(values: Mapping[str, Any], overrides: Sequence[Override]) -> dict[str, Any]:
+    """``values`` with one component's ``--set-json``/``--set-file`` values."""
+    result: dict[str, Any] = dict(values)
+    for item in _ordered([item for item in overrides if item.path and item.merge]):
+        result = _assign(result, item.path, item.value, item.merge, item.flag)
+    return result
+
+
+def apply(values: Mapping[str, Any], overrides: Sequence[Override]) -> dict[str, Any]:
+    """``values`` with all of one component's overrides: layers, ``--set``, then the typed ones."""
+    return apply_typed(apply_sets(values, overrides), overrides)
+
+
+def _merge_layer(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` merged into ``target`` as AICR merges values files and recipe overrides (pkg/recipe
+    ``mergeValues``): a null deletes its key; a map over a map merges; anything else is copied as it is."""
+    out = dict(target)
+    for key, value in top.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge_layer(out[key], value)
+        else:
+            out[key] = copy_tree(value)
+    return out
+
+
 def layered(files: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Base values, overlay values and the recipe's overrides, deep-merged in that order."""
-    result: dict[str, Any] = {}
-    for layer in [*files, overrides]:
-        result = deep_merge(result, layer)
+    """The first values file as it is, then the other files and the recipe's overrides merged over it."""
+    result: dict[str, Any] = copy_tree(dict(files[0])) if files else {}
+    for layer in [*files[1:], overrides]:
+        result = _merge_layer(result, layer)
     return result

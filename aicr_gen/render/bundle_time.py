@@ -1,0 +1,188 @@
+"""What AICR's bundler adds to a recipe at bundle time, beyond scheduling (AICR 8703d8cf, pkg/bundler/bundler.go
+and pkg/bundler/validations/checks.go), so a bundle deploys what ``aicr bundle`` deploys:
+
+- the DRA driver's pods carry ``aicr.run/gpu-operator-chart-version`` (the GPU Operator's chart version) when
+  both are deployed, so the DRA pods restart when the operator moves (``injectDRAChartVersionAnnotation``);
+- agentgateway's inference gateway is scoped to the private ranges when ``allowedSourceRanges`` is unset,
+  refused when it is not a list of CIDRs, and warned about when it holds an any-source range
+  (``resolveAgentgatewayExposure``);
+- on GKE each registry component with ``gkeCriticalPriority`` gets the ``aicr-gke-critical-pods``
+  ResourceQuota among its pre-manifests: GKE admits pods of the critical priority classes only in a namespace
+  with such a quota (``injectGKECriticalPriorityQuotas``);
+- the registry's ``validations``: an ``error`` refuses the bundle, a ``warning`` or ``info`` is reported.
+
+Pure: values in, values and messages out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aicr_gen.errors import InvalidInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from aicr_gen.render.scheduling import Scheduling
+
+DRA_ANNOTATION = "aicr.run/gpu-operator-chart-version"
+GPU_OPERATORS = ("gpu-operator", "gpu-operator-ocp")
+DRA_DRIVERS = ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-ocp")
+AGENTGATEWAY = "agentgateway"
+SOURCE_RANGES = "allowedSourceRanges"
+PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+"""RFC 1918: reachable from the cluster and privately routed peers, not from the internet."""
+GKE_QUOTA_NAME = "aicr-gke-critical-pods"
+GKE_QUOTA_FILE = "gke-critical-pods-quota.yaml"
+_QUOTA_PODS_PER_NODE = 32
+_QUOTA_PODS_FLOOR = 32
+
+
+def dra_annotation(values: dict[str, dict[str, Any]], refs: Sequence[Mapping[str, Any]]) -> None:
+    """Annotate the DRA driver's controller and kubelet-plugin pods with the GPU Operator's chart version,
+    in place (``values``: component -> values of the components deployed)."""
+    operator = next((ref for ref in refs if ref["name"] in GPU_OPERATORS), None)
+    dra = next((ref["name"] for ref in refs if ref["name"] in DRA_DRIVERS), None)
+    if operator is None or dra is None or not operator.get("version"):
+        return
+    target = values.setdefault(dra, {})
+    for section in ("controller", "kubeletPlugin"):
+        part = target[section] if isinstance(target.get(section), dict) else {}
+        annotations = part["podAnnotations"] if isinstance(part.get("podAnnotations"), dict) else {}
+        target[section] = {**part, "podAnnotations": {**annotations, DRA_ANNOTATION: operator["version"]}}
+
+
+def _cidr(text: str) -> tuple[bool, bool]:
+    """``(valid, any source)`` of a CIDR as AICR reads one (pkg/netutil: canonical prefix, no IPv4-mapped
+    IPv6)."""
+    import ipaddress
+
+    try:
+        network = ipaddress.ip_network(text.strip(), strict=True)
+    except ValueError:
+        return False, False
+    if isinstance(network, ipaddress.IPv6Network) and network.network_address.ipv4_mapped is not None:
+        return False, False
+    return True, network.prefixlen == 0
+
+
+def agentgateway_exposure(values: dict[str, dict[str, Any]]) -> list[str]:
+    """Scope agentgateway's LoadBalancer in place; returns the warnings."""
+    gateway = values.get(AGENTGATEWAY)
+    if gateway is None:
+        return []
+    ranges = gateway.get(SOURCE_RANGES)
+    fix = f"--set-json {AGENTGATEWAY}:{SOURCE_RANGES}='[\"<cidr>\"]'"
+    if ranges is None or ranges == []:
+        gateway[SOURCE_RANGES] = list(PRIVATE_RANGES)
+        return [f"{AGENTGATEWAY}: {SOURCE_RANGES} was not set; the inference gateway is scoped to the private ranges "
+                f"({', '.join(PRIVATE_RANGES)}), not the internet; to admit other clients set {fix}, or "
+                "[\"0.0.0.0/0\"] to expose it publicly"]
+    problem = f"got a {type(ranges).__name__}, not a list" if not isinstance(ranges, list) else ""
+    open_to_all = False
+    for item in ranges if isinstance(ranges, list) else []:
+        valid, any_source = _cidr(item) if isinstance(item, str) else (False, False)
+        if not valid:
+            problem = problem or (f"{item!r} is not a valid CIDR" if isinstance(item, str) else
+                                  f"entry {item!r} is not a string")
+        open_to_all = open_to_all or any_source
+    if problem:
+        raise InvalidInputError(f"{AGENTGATEWAY}: {SOURCE_RANGES} must be a list of CIDR strings ({problem}); set it "
+                                f"with {fix} (a --set value renders an invalid Service)")
+    if open_to_all:
+        return [f"{AGENTGATEWAY}: the inference gateway is opened to the whole internet ({SOURCE_RANGES} holds an "
+                "any-source CIDR such as 0.0.0.0/0); scope it to trusted networks unless that is intended"]
+    return []
+
+
+def gke_quota(namespace: str, nodes: int) -> bytes:
+    """The ResourceQuota that lets pods of the critical priority classes run in ``namespace`` on GKE: 32 pods a
+    node, at least 32."""
+    from aicr_gen.yamlio import dump
+
+    pods = max(_QUOTA_PODS_FLOOR, nodes * _QUOTA_PODS_PER_NODE)
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota",
+             "metadata": {"name": GKE_QUOTA_NAME, "namespace": namespace},
+             "spec": {"hard": {"pods": str(pods)},
+                      "scopeSelector": {"matchExpressions": [
+                          {"operator": "In", "scopeName": "PriorityClass",
+                           "values": ["system-node-critical", "system-cluster-critical"]}]}}}
+    return dump(quota).encode()
+
+
+def needs_gke_quota(recipe: Mapping[str, Any], entry: Mapping[str, Any] | None) -> bool:
+    """Whether a component of ``recipe`` gets the GKE critical-priority quota."""
+    criteria = recipe.get("criteria") or {}
+    return criteria.get("service") == "gke" and bool(entry and entry.get("gkeCriticalPriority"))
+
+
+# ------------------------------------------------------------------------------------------------ validations
+
+
+def _matches(criteria: Mapping[str, Any], conditions: Mapping[str, Sequence[str]]) -> bool:
+    """AICR's ``checkConditions``: every named criterion is one of the listed values (an unset or ``any``
+    criterion matches all)."""
+    for key, expected in conditions.items():
+        if key not in ("intent", "service", "accelerator", "os", "platform"):
+            continue
+        actual = str(criteria.get(key) or "")
+        if actual not in ("", "any") and not any(actual == value for value in expected if value not in ("", "any")):
+            return False
+    return True
+
+
+def _wildcard_toleration(name: str, scheduling: Scheduling, disabled: frozenset[str]) -> str | None:
+    if name in disabled:
+        return None
+    tolerations = scheduling.accelerated_tolerations
+    if tolerations and all(item.get("key") for item in tolerations):
+        return None
+    return f"{name} renders a wildcard (keyless) accelerated-node toleration"
+
+
+def _host_mofed(name: str, disabled: frozenset[str], set_values: Mapping[tuple[str, str], Any]) -> str | None:
+    del name
+    if "network-operator" not in disabled or set_values.get(("gpu-operator", "driver.rdma.useHostMofed")) is False:
+        return None
+    return ("gpu-operator: network-operator is disabled but driver.rdma.useHostMofed is not set to false — add --set "
+            "gpuoperator:driver.rdma.useHostMofed=false to avoid MOFED-related errors")
+
+
+UNCHECKED = frozenset(("CheckDriverOwnershipCoherence", "CheckNVSentinelDriverLabelDetectable",
+                       "CheckNVSentinelRuntimeClassCoherence", "CheckMariaDBOperatorOwnershipCoherence"))
+"""AICR checks of values coherence that aicr-gen does not run yet (they pass on the catalogs' own values)."""
+
+
+def validations(recipe: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]], deployed: Sequence[str], *,
+                scheduling: Scheduling, disabled: frozenset[str],
+                set_values: Mapping[tuple[str, str], Any]) -> list[tuple[str, str]]:
+    """Run the registry's ``validations`` of every ``deployed`` component: ``(severity, message)`` of each
+    warning and info; an error refuses the bundle. ``disabled``: components switched off with ``--set
+    COMP:enabled=false``; ``set_values``: ``(component, dotted path) -> value`` of the ``--set`` values."""
+    criteria = recipe.get("criteria") or {}
+    found: list[tuple[str, str]] = []
+    for name in deployed:
+        for check in (registry.get(name) or {}).get("validations") or []:
+            function = check["function"]
+            if not _matches(criteria, check.get("conditions") or {}) or function in UNCHECKED:
+                continue
+            if function == "CheckWorkloadSelectorMissing":
+                text = None if scheduling.workload_selector else f"{name} is enabled but --workload-selector is not set"
+            elif function == "CheckAcceleratedSelectorMissing":
+                text = (None if scheduling.accelerated_node_selector else
+                        f"{name} is enabled but --accelerated-node-selector is not set")
+            elif function == "CheckWildcardAcceleratedToleration":
+                text = _wildcard_toleration(name, scheduling, disabled)
+            elif function == "CheckHostMofedWithoutNetworkOperator":
+                text = _host_mofed(name, disabled, set_values)
+            else:
+                raise InvalidInputError(f"registry component {name!r}: unknown validation function {function!r}; "
+                                        "fix registry.yaml")
+            if text is None:
+                continue
+            message = f"{text}. {check['message']}" if check.get("message") else text
+            if check["severity"] == "error":
+                raise InvalidInputError(message)
+            found.append((check["severity"], message))
+    return found

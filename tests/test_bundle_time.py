@@ -1,0 +1,231 @@
+"""What AICR's bundler writes at bundle time (scheduling, the DRA annotation, agentgateway's source ranges, the
+GKE quota, registry validations), checked rule by rule and on AICR's own catalog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.render import bundle_time, scheduling
+from aicr_gen.render.scheduling import Scheduling
+from tests.conftest import AICR_CATALOG, needs_reference
+
+ENTRY = {"nodeScheduling": {
+    "system": {"nodeSelectorPaths": ["operator.nodeSelector"], "tolerationPaths": ["operator.tolerations"]},
+    "accelerated": {"nodeSelectorPaths": ["daemonsets.nodeSelector"], "tolerationPaths": ["daemonsets.tolerations"],
+                    "taintStrPaths": ["manager.env.runtimeRequiredTaint"]},
+    "nodeCountPaths": ["estimatedNodeCount"]},
+    "podScheduling": {"workload": {"workloadSelectorPaths": ["workloadSelector"]}},
+    "storageClassPaths": ["storage.storageClassName"]}
+GPU = ({"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},)
+
+
+def _apply(values: dict[str, Any], settings: Scheduling, overrides: dict[str, Any] | None = None,
+           set_paths: frozenset[str] = frozenset()) -> dict[str, Any]:
+    return scheduling.apply(values, ENTRY, overrides=overrides or {}, set_paths=set_paths, scheduling=settings)
+
+
+def test_every_toleration_path_gets_the_wildcard_by_default_and_selectors_only_when_given() -> None:
+    out = _apply({"operator": {"replicas": 1}}, Scheduling())
+    assert out == {"operator": {"replicas": 1, "tolerations": [{"operator": "Exists"}]},
+                   "daemonsets": {"tolerations": [{"operator": "Exists"}]}}
+
+
+def test_given_selectors_and_tolerations_replace_what_the_values_had() -> None:
+    settings = Scheduling(system_node_selector=(("role", "system"),), accelerated_node_selector=(("gpu", "h100"),),
+                          accelerated_tolerations=GPU)
+    out = _apply({"daemonsets": {"nodeSelector": {"old": "x"}, "tolerations": [{"key": "old"}]}}, settings)
+    assert out["operator"]["nodeSelector"] == {"role": "system"}
+    assert out["daemonsets"] == {"nodeSelector": {"gpu": "h100"}, "tolerations": [dict(GPU[0])]}
+
+
+def test_an_overlay_that_empties_a_path_opts_out_and_one_that_fills_it_gets_the_tolerations_appended() -> None:
+    values = {"operator": {"tolerations": [{"key": "mine"}]}, "daemonsets": {"tolerations": []}}
+    overrides = {"operator": {"tolerations": [{"key": "mine"}]}, "daemonsets": {"tolerations": []}}
+    out = _apply(values, Scheduling(), overrides)
+    assert out["operator"]["tolerations"] == [{"key": "mine"}, {"operator": "Exists"}]
+    assert out["daemonsets"]["tolerations"] == []
+
+
+def test_a_set_path_keeps_its_tolerations_and_its_storage_class() -> None:
+    values = {"daemonsets": {"tolerations": [{"key": "set"}]}, "storage": {"storageClassName": "mine"}}
+    out = _apply(values, Scheduling(storage_class="gp3"),
+                 set_paths=frozenset(("daemonsets.tolerations", "storage.storageClassName")))
+    assert out["daemonsets"]["tolerations"] == [{"key": "set"}, {"operator": "Exists"}]
+    assert out["storage"]["storageClassName"] == "mine"
+    assert _apply({}, Scheduling(storage_class="gp3"))["storage"]["storageClassName"] == "gp3"
+
+
+def test_taint_node_count_and_workload_selector_go_where_the_registry_says() -> None:
+    settings = Scheduling(workload_gate=scheduling.parse_taint("--workload-gate", "gate.io/wait=true:NoSchedule"),
+                          nodes=64, workload_selector=(("job", "training"),))
+    out = _apply({"manager": {"env": "not a map"}}, settings)
+    assert "runtimeRequiredTaint" not in str(out["manager"])  # a non-map on the way: left alone, as AICR does
+    assert out["estimatedNodeCount"] == 64 and out["workloadSelector"] == {"job": "training"}
+    assert _apply({}, settings)["manager"]["env"]["runtimeRequiredTaint"] == "gate.io/wait=true:NoSchedule"
+
+
+@pytest.mark.parametrize(("items", "expected"), [
+    ([], [{"operator": "Exists"}]),
+    (["*"], [{"operator": "Exists"}]),
+    (["nvidia.com/gpu=present:NoSchedule"], [dict(GPU[0])]),
+    (["nvidia.com/gpu:NoExecute"], [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}]),
+    ([":NoSchedule"], [{"operator": "Exists", "effect": "NoSchedule"}]),
+])
+def test_tolerations_parse_as_aicr_parses_them(items: list[str], expected: list[dict[str, str]]) -> None:
+    assert [dict(item) for item in scheduling.parse_tolerations("--accelerated-node-toleration", items)] == expected
+
+
+@pytest.mark.parametrize(("flag", "text", "says"), [
+    ("--accelerated-node-toleration", "gpu=yes", "expected key=value:effect or key:effect"),
+    ("--accelerated-node-toleration", "gpu=yes:Sometimes", "'Sometimes' is not one of NoSchedule"),
+    ("--accelerated-node-toleration", "a:b:NoSchedule", "expected key=value:effect"),
+    ("--workload-gate", "=x:NoSchedule", "the taint needs a key"),
+    ("--system-node-selector", "novalue", "expected key=value"),
+])
+def test_bad_scheduling_flags_are_refused(flag: str, text: str, says: str) -> None:
+    with pytest.raises(InvalidInputError, match=says):
+        if flag.endswith("toleration"):
+            scheduling.parse_tolerations(flag, [text])
+        elif flag == "--workload-gate":
+            scheduling.parse_taint(flag, text)
+        else:
+            scheduling.parse_selector(flag, [text])
+
+
+def test_the_dra_driver_pods_carry_the_operator_chart_version() -> None:
+    values: dict[str, dict[str, Any]] = {"nvidia-dra-driver-gpu": {"controller": {"podAnnotations": {"a": "b"}}}}
+    refs = [{"name": "gpu-operator", "version": "v26.3.3"}, {"name": "nvidia-dra-driver-gpu"}]
+    bundle_time.dra_annotation(values, refs)
+    dra = values["nvidia-dra-driver-gpu"]
+    assert dra["controller"]["podAnnotations"] == {"a": "b", bundle_time.DRA_ANNOTATION: "v26.3.3"}
+    assert dra["kubeletPlugin"]["podAnnotations"] == {bundle_time.DRA_ANNOTATION: "v26.3.3"}
+    alone: dict[str, dict[str, Any]] = {"nvidia-dra-driver-gpu": {}}
+    bundle_time.dra_annotation(alone, refs[1:])
+    assert alone == {"nvidia-dra-driver-gpu": {}}
+
+
+@pytest.mark.parametrize(("ranges", "kept", "warned"), [
+    (None, list(bundle_time.PRIVATE_RANGES), "scoped to the private ranges"),
+    ([], list(bundle_time.PRIVATE_RANGES), "scoped to the private ranges"),
+    (["203.0.113.0/24"], ["203.0.113.0/24"], None),
+    (["10.0.0.0/8", "0.0.0.0/0"], ["10.0.0.0/8", "0.0.0.0/0"], "whole internet"),
+    (["::/0"], ["::/0"], "whole internet"),
+])
+def test_agentgateway_is_private_unless_opened(ranges: Any, kept: list[str], warned: str | None) -> None:
+    values: dict[str, dict[str, Any]] = {"agentgateway": {} if ranges is None else {"allowedSourceRanges": ranges}}
+    warnings = bundle_time.agentgateway_exposure(values)
+    assert values["agentgateway"]["allowedSourceRanges"] == kept
+    assert (warned in warnings[0]) if warned else warnings == []
+
+
+@pytest.mark.parametrize("ranges", ["10.0.0.0/8", ["10.0.0.1/8"], ["::ffff:10.0.0.0/104"], [8], ["nope"]])
+def test_agentgateway_source_ranges_that_are_not_cidrs_are_refused(ranges: Any) -> None:
+    with pytest.raises(InvalidInputError, match="allowedSourceRanges must be a list of CIDR strings"):
+        bundle_time.agentgateway_exposure({"agentgateway": {"allowedSourceRanges": ranges}})
+
+
+@pytest.mark.parametrize(("nodes", "pods"), [(0, "32"), (1, "32"), (4, "128")])
+def test_the_gke_quota_scales_with_the_nodes(nodes: int, pods: str) -> None:
+    quota = yaml.safe_load(bundle_time.gke_quota("gpu-operator", nodes))
+    assert quota["metadata"] == {"name": "aicr-gke-critical-pods", "namespace": "gpu-operator"}
+    assert quota["spec"]["hard"] == {"pods": pods}
+    assert quota["spec"]["scopeSelector"]["matchExpressions"][0]["values"] == [
+        "system-node-critical", "system-cluster-critical"]
+
+
+# ------------------------------------------------------------------ on AICR's catalog, through the CLI
+
+
+def _recipe(cli: Any, tmp_path: Path, *criteria: str) -> Path:
+    out = tmp_path / "recipe.yaml"
+    result = cli("recipe", "--catalog", str(AICR_CATALOG), *criteria, "-o", str(out))
+    assert result.code == 0, result.err
+    return out
+
+
+def _bundle(cli: Any, recipe: Path, out: Path, *args: str) -> Any:
+    return cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", "helm",
+               "-o", str(out), *args)
+
+
+def _values(out: Path, component: str) -> dict[str, Any]:
+    (path,) = out.glob(f"*-{component}/values.yaml")
+    values: dict[str, Any] = yaml.safe_load(path.read_text())
+    return values
+
+
+AKS = ("--service", "aks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu",
+       "--platform", "kubeflow")
+
+
+@needs_reference
+def test_aks_with_nodewright_needs_keyed_gpu_tolerations(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, *AKS)
+    refused = _bundle(cli, recipe, tmp_path / "a")
+    assert refused.code == 2
+    assert "nodewright-customizations renders a wildcard (keyless) accelerated-node toleration" in refused.err
+    assert not (tmp_path / "a").exists()
+    keyed = _bundle(cli, recipe, tmp_path / "b", "--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule",
+                    "--accelerated-node-selector", "agentpool=gpu", "--workload-selector", "kind=training")
+    assert keyed.code == 0, keyed.err
+    assert "info:" not in keyed.err
+    gpu = _values(tmp_path / "b", "gpu-operator")
+    assert gpu["daemonsets"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists",
+                                                 "effect": "NoSchedule"}]
+    assert gpu["operator"]["tolerations"] == [{"operator": "Exists"}]  # system pods: the default wildcard
+    dropped = _bundle(cli, recipe, tmp_path / "c", "--set", "nodewright-customizations:enabled=false")
+    assert dropped.code == 0, dropped.err
+
+
+@needs_reference
+def test_gke_gets_the_critical_pods_quota_before_the_gpu_operator(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "gke", "--accelerator", "h100", "--intent", "training",
+                     "--os", "cos", "--nodes", "8")
+    assert _bundle(cli, recipe, tmp_path / "b").code == 0
+    (quota,) = (tmp_path / "b").glob("*-gpu-operator-pre/templates/gke-critical-pods-quota.yaml")
+    assert yaml.safe_load(quota.read_text())["spec"]["hard"] == {"pods": "256"}
+    order = sorted(path.name for path in (tmp_path / "b").iterdir() if path.is_dir())
+    assert [name.split("-", 1)[1] for name in order].index("gpu-operator-pre") + 1 == \
+        [name.split("-", 1)[1] for name in order].index("gpu-operator")
+
+
+@needs_reference
+def test_set_then_scheduling_then_set_json_as_aicr_orders_them(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    tolerations = tmp_path / "tolerations.yaml"
+    tolerations.write_text("- key: from-file\n  operator: Exists\n")
+    result = _bundle(cli, recipe, tmp_path / "b", "--set", "gpuoperator:daemonsets.tolerations=x",
+                     "--set-file", f"gpu-operator:operator.tolerations={tolerations}",
+                     "--set-json", 'gpu-operator:driver={"rdma": null, "version": "580.105.08"}',
+                     "--nodes", "16", "--workload-gate", "skyhook.nvidia.com=runtime-required:NoSchedule")
+    assert result.code == 0, result.err
+    gpu = _values(tmp_path / "b", "gpu-operator")
+    # a --set path is appended to, but a string is no list to append to: AICR replaces it
+    assert gpu["daemonsets"]["tolerations"] == [{"operator": "Exists"}]
+    assert gpu["operator"]["tolerations"] == [{"key": "from-file", "operator": "Exists"}]
+    assert gpu["driver"]["version"] == "580.105.08" and "rdma" not in gpu["driver"]
+    nodewright = _values(tmp_path / "b", "nodewright-operator")
+    assert nodewright["estimatedNodeCount"] == 16
+    assert nodewright["controllerManager"]["manager"]["env"]["runtimeRequiredTaint"] == \
+        "skyhook.nvidia.com=runtime-required:NoSchedule"
+
+
+@needs_reference
+@pytest.mark.parametrize(("args", "says"), [
+    (("--set-json", "gpu-operator:enabled=false"), "switches the component on or off"),
+    (("--set-file", "gpu-operator:driver=missing.yaml"), "missing.yaml"),
+    (("--set", "gpu-operator:driver.version.x=1"), "goes through a str, not a map"),
+    (("--nodes", "-1"), "--nodes -1"),
+    (("--set-json", 'agentgateway:allowedSourceRanges="10.0.0.0/8"'), "not in the recipe"),
+])
+def test_bad_bundle_time_input_is_refused(cli: Any, tmp_path: Path, args: tuple[str, ...], says: str) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    result = _bundle(cli, recipe, tmp_path / "b", *args)
+    assert result.code == 2 and says in result.err, result.err
