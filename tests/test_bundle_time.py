@@ -229,3 +229,22 @@ def test_bad_bundle_time_input_is_refused(cli: Any, tmp_path: Path, args: tuple[
                      "--os", "ubuntu", "--platform", "kubeflow")
     result = _bundle(cli, recipe, tmp_path / "b", *args)
     assert result.code == 2 and says in result.err, result.err
+
+
+def test_spec_scheduling_reaches_every_deployer_of_a_synced_tree(tmp_path: Path) -> None:
+    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.spec import load_spec
+    from tests.conftest import ROOT
+
+    text = (ROOT / "examples" / "eks-h100-inference-dynamo.yaml").read_text()
+    text = text.replace("  catalogs: []", "  catalogs: []\n  scheduling:\n    acceleratedNodeSelector: {gpu: h100}\n"
+                                          "    acceleratedNodeTolerations: ['nvidia.com/gpu=present:NoSchedule']", 1)
+    text = text.replace("    - argocd\n", "    - argocd\n    - helm\n", 1)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    tree = render_tree(load_spec(spec), tmp_path)
+    for deployer in ("argocd", "helm"):
+        (path,) = [name for name in tree if name.startswith(f"{deployer}/") and name.endswith("-gpu-operator/values.yaml")]
+        values = yaml.safe_load(tree[path])
+        assert values["daemonsets"]["nodeSelector"] == {"gpu": "h100"}, deployer
+        assert values["daemonsets"]["tolerations"] == [dict(GPU[0])], deployer

@@ -147,6 +147,11 @@ BAD = [
     ("      - communication/nccl-all-reduce", "      - communication/nope", ["spec.certification.categories[0]"]),
     ("  name: ", "  name: Not_A_Label  # ", ["metadata.name"]),
     ("kind: ClusterSpec", "kind: Cluster", ["kind"]),
+    ("  catalogs: []", "  catalogs: []\n  scheduling:\n    acceleratedNodeTolerations: [nvidia.com/gpu]",
+     ["spec.scheduling.acceleratedNodeTolerations[0]", "key=value:effect or key:effect"]),
+    ("  catalogs: []", "  catalogs: []\n  scheduling:\n    workloadGate: 'gate:Never'",
+     ["spec.scheduling.workloadGate", "not one of NoSchedule"]),
+    ("  catalogs: []", "  catalogs: []\n  scheduling:\n    nodes: -1", ["spec.scheduling.nodes"]),
 ]
 
 

@@ -63,13 +63,15 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     values (if any) deep-merged over the nvsentinel component's as Helm layers values files, then the
     spec's overrides."""
     from aicr_gen.commands.bundle import plan_for
+    from aicr_gen.gitops.spec import scheduling_of
     from aicr_gen.render.values import Override, parse
 
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
     parsed += [parse("--set", text) for text in (overrides.set if overrides else [])]
     parsed += [parse("--set-json", text) for text in (overrides.setJson if overrides else [])]
-    return plan_for(recipe, catalog, parsed, deployer)
+    scheduling = scheduling_of(cluster.spec.scheduling, lambda *path: ".".join(("spec.scheduling", *map(str, path))))
+    return plan_for(recipe, catalog, parsed, deployer, scheduling)
 
 
 def _enabled(recipe: dict[str, Any], component: str) -> dict[str, Any] | None:

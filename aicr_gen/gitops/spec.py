@@ -228,6 +228,28 @@ class Pool(_Strict):
                                           "empty: the lifecycle config's defaultTests")
 
 
+class Scheduling(_Strict):
+    """Where the stack's pods run and what storage they get, written into each component's registry paths at
+    bundle time (AICR's AICRConfig ``spec.bundle.scheduling``, with its names and defaults)."""
+
+    systemNodeSelector: dict[NonEmpty, str] = Field(default_factory=dict, description="Node selector of system pods")
+    systemNodeTolerations: list[NonEmpty] = Field(
+        default_factory=list, description="Tolerations of system pods, key=value:effect, key:effect or '*' "
+                                          "(empty: one wildcard, operator Exists)")
+    acceleratedNodeSelector: dict[NonEmpty, str] = Field(default_factory=dict,
+                                                         description="Node selector of GPU-node pods")
+    acceleratedNodeTolerations: list[NonEmpty] = Field(
+        default_factory=list, description="Tolerations of GPU-node pods, key=value:effect, key:effect or '*' "
+                                          "(empty: one wildcard, operator Exists)")
+    workloadGate: NonEmpty | None = Field(None, description="Taint nodewright-operator requires on new nodes, "
+                                                            "key=value:effect or key:effect")
+    workloadSelector: dict[NonEmpty, str] = Field(
+        default_factory=dict, description="Labels of the training pods nodewright-customizations must not evict")
+    nodes: int = Field(0, ge=0, le=1_000_000, description="Estimated GPU node count (0: unset)")
+    storageClass: NonEmpty | None = Field(None, description="StorageClass of the components' volumes")
+    sharedStorageClass: NonEmpty | None = Field(None, description="RWX StorageClass of shared file systems")
+
+
 class Spec(_Strict):
     """Everything that makes the cluster."""
 
@@ -252,6 +274,8 @@ class Spec(_Strict):
                                           description="Component version pins over the catalog's, component -> "
                                                       "chart version (e.g. gpu-operator: v25.10.1)")
     overrides: Overrides | None = Field(None, description="Component value overrides")
+    scheduling: Scheduling | None = Field(None, description="Node selectors, tolerations, node count and storage "
+                                                            "classes of the stack; absent: AICR's defaults")
     certification: Certification | None = Field(None, description="NVCRE certification; absent: none")
     sentinel: Sentinel | None = Field(None, description="NVSentinel operation; absent: not deployed by aicr-gen")
     snapshot: Snapshot | None = Field(None, description="Snapshot agent and golden baseline; absent: none")
@@ -457,6 +481,34 @@ def reserved_host(url: str) -> bool:
     return host == "invalid" or host.endswith(".invalid")
 
 
+def scheduling_of(given: Scheduling | None, where: Callable[..., str]) -> Any:
+    """spec.scheduling as the renderer's ``Scheduling``; ``where(field, index)`` names a bad entry."""
+    from aicr_gen.render import scheduling
+
+    if given is None:
+        return scheduling.Scheduling()
+
+    def tolerations(field: str, items: list[str]) -> Any:
+        for index, item in enumerate(items):
+            try:
+                scheduling.parse_tolerations("toleration", [item])
+            except InvalidInputError as err:
+                raise InvalidInputError(f"{where(field, index)}: {err}") from None
+        return scheduling.parse_tolerations(field, items)
+
+    try:
+        gate = scheduling.parse_taint("workloadGate", given.workloadGate or "")
+    except InvalidInputError as err:
+        raise InvalidInputError(f"{where('workloadGate')}: {err}") from None
+    return scheduling.Scheduling(
+        system_node_selector=tuple(given.systemNodeSelector.items()),
+        system_tolerations=tolerations("systemNodeTolerations", given.systemNodeTolerations),
+        accelerated_node_selector=tuple(given.acceleratedNodeSelector.items()),
+        accelerated_tolerations=tolerations("acceleratedNodeTolerations", given.acceleratedNodeTolerations),
+        workload_gate=gate, workload_selector=tuple(given.workloadSelector.items()), nodes=given.nodes,
+        storage_class=given.storageClass or "", shared_storage_class=given.sharedStorageClass or "")
+
+
 def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = False) -> None:
     """The checks beyond the schema; the first problem is an input error naming file, line and field. A
     ``template`` (what ``spec init`` writes) may keep the placeholder repository URL."""
@@ -475,6 +527,8 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
                     parse(flag, text)
                 except InvalidInputError as err:
                     raise _fail(doc, ("spec", "overrides", field, index), str(err)) from None
+    if spec.scheduling is not None:
+        scheduling_of(spec.scheduling, lambda *path: doc.where(("spec", "scheduling", *path)))
     if spec.certification is not None:
         check_certification(doc, spec.certification)
     if spec.sentinel is not None:
