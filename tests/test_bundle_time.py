@@ -244,7 +244,8 @@ def test_spec_scheduling_reaches_every_deployer_of_a_synced_tree(tmp_path: Path)
     spec.write_text(text)
     tree = render_tree(load_spec(spec), tmp_path)
     for deployer in ("argocd", "helm"):
-        (path,) = [name for name in tree if name.startswith(f"{deployer}/") and name.endswith("-gpu-operator/values.yaml")]
+        (path,) = [name for name in tree
+                   if name.startswith(f"{deployer}/") and name.endswith("-gpu-operator/values.yaml")]
         values = yaml.safe_load(tree[path])
         assert values["daemonsets"]["nodeSelector"] == {"gpu": "h100"}, deployer
         assert values["daemonsets"]["tolerations"] == [dict(GPU[0])], deployer
