@@ -28,6 +28,7 @@ else:
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 PRE, MAIN, POST = "pre", "main", "post"
+FLAGS = ("hasSelfRefCRDs", "manifestsUseChartCRDs")
 UPSTREAM, LOCAL, KUSTOMIZE = "upstream", "local", "kustomize"
 
 
@@ -49,6 +50,9 @@ class Unit(NamedTuple):
     path: str = ""
     tag: str = ""
     manifests: tuple[tuple[str, bytes], ...] = ()
+    flags: frozenset[str] = frozenset()
+    """The registry's deployer hints of the component: ``hasSelfRefCRDs`` (its chart creates objects of its own
+    CRDs), ``manifestsUseChartCRDs`` (its manifests do)."""
 
 
 class Plan(NamedTuple):
@@ -198,8 +202,9 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
         quota = ((bundle_time.GKE_QUOTA_FILE, bundle_time.gke_quota(ref.get("namespace") or name, nodes)),) \
             if bundle_time.needs_gke_quota(recipe, registry.get(name)) else ()
         after = [last[dep] for dep in dependencies[name]]
+        flags = frozenset(flag for flag in FLAGS if (registry.get(name) or {}).get(flag))
         for unit in _units(ref, values[name], sources, level=depth[name], after=after, built=(built or {}).get(name),
-                           extra_pre=quota):
+                           extra_pre=quota, flags=flags):
             units.append(unit)
             last[name] = unit.name
     seen: set[str] = set()
@@ -243,9 +248,11 @@ def helm_literal(manifest: bytes) -> bytes:
 
 
 def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], *, level: int,
-           after: list[str], built: bytes | None, extra_pre: tuple[tuple[str, bytes], ...] = ()) -> list[Unit]:
+           after: list[str], built: bytes | None, extra_pre: tuple[tuple[str, bytes], ...] = (),
+           flags: frozenset[str] = frozenset()) -> list[Unit]:
     name, namespace = ref["name"], ref.get("namespace") or ref["name"]
-    common: dict[str, Any] = {"component": name, "namespace": namespace, "folder": "", "level": level}
+    common: dict[str, Any] = {"component": name, "namespace": namespace, "folder": "", "level": level,
+                              "flags": flags}
     units: list[Unit] = []
     previous = tuple(after)
     pre = _manifests(ref, "preManifestFiles", sources) + extra_pre
