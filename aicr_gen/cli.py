@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
         return bundle_command(args.recipe, args.deployer, args.output, sets=args.set, set_jsons=args.set_json,
                               set_files=args.set_file, repo=args.repo, folders=args.catalog, force=args.force,
                               build_only=args.build, scheduling=scheduling_from(args),
-                              app_name=args.app_name, flux_namespace=args.flux_namespace)
+                              app_name=args.app_name, flux_namespace=args.flux_namespace, serial=args.serial)
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 

@@ -103,6 +103,9 @@ def _bundle_parser(commands: Any) -> None:
                         help="Argo CD parent Application (default: nvidia-stack for argocd, aicr-stack for "
                              "argocd-helm)")
     bundle.add_argument("--flux-namespace", metavar="NS", help="namespace of the Flux objects (default flux-system)")
+    bundle.add_argument("--serial", action="store_true",
+                        help="install the components one at a time in deployment order, none in parallel (argocd "
+                             "waves, flux dependsOn and helmfile levels become one chain)")
     bundle.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
     _catalog_option(bundle)
     _scheduling_options(bundle)

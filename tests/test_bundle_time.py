@@ -249,3 +249,20 @@ def test_spec_scheduling_reaches_every_deployer_of_a_synced_tree(tmp_path: Path)
         values = yaml.safe_load(tree[path])
         assert values["daemonsets"]["nodeSelector"] == {"gpu": "h100"}, deployer
         assert values["daemonsets"]["tolerations"] == [dict(GPU[0])], deployer
+
+
+@needs_reference
+def test_serial_chains_every_component_after_the_one_before(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    for serial in ((), ("--serial",)):
+        out = tmp_path / f"flux{len(serial)}"
+        result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", "flux",
+                     "--repo", "https://example.com/r.git", "-o", str(out), *serial)
+        assert result.code == 0, result.err
+        releases = [yaml.safe_load(path.read_text()) for path in sorted(out.glob("*/helmrelease.yaml"))]
+        after = {release["metadata"]["name"]: [dep["name"] for dep in release["spec"].get("dependsOn", [])]
+                 for release in releases}
+        names = [release["metadata"]["name"] for release in releases]
+        chained = all(after[name] == [names[index - 1]] for index, name in enumerate(names) if index)
+        assert chained == bool(serial), after

@@ -109,7 +109,7 @@ def scheduling_from(args: Any) -> Any:
 
 
 def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deployer: str,
-             scheduling: Any = None) -> Any:
+             scheduling: Any = None, *, serial: bool = False) -> Any:
     """The deployment plan of ``recipe`` for ``deployer``: the catalog's values and manifests for its
     components (values files parsed through the cache), registry aliases, Kustomize builds if needed, and what
     AICR's bundler adds at bundle time (``scheduling``; default: AICR's defaults)."""
@@ -127,7 +127,8 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
                     for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
                     if rel in sources}
     return build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
-                 built=_kustomize_builds(recipe, deployer), registry=catalog.registry, scheduling=scheduling)
+                 built=_kustomize_builds(recipe, deployer), registry=catalog.registry, scheduling=scheduling,
+                 serial=serial)
 
 
 def report_notes(plan: Any) -> None:
@@ -139,7 +140,7 @@ def report_notes(plan: Any) -> None:
 def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets: list[str], set_jsons: list[str],
                    repo: str | None, folders: list[str], force: bool, build_only: bool = False,
                    set_files: list[str] | None = None, scheduling: Any = None, app_name: str | None = None,
-                   flux_namespace: str | None = None) -> int:
+                   flux_namespace: str | None = None, serial: bool = False) -> int:
     """Render and write one bundle (or, with ``build_only``, print what it applies)."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
@@ -167,7 +168,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     overrides += [parse("--set-file", text, lambda path: read_input(path, "--set-file")) for text in set_files or []]
     overrides += [parse("--set-json", text) for text in set_jsons]
     catalog = open_catalog(folders, registry_only=True)
-    plan = plan_for(recipe, catalog, overrides, deployer, scheduling)
+    plan = plan_for(recipe, catalog, overrides, deployer, scheduling, serial=serial)
     rendered = render_bundle(plan, deployer, options, recipe_yaml=loaded["yaml"])
     report_notes(plan)
     if output is None:

@@ -156,11 +156,12 @@ def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) 
 def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[values_mod.Override],
           aliases: Mapping[str, str], *, parsed: Mapping[str, Any] | None = None,
           built: Mapping[str, bytes] | None = None, registry: Mapping[str, Mapping[str, Any]] | None = None,
-          scheduling: Scheduling | None = None) -> Plan:
+          scheduling: Scheduling | None = None, serial: bool = False) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
     come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``. ``built`` holds the
     ``kustomize build`` output of Kustomize components for deployers that install them as local charts.
-    ``registry`` (name -> registry entry) says where ``scheduling`` goes and what AICR adds at bundle time."""
+    ``registry`` (name -> registry entry) says where ``scheduling`` goes and what AICR adds at bundle time.
+    ``serial``: each component waits for the one before it in deploymentOrder, none in parallel (``--serial``)."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
@@ -182,6 +183,8 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
             and _switches(per_component[name], refs[name])]
     dependencies = {name: [dep for dep in refs[name].get("dependencyRefs", []) if dep in kept] for name in kept}
     _check_order(kept, dependencies)
+    if serial:
+        dependencies = {name: kept[index - 1:index] for index, name in enumerate(kept)}
     depth: dict[str, int] = {}
     for name in graph.deployment_order(dependencies):
         depth[name] = 1 + max((depth[dep] for dep in dependencies[name]), default=-1)
