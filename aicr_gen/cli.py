@@ -47,7 +47,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "bundle":
         from aicr_gen.commands.bundle import bundle_command, scheduling_from
 
-        return bundle_command(args.recipe, args.deployer, args.output, sets=args.set, set_jsons=args.set_json,
+        if args.config is not None:
+            from aicr_gen.commands import bundle_config
+
+            args = bundle_config.apply(args)
+        if args.recipe is None:
+            raise InvalidInputError("bundle needs --recipe FILE (or spec.bundle.input.recipe in --config)")
+
+        return bundle_command(args.recipe, args.deployer or "helm", args.output, sets=args.set, set_jsons=args.set_json,
                               set_files=args.set_file, repo=args.repo, folders=args.catalog, force=args.force,
                               build_only=args.build, scheduling=scheduling_from(args),
                               app_name=args.app_name, flux_namespace=args.flux_namespace, serial=args.serial)

@@ -86,8 +86,10 @@ def _recipe_parser(commands: Any) -> None:
 
 def _bundle_parser(commands: Any) -> None:
     bundle = commands.add_parser("bundle", help="render a recipe into a deployer bundle folder")
-    bundle.add_argument("--recipe", required=True, metavar="FILE", help="RecipeResult file (aicr-gen's or AICR's)")
-    bundle.add_argument("--deployer", required=True, help="helm, argocd, argocd-helm, flux or helmfile")
+    bundle.add_argument("--recipe", "-r", metavar="FILE", help="RecipeResult file (aicr-gen's or AICR's)")
+    bundle.add_argument("--deployer", "-d", help="helm, argocd, argocd-helm, flux or helmfile (default: helm)")
+    bundle.add_argument("--config", metavar="FILE",
+                        help="AICR's AICRConfig file: spec.bundle gives the defaults of these flags")
     bundle.add_argument("--output", "-o", metavar="DIR", help="bundle folder (written atomically)")
     bundle.add_argument("--build", action="store_true",
                         help="print the manifests a flux or argocd bundle applies instead of writing it")

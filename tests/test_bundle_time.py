@@ -266,3 +266,60 @@ def test_serial_chains_every_component_after_the_one_before(cli: Any, tmp_path: 
         names = [release["metadata"]["name"] for release in releases]
         chained = all(after[name] == [names[index - 1]] for index, name in enumerate(names) if index)
         assert chained == bool(serial), after
+
+
+CONFIG = """kind: AICRConfig
+apiVersion: aicr.run/v1alpha2
+metadata: {name: gpu}
+spec:
+  recipe:
+    criteria: {service: eks}
+  bundle:
+    input: {recipe: RECIPE}
+    output: {target: OUT}
+    deployment:
+      deployer: flux
+      repo: https://example.com/gitops.git
+      set: ["gpuoperator:driver.version=580.105.08"]
+    scheduling:
+      acceleratedNodeSelector: {nodeGroup: gpu}
+      acceleratedNodeTolerations: ["nvidia.com/gpu=present:NoSchedule"]
+"""
+
+
+@needs_reference
+def test_an_aicr_config_file_gives_the_flags_and_a_flag_replaces_its_value(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    config = tmp_path / "aicr-config.yaml"
+    config.write_text(CONFIG.replace("RECIPE", str(recipe)).replace("OUT", str(tmp_path / "flux")))
+    result = cli("bundle", "--config", str(config), "--catalog", str(AICR_CATALOG))
+    assert result.code == 0, result.err
+    (release,) = (tmp_path / "flux").glob("*-gpu-operator/helmrelease.yaml")
+    values = yaml.safe_load(release.read_text())["spec"]["values"]
+    assert values["driver"]["version"] == "580.105.08"
+    assert values["daemonsets"]["nodeSelector"] == {"nodeGroup": "gpu"}
+    result = cli("bundle", "--config", str(config), "--catalog", str(AICR_CATALOG), "--deployer", "helm",
+                 "-o", str(tmp_path / "helm"), "--accelerated-node-selector", "pool=a100",
+                 "--set", "gpuoperator:driver.version=590.48.01")
+    assert result.code == 0, result.err
+    values = _values(tmp_path / "helm", "gpu-operator")
+    assert values["driver"]["version"] == "590.48.01"
+    assert values["daemonsets"]["nodeSelector"] == {"pool": "a100"}
+    assert values["daemonsets"]["tolerations"][0]["key"] == "nvidia.com/gpu"  # not given: the file's
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (("kind: AICRConfig", "kind: Config"), ":1: kind"),
+    (("deployer: flux", "deployr: flux"), "spec.bundle.deployment.deployr"),
+    (("nvidia.com/gpu=present:NoSchedule", "nvidia.com/gpu"),
+     ":16: spec.bundle.scheduling.acceleratedNodeTolerations[0]"),
+    (("target: OUT", "target: oci://ghcr.io/x/bundle"), "an oci:// target is not supported"),
+])
+def test_a_bad_aicr_config_is_refused_at_its_line(cli: Any, tmp_path: Path, edit: tuple[str, str],
+                                                  says: str) -> None:
+    config = tmp_path / "aicr-config.yaml"
+    config.write_text(CONFIG.replace(*edit))
+    result = cli("bundle", "--config", str(config))
+    assert result.code == 2 and says in result.err, result.err
+    assert str(config) in result.err

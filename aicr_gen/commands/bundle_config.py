@@ -1,0 +1,118 @@
+"""``aicr-gen bundle --config FILE``: AICR's ``AICRConfig`` file (``aicr bundle --config``) as defaults for the
+bundle flags. A flag given on the command line replaces the file's value (lists too), as AICR's CLI does
+(pkg/cli/bundle_config.go). Only ``spec.bundle`` is read; the other sections (snapshot, recipe, validate,
+verify) are accepted and left to the commands that own them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.spec import Scheduling, scheduling_of
+
+KIND = "AICRConfig"
+API_VERSIONS = ("aicr.run/v1alpha2", "aicr.run/v1")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Input(_Strict):
+    recipe: str | None = Field(None, description="Recipe file (--recipe)")
+
+
+class _Output(_Strict):
+    target: str | None = Field(None, description="Bundle folder (--output)")
+    imageRefs: str | None = Field(None, description="Published image references file (OCI output)")
+
+
+class _Deployment(_Strict):
+    deployer: str | None = Field(None, description="--deployer")
+    repo: str | None = Field(None, description="--repo")
+    set: list[str] = Field(default_factory=list, description="--set values")
+    dynamic: list[str] = Field(default_factory=list, description="--dynamic paths")
+    vendorCharts: bool = Field(False, description="--vendor-charts")
+    appName: str | None = Field(None, description="--app-name")
+
+
+class _Bundle(_Strict):
+    input: _Input | None = None
+    output: _Output | None = None
+    deployment: _Deployment | None = None
+    scheduling: Scheduling | None = None
+    attestation: dict[str, Any] | None = None
+    registry: dict[str, Any] | None = None
+
+
+class _Spec(_Strict):
+    snapshot: dict[str, Any] | None = None
+    recipe: dict[str, Any] | None = None
+    bundle: _Bundle | None = None
+    validate_: dict[str, Any] | None = Field(None, alias="validate")
+    verify: dict[str, Any] | None = None
+
+
+class AicrConfig(_Strict):
+    """AICR's AICRConfig document (the parts ``bundle`` reads)."""
+
+    kind: Literal["AICRConfig"]
+    apiVersion: Literal["aicr.run/v1alpha2", "aicr.run/v1"]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    spec: _Spec
+
+
+def _load(path: str) -> AicrConfig:
+    if path.startswith(("http://", "https://")):
+        raise InvalidInputError(f"--config {path}: aicr-gen reads a config file, not a URL; download it first")
+    from aicr_gen.inputs import read_input
+    from aicr_gen.modelcheck import check
+    from aicr_gen.yamlio import load_bytes
+
+    doc = load_bytes(read_input(path, "--config"), path)
+    config = check(doc, AicrConfig)
+    if config.spec.bundle is not None and config.spec.bundle.scheduling is not None:
+        scheduling_of(config.spec.bundle.scheduling,
+                      lambda *field: doc.where(("spec", "bundle", "scheduling", *field)))
+    if config.spec.bundle is not None and config.spec.bundle.output and (config.spec.bundle.output.target or "") \
+            .startswith("oci://"):
+        raise InvalidInputError(f"{path}: spec.bundle.output.target: aicr-gen writes bundles to a folder; an oci:// "
+                                "target is not supported")
+    return config
+
+
+def apply(args: Any) -> Any:
+    """``args`` of ``aicr-gen bundle`` with the flags not given taken from ``--config``."""
+    bundle = _load(args.config).spec.bundle
+    if bundle is not None:
+        _fill(args, bundle)
+    return args
+
+
+def _fill(args: Any, bundle: _Bundle) -> None:
+    deployment = bundle.deployment or _Deployment()
+    for flag, value in (("recipe", bundle.input.recipe if bundle.input else None),
+                        ("output", bundle.output.target if bundle.output else None),
+                        ("deployer", deployment.deployer), ("repo", deployment.repo),
+                        ("app_name", deployment.appName)):
+        if getattr(args, flag) is None and value is not None:
+            setattr(args, flag, value)
+    if not args.set:
+        args.set = list(deployment.set)
+    given = bundle.scheduling
+    if given is None:
+        return
+    from_file: dict[str, Any] = {
+        "system_node_selector": [f"{key}={value}" for key, value in given.systemNodeSelector.items()],
+        "system_node_toleration": given.systemNodeTolerations,
+        "accelerated_node_selector": [f"{key}={value}" for key, value in given.acceleratedNodeSelector.items()],
+        "accelerated_node_toleration": given.acceleratedNodeTolerations,
+        "workload_gate": given.workloadGate or "",
+        "workload_selector": [f"{key}={value}" for key, value in given.workloadSelector.items()],
+        "nodes": given.nodes, "storage_class": given.storageClass or "",
+        "shared_storage_class": given.sharedStorageClass or ""}
+    for flag, value in from_file.items():
+        if getattr(args, flag) in ([], "", 0):  # not given: the file's value
+            setattr(args, flag, list(value) if isinstance(value, list) else value)
