@@ -57,7 +57,8 @@ def _run(args: argparse.Namespace) -> int:
         return bundle_command(args.recipe, args.deployer or "helm", args.output, sets=args.set, set_jsons=args.set_json,
                               set_files=args.set_file, repo=args.repo, folders=args.catalog, force=args.force,
                               build_only=args.build, scheduling=scheduling_from(args),
-                              app_name=args.app_name, flux_namespace=args.flux_namespace, serial=args.serial)
+                              app_name=args.app_name, flux_namespace=args.flux_namespace, serial=args.serial,
+                              dynamic=args.dynamic)
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 

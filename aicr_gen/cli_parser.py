@@ -105,6 +105,9 @@ def _bundle_parser(commands: Any) -> None:
                         help="Argo CD parent Application (default: nvidia-stack for argocd, aicr-stack for "
                              "argocd-helm)")
     bundle.add_argument("--flux-namespace", metavar="NS", help="namespace of the Flux objects (default flux-system)")
+    bundle.add_argument("--dynamic", action="append", default=[], metavar="COMP:PATH",
+                        help="a value path left to install time: moved out of the values into cluster-values.yaml "
+                             "(helm, helmfile), a ConfigMap (flux) or the chart's values (argocd-helm)")
     bundle.add_argument("--serial", action="store_true",
                         help="install the components one at a time in deployment order, none in parallel (argocd "
                              "waves, flux dependsOn and helmfile levels become one chain)")

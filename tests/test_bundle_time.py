@@ -323,3 +323,40 @@ def test_a_bad_aicr_config_is_refused_at_its_line(cli: Any, tmp_path: Path, edit
     result = cli("bundle", "--config", str(config))
     assert result.code == 2 and says in result.err, result.err
     assert str(config) in result.err
+
+
+@needs_reference
+def test_dynamic_paths_leave_the_baked_values_for_install_time(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    dynamic = ("--dynamic", "gpuoperator:driver.version", "--dynamic", "gpu-operator:daemonsets.tolerations",
+               "--dynamic", "gpu-operator:cluster.name")
+
+    def bundle(deployer: str) -> Path:
+        out = tmp_path / deployer
+        result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", deployer,
+                     "--repo", "https://example.com/r.git", "-o", str(out), *dynamic)
+        assert result.code == 0, result.err
+        return out
+
+    flux = bundle("flux")
+    (release_file,) = flux.glob("*-gpu-operator/helmrelease.yaml")
+    release = yaml.safe_load(release_file.read_text())
+    assert release["spec"]["valuesFrom"] == [{"kind": "ConfigMap", "name": "gpu-operator-values"}]
+    assert "version" not in release["spec"]["values"]["driver"]
+    assert "daemonsets" not in release["spec"]["values"]  # the wildcard toleration is left to install time
+    configmap = yaml.safe_load((release_file.parent / "values-configmap.yaml").read_text())
+    install_time = yaml.safe_load(configmap["data"]["values.yaml"])
+    assert install_time["cluster"] == {"name": ""}
+    assert install_time["driver"]["version"] and install_time["daemonsets"] == {"tolerations": ""}
+    assert "values-configmap.yaml" in (release_file.parent.parent / "kustomization.yaml").read_text()
+    chart = bundle("argocd-helm")
+    defaults = yaml.safe_load((chart / "values.yaml").read_text())["gpuoperator"]
+    assert defaults["driver"] == install_time["driver"] and defaults["cluster"] == {"name": ""}
+    refused = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", "argocd",
+                  "--repo", "https://example.com/r.git", "-o", str(tmp_path / "argocd"), *dynamic)
+    assert refused.code == 2 and "use --deployer argocd-helm" in refused.err
+    for bad, says in (("nope:x", "not deployed by this recipe"), ("gpu-operator", "use COMPONENT:PATH")):
+        result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "-o", str(tmp_path / "x"),
+                     "--dynamic", bad)
+        assert result.code == 2 and says in result.err, result.err

@@ -109,12 +109,12 @@ def scheduling_from(args: Any) -> Any:
 
 
 def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deployer: str,
-             scheduling: Any = None, *, serial: bool = False) -> Any:
+             scheduling: Any = None, *, serial: bool = False, dynamic: list[str] | None = None) -> Any:
     """The deployment plan of ``recipe`` for ``deployer``: the catalog's values and manifests for its
     components (values files parsed through the cache), registry aliases, Kustomize builds if needed, and what
     AICR's bundler adds at bundle time (``scheduling``; default: AICR's defaults)."""
     from aicr_gen.catalog.load import read_files
-    from aicr_gen.render.plan import build
+    from aicr_gen.render.plan import build, parse_dynamic
 
     wanted: list[str] = []
     for ref in recipe["componentRefs"]:
@@ -128,7 +128,7 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
                     if rel in sources}
     return build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
                  built=_kustomize_builds(recipe, deployer), registry=catalog.registry, scheduling=scheduling,
-                 serial=serial)
+                 serial=serial, dynamic=parse_dynamic(dynamic or [], aliases))
 
 
 def report_notes(plan: Any) -> None:
@@ -140,7 +140,7 @@ def report_notes(plan: Any) -> None:
 def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets: list[str], set_jsons: list[str],
                    repo: str | None, folders: list[str], force: bool, build_only: bool = False,
                    set_files: list[str] | None = None, scheduling: Any = None, app_name: str | None = None,
-                   flux_namespace: str | None = None, serial: bool = False) -> int:
+                   flux_namespace: str | None = None, serial: bool = False, dynamic: list[str] | None = None) -> int:
     """Render and write one bundle (or, with ``build_only``, print what it applies)."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
@@ -168,7 +168,10 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     overrides += [parse("--set-file", text, lambda path: read_input(path, "--set-file")) for text in set_files or []]
     overrides += [parse("--set-json", text) for text in set_jsons]
     catalog = open_catalog(folders, registry_only=True)
-    plan = plan_for(recipe, catalog, overrides, deployer, scheduling, serial=serial)
+    if dynamic and deployer == "argocd":
+        raise InvalidInputError("--dynamic: the argocd deployer has no install-time values; use --deployer "
+                                "argocd-helm (values at helm install) or drop --dynamic")
+    plan = plan_for(recipe, catalog, overrides, deployer, scheduling, serial=serial, dynamic=dynamic)
     rendered = render_bundle(plan, deployer, options, recipe_yaml=loaded["yaml"])
     report_notes(plan)
     if output is None:

@@ -101,6 +101,8 @@ def _fill(args: Any, bundle: _Bundle) -> None:
             setattr(args, flag, value)
     if not args.set:
         args.set = list(deployment.set)
+    if not args.dynamic:
+        args.dynamic = list(deployment.dynamic)
     given = bundle.scheduling
     if given is None:
         return

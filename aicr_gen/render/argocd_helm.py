@@ -138,8 +138,9 @@ def static_path(unit: Unit) -> str:
     return f"static/{unit.name}.yaml"
 
 
-def values_document(options: Options, keys: dict[str, str]) -> bytes:
-    """``values.yaml``: install-time defaults, then one empty key per component for overrides."""
+def values_document(options: Options, keys: dict[str, str], plan: Plan | None = None) -> bytes:
+    """``values.yaml``: install-time defaults, then one key per component for overrides: empty, or the
+    component's install-time values (``--dynamic``) with the recipe's defaults."""
     header = (
         charts.GENERATED
         + "# Install-time settings of this chart; values.schema.json checks them.\n"
@@ -150,7 +151,8 @@ def values_document(options: Options, keys: dict[str, str]) -> bytes:
         "#   deployer.includeRootApp  render the parent Application that keeps this chart synced from Git\n"
         "#   <component>              values merged over the component's baked values (static/*.yaml for\n"
         "#                            charts, the NNN-*/values.yaml folder for local charts); maps merge,\n"
-        "#                            lists are replaced\n"
+        "#                            lists are replaced; paths left to install time (aicr-gen bundle\n"
+        "#                            --dynamic) are listed with the recipe's value, or '' to fill in\n"
     )
     document: dict[str, Any] = {
         "repoURL": options.repo, "targetRevision": options.revision,
@@ -158,6 +160,9 @@ def values_document(options: Options, keys: dict[str, str]) -> bytes:
                      "project": options.project, "includeRootApp": options.include_root_app},
     }
     document.update({key: {} for key in keys.values()})
+    for unit in plan.units if plan is not None else ():
+        if unit.dynamic:
+            document[keys[unit.component]] = dict(unit.dynamic)
     return (header + dump(document)).encode()
 
 
@@ -270,7 +275,7 @@ def render(plan: Plan, options: Options) -> Bundle:
     keys = value_keys(plan)
     files: dict[str, bytes] = {
         "Chart.yaml": chart_document(plan),
-        "values.yaml": values_document(options, keys),
+        "values.yaml": values_document(options, keys, plan),
         "values.schema.json": schema_document(plan, keys),
         ".helmignore": HELMIGNORE,
         PARENT_TEMPLATE: parent_template(options),

@@ -193,9 +193,25 @@ def helm_release(unit: Unit, named: Named, depends_on: Sequence[str], options: O
     spec["upgrade"] = {"remediation": {"retries": RETRIES}}
     if depends_on:
         spec["dependsOn"] = [{"name": name} for name in depends_on]
+    if unit.dynamic:  # merged under spec.values, which no longer holds these paths
+        spec["valuesFrom"] = [{"kind": "ConfigMap", "name": values_configmap_name(unit)}]
     if unit.kind != LOCAL and unit.values:
         spec["values"] = dict(unit.values)  # local charts carry theirs in chart/values.yaml
     return _document(HELM_API, HELM_RELEASE, unit.name, options.flux_namespace, spec)
+
+
+def values_configmap_name(unit: Unit) -> str:
+    """The ConfigMap holding a unit's install-time values (AICR's name: ``<unit>-values``)."""
+    return f"{unit.name}-values"
+
+
+def values_configmap(unit: Unit, options: Options) -> bytes:
+    """The unit's install-time values (``--dynamic``) as a ConfigMap beside its HelmRelease, for the cluster's
+    operators to fill in before Flux applies it."""
+    body = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": values_configmap_name(unit), "namespace": options.flux_namespace},
+            "data": {"values.yaml": dump(dict(unit.dynamic))}}
+    return (charts.GENERATED + dump(body)).encode()
 
 
 def flux_kustomization(name: str, named: Named, path: str, depends_on: Sequence[str], options: Options, *,
@@ -329,6 +345,9 @@ def render(plan: Plan, options: Options) -> Bundle:
             continue
         releases = [dep for dep in unit.depends_on if kinds[dep] != KUSTOMIZE]
         files[f"{folder}/helmrelease.yaml"] = helm_release(unit, source, releases, options)
+        if unit.dynamic:
+            files[f"{folder}/values-configmap.yaml"] = values_configmap(unit, options)
+            resources.append(f"{folder}/values-configmap.yaml")
         if unit.kind == LOCAL:
             files.update(charts.local_chart(unit).under(f"{folder}/chart"))
         if unit.name in wrapped:

@@ -50,6 +50,9 @@ class Unit(NamedTuple):
     path: str = ""
     tag: str = ""
     manifests: tuple[tuple[str, bytes], ...] = ()
+    dynamic: Mapping[str, Any] = {}  # shared, and never changed
+    """Values left to install time (``--dynamic``): taken out of ``values``, each at its path with the recipe's
+    value (or '' when the recipe has none), for the deployer to expose."""
     flags: frozenset[str] = frozenset()
     """The registry's deployer hints of the component: ``hasSelfRefCRDs`` (its chart creates objects of its own
     CRDs), ``manifestsUseChartCRDs`` (its manifests do)."""
@@ -74,7 +77,8 @@ class Plan(NamedTuple):
         units = [{"name": unit.name, "component": unit.component, "kind": unit.kind, "namespace": unit.namespace,
                   "dependsOn": unit.depends_on, "values": unit.values, "chart": unit.chart,
                   "repository": unit.repository, "version": unit.version, "path": unit.path, "tag": unit.tag,
-                  "manifests": [(rel, hashlib.sha256(data).hexdigest()) for rel, data in unit.manifests]}
+                  "manifests": [(rel, hashlib.sha256(data).hexdigest()) for rel, data in unit.manifests],
+                  **({"dynamic": unit.dynamic} if unit.dynamic else {})}
                  for unit in self.units]
         text = json.dumps(units, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
@@ -156,12 +160,14 @@ def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) 
 def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[values_mod.Override],
           aliases: Mapping[str, str], *, parsed: Mapping[str, Any] | None = None,
           built: Mapping[str, bytes] | None = None, registry: Mapping[str, Mapping[str, Any]] | None = None,
-          scheduling: Scheduling | None = None, serial: bool = False) -> Plan:
+          scheduling: Scheduling | None = None, serial: bool = False,
+          dynamic: Mapping[str, Sequence[str]] | None = None) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
     come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``. ``built`` holds the
     ``kustomize build`` output of Kustomize components for deployers that install them as local charts.
     ``registry`` (name -> registry entry) says where ``scheduling`` goes and what AICR adds at bundle time.
-    ``serial``: each component waits for the one before it in deploymentOrder, none in parallel (``--serial``)."""
+    ``serial``: each component waits for the one before it in deploymentOrder, none in parallel (``--serial``).
+    ``dynamic``: component -> value paths left to install time (``--dynamic``)."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
@@ -188,8 +194,13 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     depth: dict[str, int] = {}
     for name in graph.deployment_order(dependencies):
         depth[name] = 1 + max((depth[dep] for dep in dependencies[name]), default=-1)
+    dynamic = dynamic or {}
+    unknown = sorted(set(dynamic) - set(kept))
+    if unknown:
+        raise InvalidInputError(f"--dynamic {unknown[0]}: the component is not deployed by this recipe; use one of "
+                                f"{', '.join(kept)}")
     values = {name: _values(refs[name], per_component[name], sources, parsed, entry=registry.get(name),
-                           scheduling=scheduling)
+                            scheduling=scheduling, dynamic=frozenset(dynamic.get(name, ())))
               for name in kept}
     bundle_time.dra_annotation(values, [refs[name] for name in kept])
     notes = [("warning", text) for text in bundle_time.agentgateway_exposure(values)]
@@ -208,7 +219,11 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
         flags = frozenset(flag for flag in FLAGS if (registry.get(name) or {}).get(flag))
         for unit in _units(ref, values[name], sources, level=depth[name], after=after, built=(built or {}).get(name),
                            extra_pre=quota, flags=flags):
-            units.append(unit)
+            if unit.kind == UPSTREAM and dynamic.get(name):
+                static, install_time = split_dynamic(unit.values, dynamic[name])
+                units.append(unit._replace(values=static, dynamic=install_time))
+            else:
+                units.append(unit)
             last[name] = unit.name
     seen: set[str] = set()
     for unit in units:
@@ -222,13 +237,45 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
 
 def _values(ref: Mapping[str, Any], overrides: list[values_mod.Override], sources: Mapping[str, bytes],
             parsed: Mapping[str, Any] | None, *, entry: Mapping[str, Any] | None,
-            scheduling: Scheduling) -> dict[str, Any]:
+            scheduling: Scheduling, dynamic: frozenset[str]) -> dict[str, Any]:
     """A component's values in AICR's order: catalog and recipe, ``--set``, scheduling, ``--set-json``."""
     settings = [item for item in overrides if item.path not in (("enabled",), ("install",))]
     values = values_mod.apply_sets(component_values(ref, sources, parsed), settings)
     set_paths = frozenset(values_mod.dotted(item.path) for item in settings if item.path and not item.merge)
-    values = schedule(values, entry, overrides=ref.get("overrides") or {}, set_paths=set_paths, scheduling=scheduling)
+    values = schedule(values, entry, overrides=ref.get("overrides") or {}, set_paths=set_paths, scheduling=scheduling,
+                      opted_out=dynamic)
     return values_mod.apply_typed(values, settings)
+
+
+def split_dynamic(values: Mapping[str, Any], paths: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(static, install-time)`` values: each path moved out of ``values`` into the install-time map, with ''
+    where ``values`` has nothing at it (AICR's ``splitDynamicPaths``)."""
+    from aicr_gen.render.scheduling import set_at, value_at
+    from aicr_gen.resolve.merge import copy_tree
+
+    static: dict[str, Any] = copy_tree(dict(values))
+    install_time: dict[str, Any] = {}
+    for path in paths:
+        found, value = value_at(static, path)
+        if found:
+            *parents, key = path.split(".")
+            node: Any = static
+            for part in parents:
+                node = node[part]
+            del node[key]
+        set_at(install_time, path, value if found else "")
+    return static, install_time
+
+
+def parse_dynamic(items: Sequence[str], aliases: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """``--dynamic COMPONENT:PATH`` items (a registry alias names its component) as component -> paths."""
+    found: dict[str, list[str]] = {}
+    for item in items:
+        component, colon, path = item.partition(":")
+        if not colon or not component or not path or any(not part for part in path.split(".")):
+            raise InvalidInputError(f"--dynamic {item!r}: use COMPONENT:PATH, e.g. alloy:clusterName")
+        found.setdefault(aliases.get(component, component), []).append(path)
+    return {name: tuple(dict.fromkeys(paths)) for name, paths in found.items()}
 
 
 def _check_order(order: list[str], dependencies: Mapping[str, list[str]]) -> None:
