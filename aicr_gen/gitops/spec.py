@@ -71,10 +71,10 @@ class Overrides(_Strict):
     """Component value overrides applied when rendering the bundle (as ``aicr-gen bundle --set``)."""
 
     set: list[str] = Field(default_factory=list,
-                           description="COMPONENT:PATH=VALUE, typed as Helm types --set "
+                           description="COMPONENT:PATH=VALUE, typed as AICR types --set "
                                        "(e.g. gpu-operator:driver.enabled=false)")
     setJson: list[str] = Field(default_factory=list,
-                               description="COMPONENT:PATH=JSON; maps are deep-merged, lists replaced")
+                               description="COMPONENT:PATH=JSON; maps are deep-merged (a null deletes its key), lists replaced")
 
 
 class Certification(_Strict):
