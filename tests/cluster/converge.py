@@ -520,11 +520,16 @@ def applies_nothing(app: Mapping[str, Any], rendered: Rendered, plan: hooks.Sync
     name = app["metadata"]["name"]
     if not rendered.objects:
         return f"Application {name} applies nothing: its sources render no objects"
-    listed = ", ".join(describe(obj) for obj in plan.hooks) or "none"
-    never = ", ".join(f"{describe(obj)} ({why})" for obj, why in plan.never if obj not in plan.hooks)
+    namespace = (app["spec"].get("destination") or {}).get("namespace")
+    never = {id(obj): why for obj, why in plan.never}
+
+    def named(obj: Mapping[str, Any]) -> str:
+        meta = obj.get("metadata") or {}
+        where = meta.get("namespace") or namespace
+        text = f"{obj.get('kind')} {where + '/' if where else ''}{meta.get('name') or meta.get('generateName')}"
+        return f"{text} ({never[id(obj)]})" if id(obj) in never else text
     return (f"Application {name} applies nothing: every object it renders is a hook, which never makes it OutOfSync, "
-            f"so no sync ever creates them (argo-cd#7237); hooks: {listed}" + (f"; never applied: {never}" if never
-                                                                                 else ""))
+            f"so no sync ever creates them (argo-cd#7237): {', '.join(named(obj) for obj in rendered.objects)}")
 
 
 def empty_applications(checkout: Path, repo_url: str) -> list[str]:
