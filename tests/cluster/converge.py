@@ -386,32 +386,23 @@ class Converger(Checkout):
         results = [self.apply_one(obj, namespace, manager, source) for obj in objects]
         return all(results)
 
-    def live(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The stored object (``obj`` placed already), or None."""
-        found = self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind")))
-        meta = obj.get("metadata") or {}
-        if found is None:
-            return None
-        try:
-            stored: dict[str, Any] = self.api.call("GET", self.api.path(
-                str(obj["apiVersion"]), found[0], meta.get("namespace") if found[1] else None, str(meta.get("name"))))
-        except Refused:
-            return None
-        return stored
-
     def delete(self, obj: Mapping[str, Any], why: str) -> None:
         """Delete a hook the way both controllers do (background propagation) and wait until it is gone."""
         found = self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind")))
-        if found is None or self.live(obj) is None:
-            return
         meta = obj.get("metadata") or {}
+
+        def exists() -> bool:
+            return self.api.exists(str(obj["apiVersion"]), str(obj["kind"]), str(meta.get("name")),
+                                   meta.get("namespace"))
+        if found is None or not exists():
+            return
         path = self.api.path(str(obj["apiVersion"]), found[0], meta.get("namespace") if found[1] else None,
                              str(meta.get("name")))
         with contextlib.suppress(Refused):  # gone meanwhile
             self.api.call("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions",
                                            "propagationPolicy": "Background"})
         for _ in range(200):
-            if self.live(obj) is None:
+            if not exists():
                 self.outcome.deleted.append(f"{describe(obj)} ({why})")
                 return
             time.sleep(0.05)

@@ -123,6 +123,14 @@ def test_an_application_of_only_hooks_applies_nothing_and_the_tree_is_refused(
     assert [line.split(":")[0] for line in static] == ["argocd/apps/nothing.yaml", "argocd/apps/only-hooks.yaml"]
 
 
+def test_the_check_for_empty_applications_needs_no_api_server(tmp_path: Path) -> None:
+    checkout = repository(tmp_path / "repo", {"only-tests": [job("smoke", hook("test"))],
+                                              "fine": [config_map("settings")]})
+    (empty,) = empty_applications(checkout, REPO_URL)
+    assert empty.startswith("argocd/apps/only-tests.yaml: Application only-tests applies nothing")
+    assert "Job only-tests/smoke (a hook of no sync phase (test): Argo CD ignores it)" in empty
+
+
 def test_helm_runs_the_hooks_of_a_release_that_has_nothing_else(tmp_path: Path,
                                                                 cluster_with_crds: ControlPlane) -> None:
     """Under Flux, Helm installs the release: its pre-install hook runs, its test hook does not."""
@@ -168,6 +176,7 @@ def test_pre_hooks_then_the_release_then_post_hooks_each_by_weight(tmp_path: Pat
 def test_a_failed_pre_hook_stops_the_release(tmp_path: Path, cluster_with_crds: ControlPlane, deployer: str) -> None:
     checkout = repository(tmp_path / "repo", {"broken": [
         config_map("resource"), job("post", hook("post-install")),
+        config_map("on-failure", {"argocd.argoproj.io/hook": "SyncFail"}),
         config_map("first", hook("pre-install", weight=0, delete="hook-failed")),
         job("second", hook("pre-install", weight=1, delete="hook-failed"), valid=False)]})
     outcome = converge(cluster_with_crds, checkout, deployer)
@@ -180,11 +189,13 @@ def test_a_failed_pre_hook_stops_the_release(tmp_path: Path, cluster_with_crds: 
         assert "sync failed in phase PreSync wave 1; never applied: ConfigMap resource, Job post" in refused
         assert "first" not in configs
         assert "ConfigMap broken/first (HookFailed)" in outcome.deleted
+        assert "on-failure" in configs  # SyncFail hooks run once the sync failed
     else:
         # Helm deletes only the failed hook with hook-failed; an earlier one that succeeded stays
         assert "HelmRelease broken: pre-install hook Job broken/second failed" in refused
         assert "first" in configs
         assert not outcome.deleted
+        assert "on-failure" not in configs  # a plain object of the release, which never got applied
 
 
 # ------------------------------------------------------------------------------------------ delete policies
