@@ -12,19 +12,28 @@ manager. What is emulated, because nothing here can fetch a remote chart or repo
   in ``Outcome.emulated``. Kinds whose real CRDs we have never get a stand-in.
 
 Argo CD (``argocd/``): the app-of-apps is applied into ``argocd``, its directory source (recurse, include,
-exclude) is rendered and applied, then every child Application in sync-wave order: its destination namespace
-created when ``CreateNamespace=true``, each of its sources in our repository rendered (a local chart with
-``helm template`` and its value files, a ``kustomization.yaml`` with ``kubectl kustomize``, else the folder's
-manifests) and applied, namespaceless namespaced objects going to the destination namespace; inside one
-Application, Namespaces and CRDs first, then by resource sync wave, hooks in PreSync, Sync, PostSync order.
+exclude) is rendered and applied, then every child Application in sync-wave order: each of its sources in our
+repository rendered (a local chart with ``helm template`` and its value files, a ``kustomization.yaml`` with
+``kubectl kustomize``, else the folder's manifests), its destination namespace created when
+``CreateNamespace=true``, then one sync of everything its sources render (``hooks.py`` says which object is a hook
+and why): PreSync, Sync, PostSync, each wave by wave and inside a wave by kind then name, namespaceless namespaced
+objects going to the destination namespace. The sync stops at the first wave with a refusal (then HookFailed hooks
+are deleted and SyncFail hooks run); hooks are created as their phase comes (the one a previous sync left deleted
+first with BeforeHookCreation, the default) and after a successful sync those with HookSucceeded are deleted. Helm
+test hooks, PreDelete/PostDelete and Skip objects are never applied (``Outcome.skipped``). An Application whose sources
+are all ours and render only hooks, or nothing, applies nothing in Argo CD: it is refused, naming its hooks.
 
 Flux (``flux/``): ``kubectl kustomize flux/`` applied into ``flux-system``, then every HelmRelease and
 Kustomization as their dependencies are done (``dependsOn``, the same kind only, as Flux does; objects a
 Kustomization applies can be new HelmReleases and Kustomizations): a HelmRelease's ``targetNamespace`` created
-with ``install.createNamespace``, its chart rendered when it comes from our GitRepository; a Kustomization on our
-GitRepository built (its ``kustomization.yaml``, else every manifest below the path) and applied with its
-``targetNamespace``. A namespaced object with neither a namespace nor a ``targetNamespace`` is refused, as
-kustomize-controller refuses it.
+with ``install.createNamespace``, its chart rendered when it comes from our GitRepository and installed (upgraded
+once it has a revision) as Helm does: ``pre-`` hooks one by one in weight order, the release's objects in Helm's
+kind order, ``post-`` hooks, delete policies (before-hook-creation by default), test hooks only with
+``spec.test.enable``; a Kustomization on our GitRepository built (its ``kustomization.yaml``, else every manifest
+below the path) and applied with its ``targetNamespace``, hook annotations meaning nothing to it. A namespaced object
+with neither a namespace nor a ``targetNamespace`` is refused, as kustomize-controller refuses it.
+
+A hook succeeds here when the API server accepts it: nothing runs a Job or Pod.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from typing import Any
 
 import yaml
 
+from tests.cluster import hooks
 from tests.cluster.envtest import ADMIN_TOKEN, ControlPlane, no_proxy_env
 from tests.conftest import REFERENCE, tool, use_reference
 
@@ -66,11 +76,6 @@ ARGOCD_MANAGER = "argocd-controller"
 FLUX_MANAGER = "kustomize-controller"
 HELM_MANAGER = "helm-controller"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-_PHASES = {"PreSync": 0, "Sync": 1, "PostSync": 2}
-"""Argo CD's sync phases in order; hooks of other phases (Skip, SyncFail, PreDelete, PostDelete) are not applied."""
-_HELM_HOOKS = {"pre-install": "PreSync", "pre-upgrade": "PreSync", "post-install": "PostSync",
-               "post-upgrade": "PostSync"}
-"""Helm hooks of a chart Argo CD renders, as the phases it maps them to (others, like test, are not synced)."""
 _FIRST_KINDS = {"Namespace": 0, "CustomResourceDefinition": 1}
 
 
@@ -82,6 +87,12 @@ class Outcome:
     refused: list[str] = field(default_factory=list)
     emulated: list[str] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)
+    """Hooks created (each also in ``applied``), in the order they ran."""
+    deleted: list[str] = field(default_factory=list)
+    """Hooks deleted by their delete policy, with the policy."""
+    skipped: list[str] = field(default_factory=list)
+    """Rendered objects the controller never applies (test hooks, Skip, delete hooks, disabled hooks), with why."""
 
 
 class Refused(Exception):
@@ -279,48 +290,44 @@ def _globs(text: str) -> list[str]:
     return [part.strip() for part in inner.split(",") if part.strip()]
 
 
-def _phase(obj: Mapping[str, Any]) -> str | None:
-    """The sync phase an object is applied in (None: a hook Argo CD does not run when syncing)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if "argocd.argoproj.io/hook" in annotations:
-        named = [part.strip() for part in str(annotations["argocd.argoproj.io/hook"]).split(",")]
-    elif "helm.sh/hook" in annotations:
-        named = [_HELM_HOOKS.get(part.strip(), "") for part in str(annotations["helm.sh/hook"]).split(",")]
-    else:
-        return "Sync"
-    return min((phase for phase in named if phase in _PHASES), key=_PHASES.__getitem__, default=None)
-
-
-def _order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Argo CD's order: phase, then sync wave, then kind (Namespaces and CRDs first), then name; hooks that do not
-    run on a sync are left out."""
-    def key(obj: dict[str, Any]) -> tuple[int, int, int, str]:
-        meta = obj.get("metadata") or {}
-        annotations = meta.get("annotations") or {}
-        wave = int(annotations.get("argocd.argoproj.io/sync-wave", annotations.get("helm.sh/hook-weight", "0")))
-        return (_PHASES[str(_phase(obj))], wave, _FIRST_KINDS.get(str(obj.get("kind")), 2), str(meta.get("name")))
-    return sorted((obj for obj in objects if _phase(obj) is not None), key=key)
+def first_kinds(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Namespaces and CRDs first, the rest in rendered order: how ``kubectl apply`` of ``kustomize build`` output
+    and kustomize-controller (which knows no hooks: a ``helm.sh/hook`` annotation is just an annotation there)
+    order what they apply."""
+    return sorted(objects, key=lambda obj: _FIRST_KINDS.get(str(obj.get("kind")), 2))
 
 
 # ------------------------------------------------------------------------------------------ the applier
 
 
-class Converger:
+class Checkout:
+    """A clone of our repository, as a controller reads it."""
+
+    def __init__(self, checkout: Path, repo_url: str) -> None:
+        self.checkout = checkout
+        self.repo_url = repo_url
+
+    def ours(self, url: str) -> bool:
+        return url.rstrip("/") == self.repo_url.rstrip("/")
+
+    def repo_folder(self, path: str) -> Path:
+        folder = (self.checkout / path.removeprefix("./")).resolve()
+        assert folder.is_relative_to(self.checkout.resolve()), path
+        return folder
+
+
+class Converger(Checkout):
     """Applies sources of one repository checkout to the control plane, recording every outcome."""
 
     def __init__(self, plane: ControlPlane, checkout: Path, repo_url: str) -> None:
+        super().__init__(checkout, repo_url)
         self.api = Api(plane)
-        self.checkout = checkout
-        self.repo_url = repo_url
         self.outcome = Outcome()
         self.api.discover()
         missing = sorted({(f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
                           for crd in real_crds() for version in crd["spec"]["versions"]} - set(self.api.resources))
         assert not missing, f"install the CRDs first (install_crds): {missing} are not served"
         self.served_groups = {api_version.rpartition("/")[0] for api_version, _ in self.api.resources}
-
-    def ours(self, url: str) -> bool:
-        return url.rstrip("/") == self.repo_url.rstrip("/")
 
     def namespace(self, name: str, why: str) -> None:
         if not self.api.exists("v1", "Namespace", name):
@@ -352,30 +359,73 @@ class Converger:
             time.sleep(0.05)
         self.outcome.emulated.append(f"stand-in CRD {plural}.{group} ({kind}, {scope})")
 
+    def place(self, obj: dict[str, Any], namespace: str | None) -> None:
+        """A namespaceless namespaced object goes to ``namespace``; a kind nothing serves gets its stand-in."""
+        if self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind"))) is None:
+            self.stand_in(obj, namespace)
+        found = self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind")))
+        meta = obj.setdefault("metadata", {})
+        if found is not None and found[1] and namespace and not meta.get("namespace"):
+            meta["namespace"] = namespace
+
+    def apply_one(self, obj: dict[str, Any], namespace: str | None, manager: str, source: str) -> bool:
+        """Server-side apply of one object; False (and the refusal recorded) when the API server refuses it."""
+        try:
+            self.place(obj, namespace)
+            self.api.apply(obj, manager)
+        except Refused as err:
+            self.outcome.refused.append(f"{describe(obj)} (from {source}): {err}")
+            return False
+        self.outcome.applied.append(describe(obj))
+        return True
+
     def apply_all(self, objects: list[dict[str, Any]], namespace: str | None, manager: str,
                   source: str) -> bool:
-        """Apply in controller order; namespaceless namespaced objects go to ``namespace`` (``force``: a
-        ``targetNamespace`` that overrides theirs). True when nothing was refused."""
-        clean = True
-        for obj in _order(objects):
-            try:
-                if self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind"))) is None:
-                    self.stand_in(obj, namespace)
-                found = self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind")))
-                meta = obj.setdefault("metadata", {})
-                if found is not None and found[1] and namespace and not meta.get("namespace"):
-                    meta["namespace"] = namespace
-                self.api.apply(obj, manager)
-                self.outcome.applied.append(describe(obj))
-            except Refused as err:
-                clean = False
-                self.outcome.refused.append(f"{describe(obj)} (from {source}): {err}")
-        return clean
+        """Apply in the given order; namespaceless namespaced objects go to ``namespace``. True when nothing was
+        refused."""
+        results = [self.apply_one(obj, namespace, manager, source) for obj in objects]
+        return all(results)
 
-    def repo_folder(self, path: str) -> Path:
-        folder = (self.checkout / path.removeprefix("./")).resolve()
-        assert folder.is_relative_to(self.checkout.resolve()), path
-        return folder
+    def delete(self, obj: Mapping[str, Any], why: str) -> None:
+        """Delete a hook the way both controllers do (background propagation) and wait until it is gone."""
+        found = self.api.resource(str(obj.get("apiVersion")), str(obj.get("kind")))
+        meta = obj.get("metadata") or {}
+
+        def exists() -> bool:
+            return self.api.exists(str(obj["apiVersion"]), str(obj["kind"]), str(meta.get("name")),
+                                   meta.get("namespace"))
+        if found is None or not exists():
+            return
+        path = self.api.path(str(obj["apiVersion"]), found[0], meta.get("namespace") if found[1] else None,
+                             str(meta.get("name")))
+        with contextlib.suppress(Refused):  # gone meanwhile
+            self.api.call("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions",
+                                           "propagationPolicy": "Background"})
+        for _ in range(200):
+            if not exists():
+                self.outcome.deleted.append(f"{describe(obj)} ({why})")
+                return
+            time.sleep(0.05)
+        self.outcome.refused.append(f"{describe(obj)}: still present 10s after its {why} deletion")
+
+    def run_hook(self, obj: dict[str, Any], namespace: str | None, manager: str, source: str,
+                 recreate: bool) -> bool:
+        """Create one hook; ``recreate``: delete the one a previous operation left first (before-hook-creation).
+        Both controllers then apply it (Argo CD: helm.md "hooks are created by using kubectl apply"; Helm 4 creates
+        hooks with server-side apply, pkg/kube/client.go Create, which helm-controller enables by default,
+        internal/action/install.go newInstall), so a hook left in place without that policy is updated, not
+        refused."""
+        try:
+            self.place(obj, namespace)
+        except Refused as err:
+            self.outcome.refused.append(f"{describe(obj)} (from {source}): {err}")
+            return False
+        if recreate:
+            self.delete(obj, "before-hook-creation")
+        if not self.apply_one(obj, namespace, manager, source):
+            return False
+        self.outcome.hooks.append(describe(obj))
+        return True
 
 
 # ------------------------------------------------------------------------------------------ Argo CD
@@ -385,7 +435,7 @@ def _sync_options(app: Mapping[str, Any]) -> list[str]:
     return list(((app.get("spec") or {}).get("syncPolicy") or {}).get("syncOptions") or [])
 
 
-def _argocd_source(run: Converger, app: Mapping[str, Any], source: Mapping[str, Any],
+def _argocd_source(run: Checkout, app: Mapping[str, Any], source: Mapping[str, Any],
                    refs: Mapping[str, Path]) -> list[dict[str, Any]] | None:
     """The objects of one source in our repository (None: a remote source, emulated)."""
     if not run.ours(str(source.get("repoURL"))) or ("ref" in source and "path" not in source):
@@ -415,31 +465,159 @@ def _argocd_source(run: Converger, app: Mapping[str, Any], source: Mapping[str, 
                             str(directory.get("exclude") or ""))
 
 
+@dataclass
+class Rendered:
+    """What an Application's sources in our repository render, each object with the source it came from."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[int, str] = field(default_factory=dict)
+    remote: list[str] = field(default_factory=list)
+    """The sources outside our repository, which nothing here renders."""
+
+
+def render_application(repo: Checkout, app: Mapping[str, Any]) -> Rendered:
+    """Every source of ``app``, rendered as the repo-server would; a source that fails to render is ``Refused``:
+    the Application then has a ComparisonError and no sync starts."""
+    spec = app["spec"]
+    sources = spec.get("sources") or [spec["source"]]
+    refs = {str(src["ref"]): repo.checkout for src in sources if src.get("ref") and repo.ours(str(src.get("repoURL")))}
+    rendered = Rendered()
+    for source in sources:
+        label = f"Application {app['metadata']['name']} source {source.get('repoURL')} " \
+                f"{source.get('path') or source.get('chart', '')}"
+        try:
+            objects = _argocd_source(repo, app, source, refs)
+        except Refused as err:
+            raise Refused(f"{label}: {err}") from err
+        if objects is None:
+            if not source.get("ref"):
+                rendered.remote.append(label)
+            continue
+        rendered.objects += objects
+        rendered.sources.update({id(obj): label for obj in objects})
+    return rendered
+
+
+def applies_nothing(app: Mapping[str, Any], rendered: Rendered, plan: hooks.SyncPlan) -> str | None:
+    """Why an Application whose sources are all ours never applies anything, or None.
+
+    Hooks are no managed resources: they never make an Application OutOfSync (argo-cd controller/state.go
+    CompareAppState), automated sync starts only for an OutOfSync Application (controller/appcontroller.go
+    autoSync: "Skipping auto-sync: application status is Synced"), and hooks are created only during a sync
+    operation. So an Application rendering only hooks, or nothing, is Synced from the start and its hooks never run
+    (argo-cd issue #7237, open since v2.1)."""
+    if rendered.remote or plan.resources:
+        return None
+    name = app["metadata"]["name"]
+    if not rendered.objects:
+        return f"Application {name} applies nothing: its sources render no objects"
+    namespace = (app["spec"].get("destination") or {}).get("namespace")
+    never = {id(obj): why for obj, why in plan.never}
+
+    def named(obj: Mapping[str, Any]) -> str:
+        meta = obj.get("metadata") or {}
+        where = meta.get("namespace") or namespace
+        text = f"{obj.get('kind')} {where + '/' if where else ''}{meta.get('name') or meta.get('generateName')}"
+        return f"{text} ({never[id(obj)]})" if id(obj) in never else text
+    return (f"Application {name} applies nothing: every object it renders is a hook, which never makes it OutOfSync, "
+            f"so no sync ever creates them (argo-cd#7237): {', '.join(named(obj) for obj in rendered.objects)}")
+
+
+def empty_applications(checkout: Path, repo_url: str) -> list[str]:
+    """Every Argo CD Application anywhere in the checkout (of ``repo_url``) that applies nothing, with why; no API
+    server needed (``helm`` and ``kubectl kustomize`` render its sources). One whose sources fail to render is
+    listed too."""
+    repo = Checkout(checkout, repo_url)
+    found: list[str] = []
+    for file in sorted(checkout.rglob("*")):
+        if not file.is_file() or not file.name.endswith(MANIFEST_SUFFIXES):
+            continue
+        try:
+            objects = load_manifests(file.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError):  # a chart's Go templates are no YAML
+            continue
+        for app in objects:
+            if app.get("kind") != "Application" or not str(app.get("apiVersion")).startswith("argoproj.io/") \
+                    or not isinstance(app.get("spec"), dict):
+                continue
+            where = file.relative_to(checkout).as_posix()
+            try:
+                rendered = render_application(repo, app)
+            except Refused as err:
+                found.append(f"{where}: {err}")
+                continue
+            why = applies_nothing(app, rendered, hooks.argocd_plan(rendered.objects))
+            if why:
+                found.append(f"{where}: {why}")
+    return found
+
+
+def assert_no_empty_applications(checkout: Path, repo_url: str) -> None:
+    """No Application of a synced tree may apply nothing (see ``applies_nothing``)."""
+    empty = empty_applications(checkout, repo_url)
+    assert not empty, "Applications that apply nothing:\n" + "\n".join(empty)
+
+
 def sync_application(run: Converger, app: dict[str, Any]) -> None:
-    """One Argo CD sync of ``app``."""
+    """One Argo CD sync of ``app``: its sources rendered together, then the sync phases (PreSync, Sync, PostSync)
+    wave by wave, hooks created as their phase comes and deleted as their policies say."""
     name = app["metadata"]["name"]
     spec = app["spec"]
     if not run.api.exists("argoproj.io/v1alpha1", "AppProject", str(spec.get("project")), "argocd"):
         run.outcome.refused.append(f"Application {name}: project {spec.get('project')!r} does not exist")
         return
-    destination = spec.get("destination") or {}
-    namespace = destination.get("namespace")
+    try:
+        rendered = render_application(run, app)
+    except Refused as err:
+        run.outcome.refused.append(str(err))
+        return
+    run.outcome.emulated += [f"{label}: remote, only its namespace {spec['destination'].get('namespace')} emulated"
+                             for label in rendered.remote]
+    plan = hooks.argocd_plan(rendered.objects, started=int(time.time()))
+    empty = applies_nothing(app, rendered, plan)
+    if empty:
+        run.outcome.refused.append(empty)
+        return
+    namespace = (spec.get("destination") or {}).get("namespace")
     if "CreateNamespace=true" in _sync_options(app) and namespace:
         run.namespace(str(namespace), ARGOCD_MANAGER)
-    sources = spec.get("sources") or [spec["source"]]
-    refs = {str(src["ref"]): run.checkout for src in sources if src.get("ref") and run.ours(str(src.get("repoURL")))}
-    for source in sources:
-        label = f"Application {name} source {source.get('repoURL')} {source.get('path') or source.get('chart', '')}"
-        try:
-            objects = _argocd_source(run, app, source, refs)
-        except Refused as err:
-            run.outcome.refused.append(f"{label}: {err}")
+    run.outcome.skipped += [f"{describe(obj)} (Application {name}): {why}" for obj, why in plan.never]
+    _argocd_sync(run, f"Application {name}", plan, str(namespace) if namespace else None, rendered.sources)
+
+
+def _argocd_sync(run: Converger, label: str, plan: hooks.SyncPlan, namespace: str | None,
+                 sources: Mapping[int, str]) -> None:
+    """gitops-engine pkg/sync/sync_context.go Sync: one phase and wave at a time, the next only once every task of
+    this one succeeded. After a successful sync the hooks with HookSucceeded are deleted; after a failed one those
+    with HookFailed, and the SyncFail hooks run (executeSyncFailPhase)."""
+    created: list[hooks.Task] = []
+
+    def run_task(task: hooks.Task) -> bool:
+        source = sources.get(task.rendered, label)
+        if not task.hook:
+            return run.apply_one(task.obj, namespace, ARGOCD_MANAGER, source)
+        ok = run.run_hook(task.obj, namespace, ARGOCD_MANAGER, f"{source}, {task.phase} hook",
+                          hooks.BEFORE_HOOK_CREATION in task.delete)
+        created.append(task)
+        return ok
+
+    groups = hooks.waves(plan.tasks)
+    for index, group in enumerate(groups):
+        results = [run_task(task) for task in group]  # every task of the wave runs, even after a failed one
+        if all(results):
             continue
-        if objects is None:
-            if not source.get("ref"):
-                run.outcome.emulated.append(f"{label}: remote, only its namespace {namespace} emulated")
-            continue
-        run.apply_all(objects, str(namespace) if namespace else None, ARGOCD_MANAGER, label)
+        rest = [describe(task.obj) for later in groups[index + 1:] for task in later]
+        run.outcome.refused.append(f"{label}: sync failed in phase {group[0].phase} wave {group[0].wave}"
+                                   + (f"; never applied: {', '.join(rest)}" if rest else ""))
+        for task in created:
+            if hooks.HOOK_FAILED in task.delete:
+                run.delete(task.obj, hooks.HOOK_FAILED)
+        for task in plan.on_failure:
+            run_task(task)
+        return
+    for task in created:
+        if hooks.HOOK_SUCCEEDED in task.delete:
+            run.delete(task.obj, hooks.HOOK_SUCCEEDED)
 
 
 def _wave(app: Mapping[str, Any]) -> int:
@@ -456,7 +634,7 @@ def converge_argocd(plane: ControlPlane, checkout: Path, bundle: str, repo_url: 
                    "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
                             "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}}, "argocd-install")
     root = load_manifests((run.repo_folder(bundle) / "app-of-apps.yaml").read_text(encoding="utf-8"))
-    run.apply_all(root, "argocd", "kubectl-client-side-apply", "app-of-apps.yaml")
+    run.apply_all(first_kinds(root), "argocd", "kubectl-client-side-apply", "app-of-apps.yaml")
     synced: set[str] = set()
     for parent in root:
         sync_application(run, parent)
@@ -508,14 +686,81 @@ def reconcile_helmrelease(run: Converger, release: Mapping[str, Any], ours: set[
     if spec.get("valuesFrom"):
         run.outcome.refused.append(f"{label}: valuesFrom is not emulated")
         return False
-    folder = run.repo_folder(str(chart["chart"]))
+    name = str(spec.get("releaseName") or release["metadata"]["name"])
     try:
-        objects = helm_template(folder, str(spec.get("releaseName") or release["metadata"]["name"]), namespace,
-                                [], spec.get("values"))
+        objects = helm_template(run.repo_folder(str(chart["chart"])), name, namespace, [], spec.get("values"))
     except Refused as err:
         run.outcome.refused.append(f"{label}: {err}")
         return False
-    return run.apply_all(objects, namespace, HELM_MANAGER, label)
+    return helm_install_or_upgrade(run, release, namespace, objects)
+
+
+def helm_install_or_upgrade(run: Converger, release: Mapping[str, Any], namespace: str,
+                            objects: list[dict[str, Any]]) -> bool:
+    """What helm-controller's Helm does with a rendered chart: an install when the release has no revision yet,
+    else an upgrade (each stored revision is a ``sh.helm.release.v1.NAME.vN`` Secret, owner=helm, in the storage
+    namespace; only its labels are emulated here). ``pre-`` hooks, then the release's objects in kind order, then
+    ``post-`` hooks (helm pkg/action/install.go performInstall, upgrade.go releasingUpgrade), skipped with
+    ``spec.install.disableHooks`` / ``spec.upgrade.disableHooks`` (helm-controller internal/action/install.go,
+    upgrade.go). Test hooks run only when ``spec.test.enable`` asks for ``helm test`` after a successful release
+    (helm-controller internal/reconcile/install.go success, test.go; helm pkg/action/release_testing.go)."""
+    spec = release["spec"]
+    label = f"HelmRelease {release['metadata']['name']}"
+    name = str(spec.get("releaseName") or release["metadata"]["name"])
+    storage = str(spec.get("storageNamespace") or release["metadata"]["namespace"])
+    chart = hooks.helm_release(objects)
+    run.outcome.skipped += [f"{describe(obj)} ({label}): {why}" for obj, why in chart.dropped]
+    revisions = [item for item in run.api.items("v1", "Secret", storage)
+                 if (item["metadata"].get("labels") or {}).get("owner") == "helm"
+                 and item["metadata"]["labels"].get("name") == name]
+    action = "upgrade" if revisions else "install"
+    enabled = not (spec.get(action) or {}).get("disableHooks")
+    if not enabled:
+        run.outcome.skipped += [f"{describe(hook.obj)} ({label}): {action}.disableHooks" for hook in chart.hooks
+                                if f"pre-{action}" in hook.events or f"post-{action}" in hook.events]
+    if enabled and not _helm_hooks(run, label, hooks.helm_hooks(chart, f"pre-{action}"), namespace, f"pre-{action}"):
+        return False
+    if not run.apply_all(hooks.helm_kind_sorted(chart.manifests), namespace, HELM_MANAGER, label):
+        return False
+    if enabled and not _helm_hooks(run, label, hooks.helm_hooks(chart, f"post-{action}"), namespace,
+                                   f"post-{action}"):
+        return False
+    version = len(revisions) + 1
+    run.api.apply({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+                   "metadata": {"name": f"sh.helm.release.v1.{name}.v{version}", "namespace": storage,
+                                "labels": {"name": name, "owner": "helm", "status": "deployed",
+                                           "version": str(version)}}}, HELM_MANAGER)
+    tests = hooks.helm_hooks(chart, "test")
+    test = spec.get("test") or {}
+    if not test.get("enable"):
+        run.outcome.skipped += [f"{describe(hook.obj)} ({label}): a test hook, run only by helm test "
+                                "(spec.test.enable)" for hook in tests]
+        return True
+    return _helm_hooks(run, label, hooks.helm_test_filter(tests, test.get("filters") or []), namespace, "test")
+
+
+def _helm_hooks(run: Converger, label: str, chosen: list[hooks.HelmHook], namespace: str, event: str) -> bool:
+    """helm pkg/action/hooks.go execHookWithDelayedShutdown: each hook in turn (the one a previous run left deleted
+    first with before-hook-creation), waited for, the next only once it succeeded. When one fails it is deleted
+    with hook-failed, the ones before it with hook-succeeded, and the release fails; when all succeeded they are
+    deleted with hook-succeeded, last first."""
+    done: list[hooks.HelmHook] = []
+    for hook in chosen:
+        policies = hooks.helm_delete_policies(hook)
+        if not run.run_hook(hook.obj, namespace, HELM_MANAGER, f"{label} {event} hook",
+                            "before-hook-creation" in policies):
+            if "hook-failed" in policies:
+                run.delete(hook.obj, "hook-failed")
+            for earlier in done:
+                if "hook-succeeded" in hooks.helm_delete_policies(earlier):
+                    run.delete(earlier.obj, "hook-succeeded")
+            run.outcome.refused.append(f"{label}: {event} hook {describe(hook.obj)} failed")
+            return False
+        done.append(hook)
+    for hook in reversed(done):
+        if "hook-succeeded" in hooks.helm_delete_policies(hook):
+            run.delete(hook.obj, "hook-succeeded")
+    return True
 
 
 def _flux_source_url(run: Converger, source: Mapping[str, Any], default_namespace: str) -> str | None:
@@ -559,7 +804,7 @@ def reconcile_kustomization(run: Converger, kustomization: Mapping[str, Any],
                 obj.setdefault("metadata", {})["namespace"] = target
     children = [(str(obj["kind"]), str(obj["metadata"]["name"])) for obj in objects
                 if obj.get("kind") in ("HelmRelease", "Kustomization")] if spec.get("wait") else []
-    return run.apply_all(objects, None, FLUX_MANAGER, label), children
+    return run.apply_all(first_kinds(objects), None, FLUX_MANAGER, label), children
 
 
 def _flux_objects(run: Converger) -> dict[FluxKey, dict[str, Any]]:
@@ -576,7 +821,7 @@ def converge_flux(plane: ControlPlane, checkout: Path, bundle: str, repo_url: st
     run = Converger(plane, checkout, repo_url)
     run.namespace("flux-system", "flux-install")
     # the flux-system Kustomization has no targetNamespace: every namespaced object must name its namespace
-    run.apply_all(kustomize(run.repo_folder(bundle)), None, FLUX_MANAGER, f"kubectl kustomize {bundle}")
+    run.apply_all(first_kinds(kustomize(run.repo_folder(bundle))), None, FLUX_MANAGER, f"kubectl kustomize {bundle}")
     reconciled: dict[FluxKey, bool] = {}
     children: dict[FluxKey, list[FluxKey]] = {}
 

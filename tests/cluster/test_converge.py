@@ -15,7 +15,14 @@ import pytest
 import yaml
 
 from aicr_gen.cli import main
-from tests.cluster.converge import Api, Outcome, converge_argocd, converge_flux, service_account_can
+from tests.cluster.converge import (
+    Api,
+    Outcome,
+    assert_no_empty_applications,
+    converge_argocd,
+    converge_flux,
+    service_account_can,
+)
 from tests.cluster.envtest import ControlPlane
 
 REPO_URL = "https://github.com/example/gitops.git"
@@ -111,6 +118,8 @@ def test_sync_tree_converges_with_zero_refusals(checkouts: Callable[[Case], Path
     converge = converge_argocd if deployer == "argocd" else converge_flux
     outcome = converge(cluster_with_crds, checkout, f"clusters/{case.name}/{deployer}", REPO_URL)
     assert_converged(outcome)
+    if deployer == "argocd":
+        assert_no_empty_applications(checkout, REPO_URL)
     applied = set(outcome.applied)
     cert = case.certification or {}
     namespace = "nvcre-system"

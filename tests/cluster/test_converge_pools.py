@@ -15,7 +15,13 @@ import pytest
 import yaml
 
 from aicr_gen.cli import main
-from tests.cluster.converge import Api, converge_argocd, converge_flux, service_account_can
+from tests.cluster.converge import (
+    Api,
+    assert_no_empty_applications,
+    converge_argocd,
+    converge_flux,
+    service_account_can,
+)
 from tests.cluster.envtest import ControlPlane
 from tests.conftest import ROOT
 
@@ -55,6 +61,8 @@ def test_mixed_pool_tree_converges_with_two_drivers(checkout: Path, cluster_with
     outcome = converge(cluster_with_crds, checkout, f"clusters/training-mixed/{deployer}", REPO_URL)
     assert not outcome.refused, "refused:\n" + "\n".join(outcome.refused)
     assert {"NVIDIADriver h100", "NVIDIADriver gb200"} <= set(outcome.applied)
+    if deployer == "argocd":
+        assert_no_empty_applications(checkout, REPO_URL)
     stored = {item["metadata"]["name"]: item["spec"]
               for item in Api(cluster_with_crds).items("nvidia.com/v1alpha1", "NVIDIADriver")}
     assert stored["h100"]["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
