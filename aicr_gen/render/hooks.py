@@ -12,6 +12,8 @@ dropped; text with no document at all is returned unchanged.
 
 from __future__ import annotations
 
+import functools
+
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import goyaml
 
@@ -53,9 +55,11 @@ def _strip(document: goyaml.Node) -> None:
     annotations.value = pairs
 
 
+@functools.lru_cache(maxsize=256)
 def strip_hooks(text: str, source: str) -> str:
     """``text`` (a rendered manifest, possibly several documents) without its sync-phase Helm hooks, written
-    again as AICR writes it; ``InvalidInputError`` naming ``source`` when it is not YAML."""
+    again as AICR writes it; ``InvalidInputError`` naming ``source`` when it is not YAML. Cached: most manifests
+    (CRDs above all) render to the same text for every recipe."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
