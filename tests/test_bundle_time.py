@@ -358,5 +358,55 @@ def test_dynamic_paths_leave_the_baked_values_for_install_time(cli: Any, tmp_pat
     assert refused.code == 2 and "use --deployer argocd-helm" in refused.err
     for bad, says in (("nope:x", "not deployed by this recipe"), ("gpu-operator", "use COMPONENT:PATH")):
         result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "-o", str(tmp_path / "x"),
-                     "--dynamic", bad)
+                     "--deployer", "argocd-helm", "--dynamic", bad)
         assert result.code == 2 and says in result.err, result.err
+
+
+# ------------------------------------------------------------------ manifests rendered while bundling
+
+
+@needs_reference
+@pytest.mark.parametrize("deployer", ["helm", "argocd", "argocd-helm", "flux", "helmfile"])
+def test_sync_phase_hooks_are_stripped_so_argo_cd_applies_the_objects(cli: Any, tmp_path: Path,
+                                                                       deployer: str) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    assert "helm.sh/hook" in (AICR_CATALOG / "components" / "kubeflow-trainer" / "manifests" /
+                              "torch-distributed-cluster-training-runtime.yaml").read_text()
+    out = tmp_path / deployer
+    result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", deployer,
+                 "--repo", "https://example.com/r.git", "-o", str(out))
+    assert result.code == 0, result.err
+    texts = {path: path.read_text() for path in out.rglob("*.yaml")}
+    assert not [path for path, text in texts.items() if "helm.sh/hook" in text]
+    (runtime,) = [path for path in texts if path.name == "torch-distributed-cluster-training-runtime.yaml"]
+    document = yaml.safe_load(texts[runtime])
+    assert document["kind"] == "ClusterTrainingRuntime" and document["metadata"]["name"] == "torch-distributed"
+
+
+@needs_reference
+def test_a_template_reading_a_missing_value_fails_while_bundling(cli: Any, tmp_path: Path) -> None:
+    """AICR writes `name: <no value>` into ocp's prometheus-adapter ClusterRoleBinding; aicr-gen refuses it,
+    naming the catalog file, its line and the component, and a --set mends it."""
+    recipe = _recipe(cli, tmp_path, "--service", "ocp", "--intent", "training")
+    refused = _bundle(cli, recipe, tmp_path / "a")
+    assert refused.code == 2
+    assert "component 'prometheus-adapter-ocp': components/prometheus-adapter-ocp/manifests/rbac.yaml:36: " \
+           "{{ $v.serviceAccount.name }} reads a value that is not set" in refused.err
+    assert not (tmp_path / "a").exists()
+    mended = _bundle(cli, recipe, tmp_path / "b", "--set", "prometheus-adapter-ocp:serviceAccount.name=adapter")
+    assert mended.code == 0, mended.err
+    (rbac,) = (tmp_path / "b").glob("*-prometheus-adapter-ocp*/templates/rbac.yaml")
+    subjects = [doc["subjects"] for doc in yaml.safe_load_all(rbac.read_text()) if doc and "subjects" in doc]
+    assert {"adapter"} <= {subject["name"] for found in subjects for subject in found}
+
+
+def test_a_template_that_does_not_parse_names_its_file_line_and_component(cli: Any, tmp_path: Path) -> None:
+    from tests.bundles import SMALL_CATALOG, write_recipe
+
+    rel = "components/web/manifests/greeting.yaml"
+    broken = {rel: SMALL_CATALOG[rel] + "  extra: {{ .Values.web.greeting | nosuchfunc }}\n"}
+    recipe = write_recipe(cli, "small", tmp_path, broken)
+    result = recipe.run_bundle(cli, "helm", tmp_path / "b")
+    assert result.code == 2
+    assert f'component \'web\': {rel}:8: function "nosuchfunc" not defined' in result.err, result.err

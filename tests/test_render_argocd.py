@@ -351,8 +351,9 @@ def test_install_time_values_reach_the_children(cli: Cli, rendered: Renderings) 
 
 
 @pytest.mark.parametrize("helm", HELMS)
-def test_local_charts_render_with_the_values_argo_cd_passes(cli: Cli, rendered: Renderings,
-                                                            helm: str) -> None:
+def test_local_charts_are_rendered_at_bundle_time(cli: Cli, rendered: Renderings, helm: str) -> None:
+    """Manifests are rendered while bundling, as AICR renders them: install-time values reach the charts,
+    not the local charts' objects."""
     bundle = rendered(cli, "small", "argocd-helm")
     objects = {obj["metadata"]["name"]: obj
                for obj in helm_template(bundle.root, helm, {"web": {"greeting": "hi"}})}
@@ -363,7 +364,7 @@ def test_local_charts_render_with_the_values_argo_cd_passes(cli: Cli, rendered: 
         rendered_objects = helm_template(chart, helm, child_values, release=unit.name, namespace="web")
         validate_objects(rendered_objects, unit.folder)
         if unit.name == "web-post":
-            assert rendered_objects[0]["data"] == {"greeting": "hi"}
+            assert rendered_objects[0]["data"] == {"greeting": "hello"}
 
 
 @pytest.mark.parametrize(("values", "says"), [

@@ -74,7 +74,8 @@ class Overrides(_Strict):
                            description="COMPONENT:PATH=VALUE, typed as AICR types --set "
                                        "(e.g. gpu-operator:driver.enabled=false)")
     setJson: list[str] = Field(default_factory=list,
-                               description="COMPONENT:PATH=JSON; maps are deep-merged (a null deletes its key), lists replaced")
+                               description="COMPONENT:PATH=JSON; maps are deep-merged (a null deletes its key), "
+                                           "lists replaced")
 
 
 class Certification(_Strict):

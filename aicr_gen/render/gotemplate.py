@@ -769,14 +769,15 @@ _MAX_DEPTH = 100
 
 
 class _State:
-    __slots__ = ("depth", "node", "out", "template", "vars")
+    __slots__ = ("depth", "node", "out", "strict", "template", "vars")
 
-    def __init__(self, template: Template, data: Any, depth: int = 0) -> None:
+    def __init__(self, template: Template, data: Any, depth: int = 0, *, strict: bool = False) -> None:
         self.template = template
         self.out: list[str] = []
         self.vars: list[list[Any]] = [["$", data]]
         self.depth = depth
         self.node: _Node | None = None
+        self.strict = strict
 
     def fail(self, node: _Node, message: str) -> TemplateError:
         where = f"executing at <{node}>: " if isinstance(node, (_Arg, _Command, _Pipe)) else ""
@@ -806,6 +807,9 @@ class _State:
                 pipe = node.pipe  # type: ignore[attr-defined]
                 value = self.pipeline(dot, pipe)
                 if not pipe.decl:
+                    if value is NO_VALUE and self.strict:
+                        raise TemplateError(node.line, f"{{{{ {pipe} }}}} reads a value that is not set, which Go "
+                                                       "prints as <no value>")
                     self.out.append("<no value>" if value is NO_VALUE else gofmt.sprint_value(value))
             elif kind is _Control:
                 if node.kind == "range":  # type: ignore[attr-defined]
@@ -872,7 +876,7 @@ class _State:
         if self.depth >= _MAX_DEPTH:
             raise TemplateError(node.line, f"exceeded maximum template depth ({_MAX_DEPTH})")
         value = self.pipeline(dot, node.pipe) if node.pipe is not None else NO_VALUE
-        state = _State(self.template, value, self.depth + 1)
+        state = _State(self.template, value, self.depth + 1, strict=self.strict)
         state.out = self.out
         state.walk(value, body)
 
@@ -1238,9 +1242,10 @@ class Template:
                  funcs: Mapping[str, Func]) -> None:
         self.source, self.body, self.defines, self.funcs = source, body, defines, funcs
 
-    def execute(self, data: Any) -> str:
-        """The text the template writes for ``data``; ``InvalidInputError`` naming ``source:line`` on an error."""
-        state = _State(self, data)
+    def execute(self, data: Any, *, strict: bool = False) -> str:
+        """The text the template writes for ``data``; ``InvalidInputError`` naming ``source:line`` on an error.
+        ``strict``: printing a missing value is an error too (Go prints ``<no value>``)."""
+        state = _State(self, data, strict=strict)
         try:
             state.walk(data, self.body)
         except TemplateError as err:

@@ -84,9 +84,10 @@ class RenderInput(NamedTuple):
     """The component's merged values (base, overlay, recipe overrides, --set)."""
 
 
-def render_template(raw: bytes, source: str, target: RenderInput) -> str:
+def render_template(raw: bytes, source: str, target: RenderInput, *, strict: bool = False) -> str:
     """The template alone, executed as AICR executes it (no hook stripping): what AICR checks for objects to
-    decide whether a pre-manifest gets a folder. Errors name ``source`` (the manifest's path) and line."""
+    decide whether a pre-manifest gets a folder. Errors name ``source`` (the manifest's path) and line.
+    ``strict``: a value the template prints but the values lack is an error, not AICR's ``<no value>``."""
     from aicr_gen.yamlio import decode
 
     template = gotemplate.parse(decode(raw, source), source, FUNCS)
@@ -96,7 +97,7 @@ def render_template(raw: bytes, source: str, target: RenderInput) -> str:
         "Chart": gofmt.GoStruct("manifest.chartData", {"Name": target.chart or target.component,
                                                         "Version": chart_version(target.version)}),
     })
-    return template.execute(data)
+    return template.execute(data, strict=strict)
 
 
 def render_manifest(raw: bytes, source: str, target: RenderInput) -> bytes | None:

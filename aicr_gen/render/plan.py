@@ -130,16 +130,41 @@ def component_values(ref: Mapping[str, Any], sources: Mapping[str, bytes],
     return values_mod.layered(files, overrides)
 
 
-def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes]) -> tuple[tuple[str, bytes], ...]:
+def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes], target: tuple[Any, ...],
+               extra: tuple[tuple[str, bytes], ...] = ()) -> tuple[tuple[str, bytes], ...]:
+    """The component's ``key`` manifests (plus ``extra``, already rendered) as its local chart holds them:
+    rendered as AICR renders them at bundle time, so a template that cannot render fails here naming the catalog
+    file; a manifest left with no object is dropped."""
     out: list[tuple[str, bytes]] = []
     for rel in ref.get(key) or []:
         if rel not in sources:
             raise InvalidInputError(f"component {ref['name']!r}: {key} {rel!r} is not in the catalog; pass --catalog")
-        out.append((posixpath.basename(rel), sources[rel]))
+        rendered = _rendered(sources[rel], rel, target)
+        out += [(posixpath.basename(rel), rendered)] if rendered is not None else []
+    out += extra
     names = [name for name, _ in out]
     if len(set(names)) != len(names):
         raise InvalidInputError(f"component {ref['name']!r}: two {key} share a file name; rename one")
     return tuple(out)
+
+
+def _rendered(raw: bytes, rel: str, target: tuple[Any, ...]) -> bytes | None:
+    """One catalog manifest rendered (Go template, then AICR's removal of sync-phase Helm hooks) and escaped as a
+    Helm template that reproduces it; None when it holds no object. ``target``: ``manifests.RenderInput``'s
+    fields. Text with no template action and no hook is what rendering would give, so it is taken as it is (the
+    template engine is not even imported)."""
+    from aicr_gen.render import hooks, manifests
+
+    if b"{{" not in raw and b"helm.sh/hook" not in raw:
+        return raw if manifests.has_objects(raw.decode("utf-8", "replace")) else None
+    try:
+        text = manifests.render_template(raw, rel, manifests.RenderInput(*target), strict=True)
+    except InvalidInputError as err:
+        raise InvalidInputError(f"component {target[0]!r}: {err}; set the value (--set {target[0]}:PATH=VALUE) or "
+                                "fix the template") from None
+    if "helm.sh/hook" in text:
+        text = hooks.strip_hooks(text, rel)
+    return helm_literal(text.encode()) if manifests.has_objects(text) else None
 
 
 def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) -> bool:
@@ -305,12 +330,13 @@ def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[s
                               "flags": flags}
     units: list[Unit] = []
     previous = tuple(after)
-    pre = _manifests(ref, "preManifestFiles", sources) + extra_pre
+    target = (name, namespace, ref.get("chart") or name, ref.get("version") or "", component)
+    pre = _manifests(ref, "preManifestFiles", sources, target, extra_pre)
     if pre:
         units.append(Unit(name=f"{name}-pre", role=PRE, kind=LOCAL, depends_on=previous,
                           values={name: component}, manifests=pre, **common))
         previous = (f"{name}-pre",)
-    post = _manifests(ref, "manifestFiles", sources)
+    post = _manifests(ref, "manifestFiles", sources, target)
     if ref.get("type") == "Kustomize" and built is not None:
         units.append(Unit(name=name, role=MAIN, kind=LOCAL, depends_on=previous, values={name: component},
                           manifests=(("kustomize-build.yaml", helm_literal(built)),), **common))
