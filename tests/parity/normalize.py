@@ -26,6 +26,7 @@ import json
 import re
 import shlex
 import shutil
+import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -35,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from tests.consumers import _K8sLoader, helm_template  # the loader reads YAML as Kubernetes tooling does
+from tests.consumers import K8S_VERSION, _isolated_env, _K8sLoader, tool_path
 
 ObjectKey = tuple[str, str, str, str]
 """(apiVersion, kind, namespace, name) of a rendered object; namespace is "" where the template sets none."""
@@ -63,6 +64,8 @@ class Unit:
     """For a chart inside the bundle, what ``helm template`` renders from it with ``values``."""
     settings: Mapping[str, Any]
     """Per-unit deployer settings (wait, timeout, sync wave options, Flux intervals, ...)."""
+    render_error: str = ""
+    """Why ``helm template`` could not render the local chart (``objects`` is then empty)."""
 
     @property
     def local(self) -> bool:
@@ -98,9 +101,24 @@ def read_bundle(root: Path, deployer: str, *, repo: str) -> Deployment:
 # ------------------------------------------------------------------------------------------- values
 
 
+class _Loader(yaml.CSafeLoader):
+    """YAML as Kubernetes tooling reads it (``tests.consumers``'s rules: YAML 1.1, timestamps stay strings,
+    y/n are booleans), parsed by libyaml: bundles are read, not validated, and the pure-Python parser
+    would take most of the harness's time."""
+
+
+_Loader.yaml_implicit_resolvers = _K8sLoader.yaml_implicit_resolvers
+_Loader.bool_values = _K8sLoader.bool_values
+
+
+def load_text(text: str) -> list[Any]:
+    """The non-empty YAML documents of a text."""
+    return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+
+
 def load_documents(path: Path) -> list[Any]:
-    """The non-empty YAML documents of a file, read as Kubernetes tooling reads them."""
-    return [doc for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=_K8sLoader) if doc is not None]
+    """The non-empty YAML documents of a file."""
+    return load_text(path.read_text(encoding="utf-8"))
 
 
 def load_mapping(path: Path) -> dict[str, Any]:
@@ -170,9 +188,13 @@ _render_lock = threading.Lock()
 def render_chart(chart_dir: Path, values: Mapping[str, Any], *, release: str,
                  namespace: str) -> dict[ObjectKey, Mapping[str, Any]]:
     """The objects a chart inside a bundle installs (CRDs of ``crds/`` included, hooks kept), by key. Cached
-    by content: the same chart, values, release and namespace render once per process."""
+    by what the render depends on: the chart's files but its values.yaml, the values merged over it, the
+    release and namespace. So the chart of one unit renders once for all deployers that pass the same values
+    by different means (values.yaml alone, or with cluster-values.yaml)."""
+    defaults = chart_dir / "values.yaml"
+    values = merge_values(load_mapping(defaults), values) if defaults.exists() else dict(values)
     digest = hashlib.sha256()
-    for path in sorted(p for p in chart_dir.rglob("*") if p.is_file()):
+    for path in sorted(p for p in chart_dir.rglob("*") if p.is_file() and p != defaults):
         digest.update(str(path.relative_to(chart_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update(json.dumps([values, release, namespace], sort_keys=True, default=str).encode())
     key = digest.hexdigest()
@@ -180,14 +202,30 @@ def render_chart(chart_dir: Path, values: Mapping[str, Any], *, release: str,
         if key in _render_cache:
             return _render_cache[key]
     objects: dict[ObjectKey, Mapping[str, Any]] = {}
-    for obj in helm_template(chart_dir, HELM, dict(values), release=release, namespace=namespace,
-                             extra_args=("--include-crds",)):
+    for obj in helm_template(chart_dir, values, release=release, namespace=namespace, extra=("--include-crds",)):
         meta = obj.get("metadata") or {}
         objects[(str(obj.get("apiVersion", "")), str(obj.get("kind", "")), str(meta.get("namespace") or ""),
                  str(meta.get("name", "")))] = obj
     with _render_lock:
         _render_cache[key] = objects
     return objects
+
+
+def helm_template(chart_dir: Path, values: Mapping[str, Any], *, release: str, namespace: str,
+                  extra: Iterable[str] = ()) -> list[Mapping[str, Any]]:
+    """``helm template`` with the real helm (``tests.consumers``'s, in its isolated environment); raises
+    AssertionError with helm's message when the chart does not render."""
+    with tempfile.TemporaryDirectory(prefix="parity-helm-") as scratch:
+        values_file = Path(scratch) / "values.json"  # JSON is YAML, and needs no quoting rules
+        values_file.write_text(json.dumps(values, default=str), encoding="utf-8")
+        command = [str(tool_path(HELM)), "template", release, str(chart_dir), "--namespace", namespace,
+                   "--kube-version", f"v{K8S_VERSION}.0", "--values", str(values_file), *extra]
+        proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300,
+                              env=_isolated_env(Path(scratch)))
+    if proc.returncode != 0:
+        raise AssertionError(" ".join(line.strip() for line in proc.stderr.splitlines()
+                                      if line.strip() and not line.startswith("Use --debug")))
+    return [doc for doc in load_text(proc.stdout) if isinstance(doc, Mapping)]
 
 
 def _chart_meta(chart_dir: Path) -> tuple[str, str]:
@@ -198,10 +236,13 @@ def _chart_meta(chart_dir: Path) -> tuple[str, str]:
 def _local_unit(name: str, chart_dir: Path, values: Mapping[str, Any], *, release: str, namespace: str,
                 create_namespace: bool, settings: Mapping[str, Any]) -> Unit:
     chart, version = _chart_meta(chart_dir)
+    try:
+        objects, error = render_chart(chart_dir, values, release=release, namespace=namespace), ""
+    except AssertionError as exc:  # helm's message: the install would fail the same way
+        objects, error = {}, str(exc)
     return Unit(name=name, release=release, namespace=namespace, create_namespace=create_namespace, chart=chart,
-                repository="", version=version, values=values,
-                objects=render_chart(chart_dir, values, release=release, namespace=namespace),
-                settings=settings)
+                repository="", version=version, values=values, objects=objects, settings=settings,
+                render_error=error)
 
 
 def closure(edges: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str]]:
@@ -415,14 +456,14 @@ def _read_argocd_helm(root: Path, repo: str) -> Deployment:
     values: dict[str, Any] = {} if defaults.get("repoURL") else {"repoURL": repo}
     chart = load_mapping(root / "Chart.yaml")
     if _SEMVER.match(str(chart.get("version", ""))):
-        rendered = helm_template(root, HELM, values, release="aicr-bundle", namespace="argocd")
+        rendered = helm_template(root, values, release="aicr-bundle", namespace="argocd")
     else:  # a development build of AICR stamps "main-<commit>", which helm refuses as a chart version
         with tempfile.TemporaryDirectory(prefix="parity-chart-") as scratch:
             copy = Path(scratch) / root.name
             shutil.copytree(root, copy)
             (copy / "Chart.yaml").write_text(yaml.safe_dump({**chart, "version": "0.0.0"}), encoding="utf-8")
             values.setdefault("targetRevision", defaults.get("targetRevision") or str(chart["version"]))
-            rendered = helm_template(copy, HELM, values, release="aicr-bundle", namespace="argocd")
+            rendered = helm_template(copy, values, release="aicr-bundle", namespace="argocd")
     apps = [doc for doc in rendered if doc.get("kind") == "Application"]
     bundle_chart, _ = _chart_meta(root)
     parents = [app for app in apps if str((app["spec"].get("source") or {}).get("repoURL", "")).startswith(repo)
@@ -446,10 +487,10 @@ def _applications(root: Path, parent: Mapping[str, Any], children: list[Any], re
     units.sort(key=lambda u: (waves[u.name], u.name))
     spec = dict(parent["spec"])
     source = {k: v for k, v in (spec.pop("source", None) or {}).items() if k != "helm"}
-    settings = {"root.name": parent["metadata"]["name"], "root.namespace": parent["metadata"].get("namespace"),
-                "root.project": spec.get("project"), "root.destination": spec.get("destination"),
-                "root.syncPolicy": spec.get("syncPolicy"), "root.source": source,
-                "root.finalizers": parent["metadata"].get("finalizers")}
+    settings = {"root": {"name": parent["metadata"]["name"], "namespace": parent["metadata"].get("namespace"),
+                         "project": spec.get("project"), "destination": spec.get("destination"),
+                         "syncPolicy": spec.get("syncPolicy"), "source": source,
+                         "finalizers": parent["metadata"].get("finalizers")}}
     return Deployment(deployer, tuple(units), _ranked(waves), settings)
 
 
@@ -478,7 +519,7 @@ def _application_unit(root: Path, app: Mapping[str, Any], repo: str) -> Unit:
         values = merge_values(values, load_mapping(path))
     if helm.get("values"):
         inline = helm["values"]
-        values = merge_values(values, yaml.load(inline, Loader=_K8sLoader) or {} if isinstance(inline, str)
+        values = merge_values(values, (load_text(inline) or [{}])[0] if isinstance(inline, str)
                               else inline)
     if helm.get("valuesObject"):
         values = merge_values(values, helm["valuesObject"])
@@ -573,7 +614,7 @@ def _helm_release_unit(root: Path, hr: Mapping[str, Any],
         if source is None:
             raise ValueError(f"HelmRelease {name}: valuesFrom {ref['kind']}/{ref['name']} is not in the bundle")
         data = source.get("data") or source.get("stringData") or {}
-        values = merge_values(values, yaml.load(data[ref.get("valuesKey", "values.yaml")], Loader=_K8sLoader) or {})
+        values = merge_values(values, (load_text(data[ref.get("valuesKey", "values.yaml")]) or [{}])[0])
     values = merge_values(values, spec.get("values") or {})
     install = dict(spec.get("install") or {})
     create_namespace = bool(install.pop("createNamespace", False))
