@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     width = max([len(f"{p.leaf} {p.deployer}") for p in pairs] + [20])
     print(f"{'leaf deployer':<{width}}  " + " ".join(f"{c:>11}" for c in CATEGORIES))
     totals: Counter[str] = Counter()
+    pairs_with: Counter[str] = Counter()
     used: Counter[Rule] = Counter()
     equal = differing = skipped = failing = 0
     for pair in pairs:
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         used.update(matched)
         all_counts, new_counts = counts(pair.diffs), counts(new)
         totals.update(all_counts)
+        pairs_with.update(all_counts.keys())
         equal += not pair.diffs
         differing += bool(pair.diffs)
         failing += bool(new)
@@ -64,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.details:
             for diff in new if args.new_only else pair.diffs:
                 print(f"    {'NEW ' if diff in new else ''}{diff}")
-    print(f"{'total':<{width}}  " + " ".join(f"{totals.get(c, 0):>11}" for c in CATEGORIES))
+    print(f"{'differences':<{width}}  " + " ".join(f"{totals.get(c, 0):>11}" for c in CATEGORIES))
+    print(f"{'pairs differing':<{width}}  " + " ".join(f"{pairs_with.get(c, 0):>11}" for c in CATEGORIES))
     print(f"\n{len(pairs)} pairs: {equal} equal, {differing} differing ({failing} with new differences), "
           f"{skipped} skipped; {elapsed:.0f}s")
     print("\nrules (differences accepted):")
