@@ -143,6 +143,22 @@ def test_recipe_version_compare_ignores_leading_v() -> None:
     assert diff.diff_recipe(recipe, BASE)["changes"] == []
 
 
+def test_recipe_vs_releases_flux_named_after_their_namespace() -> None:
+    """A HelmRelease without releaseName installs ``<targetNamespace>-<name>`` (as AICR's flux bundles, and
+    aicr-gen's, leave it): the recipe's component still finds its release."""
+    flux = copy.deepcopy(BASE)
+    helm = _subtype(flux, "K8s", "helm")["data"]
+    for key in [key for key in helm if key.startswith("gpu-operator.")]:
+        helm[f"gpu-operator-{key}"] = helm.pop(key)
+    recipe = {"componentRefs": [{"name": "gpu-operator", "version": "v25.10.1", "namespace": "gpu-operator"}]}
+    changes = diff.diff_recipe(recipe, flux)["changes"]
+    assert not [change for change in changes if "gpu-operator" in change["path"]], changes
+    long = "a" * 30
+    assert diff.flux_release_name(long, long) == f"{long}-{long}"[:40] + "-" + \
+        __import__("hashlib").sha256(f"{long}-{long}".encode()).hexdigest()[:12]
+    assert len(diff.flux_release_name(long, long)) == 53
+
+
 def test_exit_codes(cli: Any, tmp_path: Path) -> None:
     base = _write(tmp_path / "a.yaml", BASE)
     new = copy.deepcopy(BASE)

@@ -215,7 +215,9 @@ def test_sources_are_deduplicated_and_every_reference_resolves(cli: Cli, tmp_pat
 
     for unit, release in _of_kind(objects, HELM_RELEASE).items():
         spec = release["spec"]
-        assert (spec["releaseName"], spec["install"]["createNamespace"]) == (unit, True)
+        # Flux's own release name and storage, as AICR's bundles leave them (a cluster keeps its releases)
+        assert "releaseName" not in spec and "storageNamespace" not in spec
+        assert spec["install"] == {"createNamespace": True}
         component = refs[unit.removesuffix("-pre").removesuffix("-post") if unit not in refs else unit]
         assert spec["targetNamespace"] == component["namespace"]
         if "chartRef" in spec:
@@ -226,9 +228,9 @@ def test_sources_are_deduplicated_and_every_reference_resolves(cli: Cli, tmp_pat
         chart = spec["chart"]["spec"]
         source = sources[chart["sourceRef"]["kind"]][chart["sourceRef"]["name"]]
         if chart["sourceRef"]["kind"] == "HelmRepository":
-            # Versions are passed as pinned: source-controller matches the exact string before semver.
+            # the version as AICR writes it, without a leading 'v' (a semver range to source-controller)
             assert (source["spec"]["url"], chart["chart"], chart["version"]) == (
-                component["source"], component["chart"], component["version"])
+                component["source"], component["chart"], component["version"].removeprefix("v"))
         else:
             assert source["spec"]["url"] == REPO
             assert (_bundle_folder(rendered, chart["chart"]) / "Chart.yaml").is_file()
@@ -250,8 +252,8 @@ def test_local_charts_render_with_helm_as_helm_controller_would(cli: Cli, tmp_pa
         assert "values" not in spec  # the chart's own values.yaml carries them
         assert spec["chart"]["spec"]["reconcileStrategy"] == "Revision"
         objects = helm_template(_bundle_folder(rendered, spec["chart"]["spec"]["chart"]), "helm3",
-                                release=spec["releaseName"], namespace=spec["targetNamespace"])
-        validate_objects(objects, spec["releaseName"], unchecked_kinds=FOREIGN_KINDS)
+                                release="release", namespace=spec["targetNamespace"])
+        validate_objects(objects, spec["chart"]["spec"]["chart"], unchecked_kinds=FOREIGN_KINDS)
 
 
 # ------------------------------------------------------------------ values, mixed kinds, options

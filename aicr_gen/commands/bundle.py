@@ -128,7 +128,7 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
                     if rel in sources}
     return build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
                  built=_kustomize_builds(recipe, deployer), registry=catalog.registry, scheduling=scheduling,
-                 serial=serial, dynamic=parse_dynamic(dynamic or [], aliases))
+                 serial=serial, dynamic=parse_dynamic(dynamic or [], aliases), templates=deployer == "flux")
 
 
 def report_notes(plan: Any) -> None:

@@ -416,6 +416,16 @@ def same_version(want: Any, have: Any) -> bool:
     return _version(want) == _version(have)
 
 
+def flux_release_name(name: str, target_namespace: str, release: str = "") -> str:
+    """The Helm release a HelmRelease ``name`` installs: ``release`` (``spec.releaseName``), else
+    ``<targetNamespace>-<name>``, shortened past 53 characters to 40 and 12 hex digits of its sha256
+    (helm-controller api/v2 ``GetReleaseName``, internal/release/name.go ``ShortenName``)."""
+    import hashlib
+
+    full = release or (f"{target_namespace}-{name}" if target_namespace else name)
+    return full if len(full) <= 53 else f"{full[:40]}-{hashlib.sha256(full.encode()).hexdigest()[:12]}"
+
+
 def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline_source: str = "recipe",
                 target_source: str = "target") -> dict[str, Any]:
     """Recipe (desired) vs snapshot (live), in the same change shape; baseline = recipe, target = live.
@@ -425,6 +435,9 @@ def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline
     * ``modified K8s.helm.<component>.version|namespace|chart``: deployed at another version (compared without
       a leading ``v``), in another namespace, or from another chart;
     * ``added K8s.helm.<release>``: a release the recipe does not know (target: its version or chart).
+
+    A component's release is named like it, or ``<namespace>-<component>`` as Flux names the release of a
+    HelmRelease without ``releaseName`` (AICR's flux bundles).
     """
     live = helm_releases(snapshot)
     changes: list[dict[str, Any]] = []
@@ -435,7 +448,9 @@ def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline
         name = str(ref["name"])
         known.add(name)
         path = f"K8s.helm.{name}"
-        release = live.get(name)
+        flux = flux_release_name(name, str(ref.get("namespace") or ""))  # as Flux names an AICR flux bundle's
+        release = live.get(name) or live.get(flux)
+        known.add(flux if name not in live else name)
         if release is None:
             changes.append(change("removed", path, baseline=ref.get("version") or ref.get("chart") or name))
             continue

@@ -52,7 +52,6 @@ HELM_REPOSITORY, OCI_REPOSITORY, GIT_REPOSITORY = "HelmRepository", "OCIReposito
 HELM_RELEASE, FLUX_KUSTOMIZATION = "HelmRelease", "Kustomization"
 INTERVAL = "10m"
 TIMEOUT = "10m"
-RETRIES = 3
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 _OCI = "oci://"
 _PREFIX = {HELM_REPOSITORY: "helmrepo", OCI_REPOSITORY: "ocirepo", GIT_REPOSITORY: "gitrepo"}
@@ -175,10 +174,10 @@ def _reference(named: Named, options: Options) -> dict[str, str]:
 
 
 def helm_release(unit: Unit, named: Named, depends_on: Sequence[str], options: Options) -> bytes:
-    """The unit's HelmRelease. The release keeps the unit's name and its Helm storage lives in the target
-    namespace, as with the helm deployer; installs and upgrades are retried like deploy.sh retries."""
-    spec: dict[str, Any] = {"interval": INTERVAL, "releaseName": unit.name, "targetNamespace": unit.namespace,
-                            "storageNamespace": unit.namespace, "timeout": TIMEOUT}
+    """The unit's HelmRelease, as AICR writes it: Flux's own release name (``<namespace>-<unit>``), Helm storage
+    in the Flux namespace, Flux's default timeout and remediation, so a cluster AICR's flux bundle deployed keeps
+    its releases when this bundle replaces it."""
+    spec: dict[str, Any] = {"interval": INTERVAL, "targetNamespace": unit.namespace}
     if named.source.kind == OCI_REPOSITORY:
         spec["chartRef"] = _reference(named, options)
     else:
@@ -186,11 +185,12 @@ def helm_release(unit: Unit, named: Named, depends_on: Sequence[str], options: O
         if unit.kind == LOCAL:
             chart = {"chart": repo_path(options, unit.folder, "chart"), "reconcileStrategy": "Revision"}
         else:
-            chart = {"chart": unit.chart, **({"version": unit.version} if unit.version else {})}
+            # a semver range to Flux: AICR drops the leading 'v' (v26.3.3 and 26.3.3 select the same chart)
+            version = unit.version.removeprefix("v")
+            chart = {"chart": unit.chart, **({"version": version} if version else {})}
         chart["sourceRef"] = _reference(named, options)
         spec["chart"] = {"spec": chart}
-    spec["install"] = {"createNamespace": True, "remediation": {"retries": RETRIES}}
-    spec["upgrade"] = {"remediation": {"retries": RETRIES}}
+    spec["install"] = {"createNamespace": True}
     if depends_on:
         spec["dependsOn"] = [{"name": name} for name in depends_on]
     if unit.dynamic:  # merged under spec.values, which no longer holds these paths

@@ -9,6 +9,7 @@ from __future__ import annotations
 from aicr_gen.render import gofmt, gotemplate, goyaml
 from aicr_gen.render.gotemplate import ANY, INT, STRING, Func
 from aicr_gen.render.hooks import strip_hooks
+from aicr_gen.render.plan import has_objects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,15 +59,6 @@ FUNCS: dict[str, Func] = {
 def chart_version(version: str) -> str:
     """``.Chart.Version``: the component's version without a leading ``v``; ``0.1.0`` when it has none."""
     return version.removeprefix("v") or "0.1.0"
-
-
-def has_objects(text: str) -> bool:
-    """Whether a line holds anything but blanks, comments and ``---`` (AICR's test before writing a file)."""
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and stripped != "---":
-            return True
-    return False
 
 
 class RenderInput(NamedTuple):

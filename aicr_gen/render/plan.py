@@ -148,23 +148,35 @@ def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes], t
     return tuple(out)
 
 
+def has_objects(text: str) -> bool:
+    """Whether a line holds anything but blanks, comments and ``---`` (AICR's test before writing a file)."""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and stripped != "---":
+            return True
+    return False
+
+
 def _rendered(raw: bytes, rel: str, target: tuple[Any, ...]) -> bytes | None:
-    """One catalog manifest rendered (Go template, then AICR's removal of sync-phase Helm hooks) and escaped as a
-    Helm template that reproduces it; None when it holds no object. ``target``: ``manifests.RenderInput``'s
-    fields. Text with no template action and no hook is what rendering would give, so it is taken as it is (the
-    template engine is not even imported)."""
+    """One catalog manifest rendered (Go template, then AICR's removal of sync-phase Helm hooks, the documents
+    written again as yaml.v3 writes them) and escaped as a Helm template that reproduces it; None when it holds no
+    object. ``target``: ``manifests.RenderInput``'s fields, then whether to keep the template (it is rendered
+    all the same, to fail here). Text with no template action and no hook is what rendering gives but for
+    its layout, so it is taken as it is (the template engine is not even imported)."""
+    *fields, keep = target
+    if b"{{" not in raw and (keep or b"helm.sh/hook" not in raw):
+        return raw if has_objects(raw.decode("utf-8", "replace")) else None
     from aicr_gen.render import hooks, manifests
 
-    if b"{{" not in raw and b"helm.sh/hook" not in raw:
-        return raw if manifests.has_objects(raw.decode("utf-8", "replace")) else None
     try:
-        text = manifests.render_template(raw, rel, manifests.RenderInput(*target), strict=True)
+        text = manifests.render_template(raw, rel, manifests.RenderInput(*fields), strict=True)
     except InvalidInputError as err:
-        raise InvalidInputError(f"component {target[0]!r}: {err}; set the value (--set {target[0]}:PATH=VALUE) or "
+        raise InvalidInputError(f"component {fields[0]!r}: {err}; set the value (--set {fields[0]}:PATH=VALUE) or "
                                 "fix the template") from None
-    if "helm.sh/hook" in text:
-        text = hooks.strip_hooks(text, rel)
-    return helm_literal(text.encode()) if manifests.has_objects(text) else None
+    if keep:
+        return raw if has_objects(text) else None
+    text = hooks.strip_hooks(text, rel)
+    return helm_literal(text.encode()) if has_objects(text) else None
 
 
 def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) -> bool:
@@ -186,13 +198,15 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
           aliases: Mapping[str, str], *, parsed: Mapping[str, Any] | None = None,
           built: Mapping[str, bytes] | None = None, registry: Mapping[str, Mapping[str, Any]] | None = None,
           scheduling: Scheduling | None = None, serial: bool = False,
-          dynamic: Mapping[str, Sequence[str]] | None = None) -> Plan:
+          dynamic: Mapping[str, Sequence[str]] | None = None, templates: bool = False) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
     come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``. ``built`` holds the
     ``kustomize build`` output of Kustomize components for deployers that install them as local charts.
     ``registry`` (name -> registry entry) says where ``scheduling`` goes and what AICR adds at bundle time.
     ``serial``: each component waits for the one before it in deploymentOrder, none in parallel (``--serial``).
-    ``dynamic``: component -> value paths left to install time (``--dynamic``)."""
+    ``dynamic``: component -> value paths left to install time (``--dynamic``). ``templates``: local charts
+    keep the catalog's manifests as Helm templates, hooks and all, for Helm to render at install (AICR's flux
+    bundles); they are still rendered here, so one that cannot render fails now."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
@@ -243,7 +257,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
         after = [last[dep] for dep in dependencies[name]]
         flags = frozenset(flag for flag in FLAGS if (registry.get(name) or {}).get(flag))
         for unit in _units(ref, values[name], sources, level=depth[name], after=after, built=(built or {}).get(name),
-                           extra_pre=quota, flags=flags):
+                           extra_pre=quota, flags=flags, templates=templates):
             if unit.kind == UPSTREAM and dynamic.get(name):
                 static, install_time = split_dynamic(unit.values, dynamic[name])
                 units.append(unit._replace(values=static, dynamic=install_time))
@@ -324,13 +338,13 @@ def helm_literal(manifest: bytes) -> bytes:
 
 def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], *, level: int,
            after: list[str], built: bytes | None, extra_pre: tuple[tuple[str, bytes], ...] = (),
-           flags: frozenset[str] = frozenset()) -> list[Unit]:
+           flags: frozenset[str] = frozenset(), templates: bool = False) -> list[Unit]:
     name, namespace = ref["name"], ref.get("namespace") or ref["name"]
     common: dict[str, Any] = {"component": name, "namespace": namespace, "folder": "", "level": level,
                               "flags": flags}
     units: list[Unit] = []
     previous = tuple(after)
-    target = (name, namespace, ref.get("chart") or name, ref.get("version") or "", component)
+    target = (name, namespace, ref.get("chart") or name, ref.get("version") or "", component, templates)
     pre = _manifests(ref, "preManifestFiles", sources, target, extra_pre)
     if pre:
         units.append(Unit(name=f"{name}-pre", role=PRE, kind=LOCAL, depends_on=previous,

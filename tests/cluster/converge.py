@@ -686,13 +686,22 @@ def reconcile_helmrelease(run: Converger, release: Mapping[str, Any], ours: set[
     if spec.get("valuesFrom"):
         run.outcome.refused.append(f"{label}: valuesFrom is not emulated")
         return False
-    name = str(spec.get("releaseName") or release["metadata"]["name"])
+    name = flux_release_name(release)
     try:
         objects = helm_template(run.repo_folder(str(chart["chart"])), name, namespace, [], spec.get("values"))
     except Refused as err:
         run.outcome.refused.append(f"{label}: {err}")
         return False
     return helm_install_or_upgrade(run, release, namespace, objects)
+
+
+def flux_release_name(release: Mapping[str, Any]) -> str:
+    """The Helm release a HelmRelease installs (helm-controller's rules: ``aicr_gen.drift.diff``)."""
+    from aicr_gen.drift.diff import flux_release_name as release_name
+
+    spec = release["spec"]
+    return release_name(str(release["metadata"]["name"]), str(spec.get("targetNamespace") or ""),
+                        str(spec.get("releaseName") or ""))
 
 
 def helm_install_or_upgrade(run: Converger, release: Mapping[str, Any], namespace: str,
@@ -706,7 +715,7 @@ def helm_install_or_upgrade(run: Converger, release: Mapping[str, Any], namespac
     (helm-controller internal/reconcile/install.go success, test.go; helm pkg/action/release_testing.go)."""
     spec = release["spec"]
     label = f"HelmRelease {release['metadata']['name']}"
-    name = str(spec.get("releaseName") or release["metadata"]["name"])
+    name = flux_release_name(release)
     storage = str(spec.get("storageNamespace") or release["metadata"]["namespace"])
     chart = hooks.helm_release(objects)
     run.outcome.skipped += [f"{describe(obj)} ({label}): {why}" for obj, why in chart.dropped]
