@@ -126,9 +126,35 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
     values_files = {rel for ref in recipe["componentRefs"]
                     for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
                     if rel in sources}
-    return build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
+    manifests = sorted(set(wanted) - values_files - {f"components/{ref['name']}/values.yaml"
+                                                     for ref in recipe["componentRefs"]})
+    memo_key, memo = _rendered_memo(sources, manifests)
+    known = len(memo)
+    plan = build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
                  built=_kustomize_builds(recipe, deployer), registry=catalog.registry, scheduling=scheduling,
-                 serial=serial, dynamic=parse_dynamic(dynamic or [], aliases), templates=deployer == "flux")
+                 serial=serial, dynamic=parse_dynamic(dynamic or [], aliases), templates=deployer == "flux",
+                 memo=memo)
+    if len(memo) != known:
+        from aicr_gen.catalog import cache
+
+        cache.put(memo_key, {key.hex(): value for key, value in list(memo.items())[-_MEMO_KEEP:]})
+    return plan
+
+
+_MEMO_KEEP = 512
+"""Rendered manifests kept per set of catalog manifests (each recipe value set renders its own)."""
+
+
+def _rendered_memo(sources: dict[str, bytes], names: list[str]) -> tuple[str, dict[bytes, bytes | None]]:
+    """The cache key of the rendered manifests of these catalog files, and what it holds (digest -> bytes)."""
+    from aicr_gen.catalog import cache
+
+    key = cache.new_key("rendered-v1")
+    for rel in names:
+        if rel in sources:
+            key.update(rel.encode() + b"\0" + sources[rel] + b"\0")
+    found = cache.get(key.hexdigest()) or {}
+    return key.hexdigest(), {bytes.fromhex(digest): value for digest, value in found.items()}
 
 
 def report_notes(plan: Any) -> None:
@@ -147,7 +173,6 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     if build_only and deployer not in ("argocd", "flux"):
         raise InvalidInputError(f"--build shows what a flux or argocd bundle applies, not a {deployer} bundle")
     from aicr_gen.catalog.load import open_catalog
-    from aicr_gen.inputs import read_input
     from aicr_gen.output import write_bundle
     from aicr_gen.render import render_bundle
     from aicr_gen.render.values import parse
@@ -165,7 +190,10 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     deployer_sets += [f"deployer:fluxNamespace={flux_namespace}"] if flux_namespace is not None else []
     options = _options(deployer_sets, repo, deployer)
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
-    overrides += [parse("--set-file", text, lambda path: read_input(path, "--set-file")) for text in set_files or []]
+    if set_files:
+        from aicr_gen.inputs import read_input
+
+        overrides += [parse("--set-file", text, lambda path: read_input(path, "--set-file")) for text in set_files]
     overrides += [parse("--set-json", text) for text in set_jsons]
     catalog = open_catalog(folders, registry_only=True)
     if dynamic and deployer in ("helm", "helmfile"):

@@ -130,8 +130,9 @@ def component_values(ref: Mapping[str, Any], sources: Mapping[str, bytes],
     return values_mod.layered(files, overrides)
 
 
-def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes], target: tuple[Any, ...],
-               extra: tuple[tuple[str, bytes], ...] = ()) -> tuple[tuple[str, bytes], ...]:
+def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes], target: tuple[Any, ...], *,
+               extra: tuple[tuple[str, bytes], ...] = (),
+               memo: dict[bytes, bytes | None] | None = None) -> tuple[tuple[str, bytes], ...]:
     """The component's ``key`` manifests (plus ``extra``, already rendered) as its local chart holds them:
     rendered as AICR renders them at bundle time, so a template that cannot render fails here naming the catalog
     file; a manifest left with no object is dropped."""
@@ -139,7 +140,7 @@ def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes], t
     for rel in ref.get(key) or []:
         if rel not in sources:
             raise InvalidInputError(f"component {ref['name']!r}: {key} {rel!r} is not in the catalog; pass --catalog")
-        rendered = _rendered(sources[rel], rel, target)
+        rendered = _memoized(sources[rel], rel, target, memo)
         out += [(posixpath.basename(rel), rendered)] if rendered is not None else []
     out += extra
     names = [name for name, _ in out]
@@ -155,6 +156,20 @@ def has_objects(text: str) -> bool:
         if stripped and not stripped.startswith("#") and stripped != "---":
             return True
     return False
+
+
+def _memoized(raw: bytes, rel: str, target: tuple[Any, ...], memo: dict[bytes, bytes | None] | None) -> bytes | None:
+    """``_rendered`` through ``memo``, for manifests that need the template engine."""
+    if memo is None or (b"{{" not in raw and b"helm.sh/hook" not in raw):
+        return _rendered(raw, rel, target)
+    import marshal
+
+    from aicr_gen.catalog.cache import digest
+
+    key = digest(rel.encode() + b"\0" + raw + b"\0" + marshal.dumps(target))
+    if key not in memo:
+        memo[key] = _rendered(raw, rel, target)
+    return memo[key]
 
 
 def _rendered(raw: bytes, rel: str, target: tuple[Any, ...]) -> bytes | None:
@@ -198,7 +213,8 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
           aliases: Mapping[str, str], *, parsed: Mapping[str, Any] | None = None,
           built: Mapping[str, bytes] | None = None, registry: Mapping[str, Mapping[str, Any]] | None = None,
           scheduling: Scheduling | None = None, serial: bool = False,
-          dynamic: Mapping[str, Sequence[str]] | None = None, templates: bool = False) -> Plan:
+          dynamic: Mapping[str, Sequence[str]] | None = None, templates: bool = False,
+          memo: dict[bytes, bytes | None] | None = None) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
     come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``. ``built`` holds the
     ``kustomize build`` output of Kustomize components for deployers that install them as local charts.
@@ -206,7 +222,8 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     ``serial``: each component waits for the one before it in deploymentOrder, none in parallel (``--serial``).
     ``dynamic``: component -> value paths left to install time (``--dynamic``). ``templates``: local charts
     keep the catalog's manifests as Helm templates, hooks and all, for Helm to render at install (AICR's flux
-    bundles); they are still rendered here, so one that cannot render fails now."""
+    bundles); they are still rendered here, so one that cannot render fails now. ``memo``: rendered manifests
+    by a digest of their inputs, read and filled (the caller may keep it between runs)."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
         if not _NAME.match(name) or len(name) > 48:
@@ -257,7 +274,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
         after = [last[dep] for dep in dependencies[name]]
         flags = frozenset(flag for flag in FLAGS if (registry.get(name) or {}).get(flag))
         for unit in _units(ref, values[name], sources, level=depth[name], after=after, built=(built or {}).get(name),
-                           extra_pre=quota, flags=flags, templates=templates):
+                           extra_pre=quota, flags=flags, templates=templates, memo=memo):
             if unit.kind == UPSTREAM and dynamic.get(name):
                 static, install_time = split_dynamic(unit.values, dynamic[name])
                 units.append(unit._replace(values=static, dynamic=install_time))
@@ -338,19 +355,20 @@ def helm_literal(manifest: bytes) -> bytes:
 
 def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], *, level: int,
            after: list[str], built: bytes | None, extra_pre: tuple[tuple[str, bytes], ...] = (),
-           flags: frozenset[str] = frozenset(), templates: bool = False) -> list[Unit]:
+           flags: frozenset[str] = frozenset(), templates: bool = False,
+           memo: dict[bytes, bytes | None] | None = None) -> list[Unit]:
     name, namespace = ref["name"], ref.get("namespace") or ref["name"]
     common: dict[str, Any] = {"component": name, "namespace": namespace, "folder": "", "level": level,
                               "flags": flags}
     units: list[Unit] = []
     previous = tuple(after)
     target = (name, namespace, ref.get("chart") or name, ref.get("version") or "", component, templates)
-    pre = _manifests(ref, "preManifestFiles", sources, target, extra_pre)
+    pre = _manifests(ref, "preManifestFiles", sources, target, extra=extra_pre, memo=memo)
     if pre:
         units.append(Unit(name=f"{name}-pre", role=PRE, kind=LOCAL, depends_on=previous,
                           values={name: component}, manifests=pre, **common))
         previous = (f"{name}-pre",)
-    post = _manifests(ref, "manifestFiles", sources, target)
+    post = _manifests(ref, "manifestFiles", sources, target, memo=memo)
     if ref.get("type") == "Kustomize" and built is not None:
         units.append(Unit(name=name, role=MAIN, kind=LOCAL, depends_on=previous, values={name: component},
                           manifests=(("kustomize-build.yaml", helm_literal(built)),), **common))
