@@ -58,7 +58,7 @@ def _run(args: argparse.Namespace) -> int:
                               set_files=args.set_file, repo=args.repo, folders=args.catalog, force=args.force,
                               build_only=args.build, scheduling=scheduling_from(args),
                               app_name=args.app_name, flux_namespace=args.flux_namespace, serial=args.serial,
-                              dynamic=args.dynamic)
+                              dynamic=args.dynamic, readiness=_readiness(args))
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 
@@ -111,6 +111,13 @@ def _run(args: argparse.Namespace) -> int:
         return schema.print_schema(args.kind)
     build_parser().print_help()
     return INVALID
+
+
+def _readiness(args: argparse.Namespace) -> str | None:
+    """The gate image of ``bundle --readiness-hooks`` ('' for AICR's), or None without gates."""
+    if args.readiness_image and not args.readiness_hooks:
+        raise InvalidInputError("--readiness-image needs --readiness-hooks")
+    return (args.readiness_image or "") if args.readiness_hooks else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

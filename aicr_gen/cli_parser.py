@@ -108,6 +108,13 @@ def _bundle_parser(commands: Any) -> None:
     bundle.add_argument("--dynamic", action="append", default=[], metavar="COMP:PATH",
                         help="a value path left to install time: moved out of the values into cluster-values.yaml "
                              "(helm, helmfile), a ConfigMap (flux) or the chart's values (argocd-helm)")
+    bundle.add_argument("--readiness-hooks", action="store_true",
+                        help="after each component with a readiness test (components/NAME/readiness.yaml), a gate "
+                             "chart whose Job blocks the deploy until the component is ready (helm, argocd, "
+                             "argocd-helm)")
+    bundle.add_argument("--readiness-image", metavar="IMAGE",
+                        help="the gate image (default: ghcr.io/nvidia/aicr-gate tagged with the AICR version the "
+                             "recipe records, as AICR picks it)")
     bundle.add_argument("--serial", action="store_true",
                         help="install the components one at a time in deployment order, none in parallel (argocd "
                              "waves, flux dependsOn and helmfile levels become one chain)")

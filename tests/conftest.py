@@ -49,6 +49,35 @@ def needs(*paths: Path) -> pytest.MarkDecorator:
 
 
 needs_reference = needs(AICR_CATALOG)
+AICR_INSTALL = REFERENCE.parent / "tools" / "aicr" / "install"
+"""Unpacks the AICR binary built from the reference catalog's commit and prints its path."""
+
+
+def aicr_binary() -> Path | None:
+    """The AICR binary: ``$AICR_BIN``, else the one the reference tools unpack; None when neither exists."""
+    if os.environ.get("AICR_BIN"):
+        path = Path(os.environ["AICR_BIN"])
+        return path if path.is_file() else None
+    if not AICR_INSTALL.is_file():
+        return None
+    proc = subprocess.run(["bash", str(AICR_INSTALL)], capture_output=True, text=True, check=False, timeout=300)
+    path = Path(proc.stdout.strip())
+    return path if proc.returncode == 0 and path.is_file() else None
+
+
+
+@pytest.fixture(scope="session")
+def aicr() -> Path:
+    """The AICR binary of the reference catalog's commit: skips without it, fails under CI's
+    AICR_GEN_REQUIRE_REFERENCE (like the reference data)."""
+    path = aicr_binary()
+    if path is None:
+        reason = ("the AICR binary was not found: set AICR_BIN, or provide ../shared/tools/aicr/install "
+                  "(AICR_GEN_REFERENCE's sibling tools folder)")
+        if os.environ.get(REQUIRE_REFERENCE):
+            pytest.fail(f"{REQUIRE_REFERENCE} is set but {reason}", pytrace=False)
+        pytest.skip(reason)
+    return path
 
 
 def pytest_configure(config: pytest.Config) -> None:

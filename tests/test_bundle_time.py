@@ -416,3 +416,59 @@ def test_a_template_that_does_not_parse_names_its_file_line_and_component(cli: A
     result = recipe.run_bundle(cli, "helm", tmp_path / "b")
     assert result.code == 2
     assert f'component \'web\': {rel}:8: function "nosuchfunc" not defined' in result.err, result.err
+
+
+# ------------------------------------------------------------------ readiness gates
+
+
+def _helm_objects(chart: Path, namespace: str) -> dict[tuple[str, str], Any]:
+    from tests.consumers import helm_template
+
+    return {(obj["kind"], obj["metadata"]["name"]): obj
+            for obj in helm_template(chart, "helm4", namespace=namespace)}
+
+
+@needs_reference
+@pytest.mark.parametrize("deployer", ["argocd", "argocd-helm"])
+def test_readiness_gates_deploy_what_aicrs_deploy(cli: Any, tmp_path: Path, deployer: str, aicr: Path) -> None:
+    import subprocess
+
+    binary = str(aicr)
+    recipe = tmp_path / "recipe.yaml"
+    subprocess.run([binary, "recipe", "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                    "--os", "ubuntu", "--platform", "kubeflow", "-o", str(recipe)], check=True, capture_output=True)
+    theirs, ours = tmp_path / "aicr", tmp_path / "ours"
+    subprocess.run([binary, "bundle", "-r", str(recipe), "-d", deployer, "--repo", "https://example.com/r.git",
+                    "-o", str(theirs), "--readiness-hooks"], check=True, capture_output=True)
+    result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", deployer,
+                 "--repo", "https://example.com/r.git", "-o", str(ours), "--readiness-hooks")
+    assert result.code == 0, result.err
+    (their_gate,) = theirs.glob("*-gpu-operator-readiness")
+    (our_gate,) = ours.glob("*-gpu-operator-readiness")
+    assert their_gate.name == our_gate.name  # the same place in the install order
+    assert _helm_objects(our_gate, "gpu-operator") == _helm_objects(their_gate, "gpu-operator")
+    if deployer == "argocd":
+        waves = [yaml.safe_load((gate / "application.yaml").read_text())["metadata"]["annotations"]
+                 for gate in (their_gate, our_gate)]
+        assert waves[0] == waves[1]
+
+
+@needs_reference
+def test_readiness_gates_need_a_deployer_that_waits_and_a_chainsaw_test(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    for deployer in ("flux", "helmfile"):
+        result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", deployer,
+                     "--repo", "https://example.com/r.git", "-o", str(tmp_path / deployer), "--readiness-hooks")
+        assert result.code == 2 and f"the {deployer} deployer has no readiness gates" in result.err
+    layer = tmp_path / "layer"
+    (layer / "components" / "gpu-operator").mkdir(parents=True)
+    (layer / "registry.yaml").write_text((AICR_CATALOG / "registry.yaml").read_text())
+    (layer / "components" / "gpu-operator" / "readiness.yaml").write_text("apiVersion: v1\nkind: ConfigMap\n")
+    result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--catalog", str(layer),
+                 "-o", str(tmp_path / "helm"), "--readiness-hooks", "--readiness-image", "registry.local/gate:1")
+    assert result.code == 2
+    assert "components/gpu-operator/readiness.yaml: a readiness gate is a Chainsaw Test" in result.err
+    result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "-o", str(tmp_path / "x"),
+                 "--readiness-image", "registry.local/gate:1")
+    assert result.code == 2 and "--readiness-image needs --readiness-hooks" in result.err

@@ -4,7 +4,6 @@ Helm hook stripping, and an oracle run of AICR's own binary over every leaf of i
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from aicr_gen.render import gotemplate, goyaml
 from aicr_gen.render.gofmt import GoStruct, format_float, sprintf
 from aicr_gen.render.hooks import strip_hooks
 from aicr_gen.render.manifests import FUNCS, RenderInput, render_manifest, render_template
-from tests.conftest import AICR_CATALOG, REFERENCE, REQUIRE_REFERENCE, ROOT, needs, run_process
+from tests.conftest import AICR_CATALOG, ROOT, needs, run_process
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 VALUES = {"a": 1, "f": 1.0, "n": None, "s": "str", "m": {"x": "y", "b": [1, "two", None]}, "l": [3, "b", None],
@@ -220,20 +219,14 @@ def test_our_overlay_manifests_render_with_their_values() -> None:
 
 # ---------------------------------------------------------------------------------------------------- oracle
 
-AICR_INSTALL = REFERENCE.parent / "tools" / "aicr" / "install"
 SELECTORS = ("--accelerated-node-toleration", "nvidia.com/gpu=present:NoSchedule",
              "--accelerated-node-selector", "nodeGroup=gpu-nodes", "--workload-selector", "app=train")
 
 
 @pytest.fixture(scope="session")
-def aicr_bin() -> str:
-    """AICR's Go binary (shared/tools/aicr); skips without it unless AICR_GEN_REQUIRE_REFERENCE is set."""
-    if not AICR_INSTALL.exists():
-        reason = f"AICR binary installer {AICR_INSTALL} not found (set AICR_GEN_REFERENCE to shared/reference)"
-        if os.environ.get(REQUIRE_REFERENCE):
-            pytest.fail(f"{REQUIRE_REFERENCE} is set but {reason}", pytrace=False)
-        pytest.skip(reason)
-    return subprocess.run([str(AICR_INSTALL)], capture_output=True, text=True, check=True).stdout.strip()
+def aicr_bin(aicr: Path) -> str:
+    """AICR's Go binary (the shared ``aicr`` fixture), as a command word."""
+    return str(aicr)
 
 
 @pytest.fixture(scope="session")

@@ -109,10 +109,12 @@ def scheduling_from(args: Any) -> Any:
 
 
 def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deployer: str,
-             scheduling: Any = None, *, serial: bool = False, dynamic: list[str] | None = None) -> Any:
+             scheduling: Any = None, *, serial: bool = False, dynamic: list[str] | None = None,
+             readiness: str | None = None) -> Any:
     """The deployment plan of ``recipe`` for ``deployer``: the catalog's values and manifests for its
     components (values files parsed through the cache), registry aliases, Kustomize builds if needed, and what
-    AICR's bundler adds at bundle time (``scheduling``; default: AICR's defaults)."""
+    AICR's bundler adds at bundle time (``scheduling``; default: AICR's defaults). ``readiness``: the gate image
+    of ``--readiness-hooks`` ('' for AICR's, None for no gates)."""
     from aicr_gen.catalog.load import read_files
     from aicr_gen.render.plan import build, parse_dynamic
 
@@ -121,7 +123,9 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
         wanted.append(f"components/{ref['name']}/values.yaml")
         wanted += [ref["valuesFile"]] if ref.get("valuesFile") else []
         wanted += [*ref.get("manifestFiles", []), *ref.get("preManifestFiles", [])]
-    sources = read_files(catalog, wanted)
+    gate_files = [f"components/{ref['name']}/readiness.yaml" for ref in recipe["componentRefs"]] \
+        if readiness is not None else []
+    sources = read_files(catalog, wanted + gate_files)
     aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
     values_files = {rel for ref in recipe["componentRefs"]
                     for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile"))
@@ -133,12 +137,32 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
     plan = build(recipe, sources, overrides, aliases, parsed=_parsed_values(sources, sorted(values_files)),
                  built=_kustomize_builds(recipe, deployer), registry=catalog.registry, scheduling=scheduling,
                  serial=serial, dynamic=parse_dynamic(dynamic or [], aliases), templates=deployer == "flux",
-                 memo=memo)
+                 memo=memo, gates=_gates(recipe, sources, gate_files, deployer, readiness))
     if len(memo) != known:
         from aicr_gen.catalog import cache
 
         cache.put(memo_key, {key.hex(): value for key, value in list(memo.items())[-_MEMO_KEEP:]})
     return plan
+
+
+def _gates(recipe: dict[str, Any], sources: dict[str, bytes], gate_files: list[str], deployer: str,
+           image: str | None) -> dict[str, bytes] | None:
+    """The readiness gate chart of each component whose catalog folder has a readiness test."""
+    if image is None:
+        return None
+    from aicr_gen.render import readiness
+
+    if deployer not in readiness.DEPLOYERS:
+        raise InvalidInputError(f"--readiness-hooks: the {deployer} deployer has no readiness gates; use one of "
+                                f"{', '.join(readiness.DEPLOYERS)}")
+    image = image or readiness.gate_image(str((recipe.get("metadata") or {}).get("version") or ""))
+    gates: dict[str, bytes] = {}
+    for rel in gate_files:
+        name = rel.split("/")[1]
+        if rel in sources:
+            readiness.check_test(name, sources[rel])
+            gates[name] = readiness.gate_chart(name, image, sources[rel], deployer)
+    return gates
 
 
 _MEMO_KEEP = 512
@@ -166,7 +190,8 @@ def report_notes(plan: Any) -> None:
 def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets: list[str], set_jsons: list[str],
                    repo: str | None, folders: list[str], force: bool, build_only: bool = False,
                    set_files: list[str] | None = None, scheduling: Any = None, app_name: str | None = None,
-                   flux_namespace: str | None = None, serial: bool = False, dynamic: list[str] | None = None) -> int:
+                   flux_namespace: str | None = None, serial: bool = False, dynamic: list[str] | None = None,
+                   readiness: str | None = None) -> int:
     """Render and write one bundle (or, with ``build_only``, print what it applies)."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
@@ -202,7 +227,8 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     if dynamic and deployer == "argocd":
         raise InvalidInputError("--dynamic: the argocd deployer has no install-time values; use --deployer "
                                 "argocd-helm (values at helm install) or drop --dynamic")
-    plan = plan_for(recipe, catalog, overrides, deployer, scheduling, serial=serial, dynamic=dynamic)
+    plan = plan_for(recipe, catalog, overrides, deployer, scheduling, serial=serial, dynamic=dynamic,
+                    readiness=readiness)
     rendered = render_bundle(plan, deployer, options, recipe_yaml=loaded["yaml"])
     report_notes(plan)
     if output is None:

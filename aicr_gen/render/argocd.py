@@ -35,7 +35,7 @@ from aicr_gen.render import charts, readme
 from aicr_gen.render.bundle import Bundle, check_path
 from aicr_gen.render.names import DNS_LABEL, hashed
 from aicr_gen.render.options import IN_CLUSTER, Options, extra_names
-from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, Plan, Unit
+from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, READINESS, Plan, Unit
 from aicr_gen.yamlio import dump
 
 TYPE_CHECKING = False
@@ -51,7 +51,7 @@ SHARED_MAX_NAME = DNS_LABEL
 """The longest Application name of a shared Argo CD, whose Helm releases are named apart (``helm.releaseName``)."""
 ROOT_NAME = "aicr-stack"
 APPLICATIONS = "*/application.yaml"
-_WAVE_OFFSET = {PRE: 0, MAIN: 1, POST: 2}
+_WAVE_OFFSET = {PRE: 0, MAIN: 1, POST: 2, READINESS: 3}
 APPLICATION_HEALTH = """hs = {status = "Progressing", message = "waiting for the Application to sync"}
 if obj.status ~= nil and obj.status.health ~= nil and obj.status.health.status ~= nil then
   local synced = obj.status.sync ~= nil and obj.status.sync.status == "Synced"

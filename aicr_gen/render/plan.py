@@ -27,7 +27,7 @@ else:
     from aicr_gen.records import NamedTuple
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-PRE, MAIN, POST = "pre", "main", "post"
+PRE, MAIN, POST, READINESS = "pre", "main", "post", "readiness"
 FLAGS = ("hasSelfRefCRDs", "manifestsUseChartCRDs")
 UPSTREAM, LOCAL, KUSTOMIZE = "upstream", "local", "kustomize"
 
@@ -214,7 +214,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
           built: Mapping[str, bytes] | None = None, registry: Mapping[str, Mapping[str, Any]] | None = None,
           scheduling: Scheduling | None = None, serial: bool = False,
           dynamic: Mapping[str, Sequence[str]] | None = None, templates: bool = False,
-          memo: dict[bytes, bytes | None] | None = None) -> Plan:
+          memo: dict[bytes, bytes | None] | None = None, gates: Mapping[str, bytes] | None = None) -> Plan:
     """The plan for ``recipe``: kept components in deploymentOrder, each split into its units. Values files
     come from ``parsed`` (already-parsed mappings) or are parsed from ``sources``. ``built`` holds the
     ``kustomize build`` output of Kustomize components for deployers that install them as local charts.
@@ -223,18 +223,9 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     ``dynamic``: component -> value paths left to install time (``--dynamic``). ``templates``: local charts
     keep the catalog's manifests as Helm templates, hooks and all, for Helm to render at install (AICR's flux
     bundles); they are still rendered here, so one that cannot render fails now. ``memo``: rendered manifests
-    by a digest of their inputs, read and filled (the caller may keep it between runs)."""
-    refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
-    for name, ref in refs.items():
-        if not _NAME.match(name) or len(name) > 48:
-            raise InvalidInputError(
-                f"component name {name!r} is not a DNS label (lower-case letters, digits and '-', at most 48 "
-                "characters); rename it in the catalog")
-        namespace = ref.get("namespace") or name
-        if not _NAME.match(namespace) or len(namespace) > 63:
-            raise InvalidInputError(f"component {name!r}: namespace {namespace!r} is not a DNS label; fix it")
-        if ref.get("source") and ref.get("type") != "Kustomize" and not ref.get("version"):
-            raise InvalidInputError(f"component {name!r}: chart from {ref['source']} has no version; pin one")
+    by a digest of their inputs, read and filled (the caller may keep it between runs). ``gates``: component ->
+    its readiness gate chart (``--readiness-hooks``), a unit installed after the component's own."""
+    refs = _checked_refs(recipe)
     registry = registry or {}
     scheduling = scheduling or Scheduling()
     resolved = values_mod.resolve_names(overrides, list(refs.values()), aliases)
@@ -247,9 +238,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     _check_order(kept, dependencies)
     if serial:
         dependencies = {name: kept[index - 1:index] for index, name in enumerate(kept)}
-    depth: dict[str, int] = {}
-    for name in graph.deployment_order(dependencies):
-        depth[name] = 1 + max((depth[dep] for dep in dependencies[name]), default=-1)
+    depth = _depths(dependencies)
     dynamic = dynamic or {}
     unknown = sorted(set(dynamic) - set(kept))
     if unknown:
@@ -281,14 +270,43 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
             else:
                 units.append(unit)
             last[name] = unit.name
+        if gates and name in gates:
+            units.append(Unit(name=f"{name}-readiness", component=name, role=READINESS, kind=LOCAL,
+                              namespace=ref.get("namespace") or name, folder="", level=depth[name],
+                              depends_on=(last[name],), manifests=(("readiness-gate.yaml", gates[name]),)))
+            last[name] = units[-1].name
     seen: set[str] = set()
     for unit in units:
         if unit.name in seen:
-            raise InvalidInputError(
-                f"two units are named {unit.name!r} (a component named like another's -pre/-post unit); rename one")
+            raise InvalidInputError(f"two units are named {unit.name!r} (a component named like another's "
+                                    "-pre, -post or -readiness unit); rename one")
         seen.add(unit.name)
     numbered = tuple(_number(unit, index) for index, unit in enumerate(units, start=1))
     return Plan(recipe=recipe, units=numbered, notes=tuple(notes))
+
+
+def _checked_refs(recipe: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The recipe's componentRefs by name, each with a DNS-label name and namespace and a pinned chart."""
+    refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
+    for name, ref in refs.items():
+        if not _NAME.match(name) or len(name) > 48:
+            raise InvalidInputError(
+                f"component name {name!r} is not a DNS label (lower-case letters, digits and '-', at most 48 "
+                "characters); rename it in the catalog")
+        namespace = ref.get("namespace") or name
+        if not _NAME.match(namespace) or len(namespace) > 63:
+            raise InvalidInputError(f"component {name!r}: namespace {namespace!r} is not a DNS label; fix it")
+        if ref.get("source") and ref.get("type") != "Kustomize" and not ref.get("version"):
+            raise InvalidInputError(f"component {name!r}: chart from {ref['source']} has no version; pin one")
+    return refs
+
+
+def _depths(dependencies: Mapping[str, list[str]]) -> dict[str, int]:
+    """Each component's dependency depth: 0 without dependencies, else one more than its deepest one."""
+    depth: dict[str, int] = {}
+    for name in graph.deployment_order(dependencies):
+        depth[name] = 1 + max((depth[dep] for dep in dependencies[name]), default=-1)
+    return depth
 
 
 def _values(ref: Mapping[str, Any], overrides: list[values_mod.Override], sources: Mapping[str, bytes],

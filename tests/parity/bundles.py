@@ -23,13 +23,12 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import AICR_CATALOG, REFERENCE, ROOT
+from tests.conftest import AICR_CATALOG, ROOT
 from tests.parity.compare import Difference, compare
 from tests.parity.normalize import DEPLOYERS, Deployment, read_bundle
 
 REPO = "https://example.com/aicr-parity/bundle.git"
 """The Git repository both tools are told the bundle is committed to (Argo CD and Flux sources)."""
-AICR_INSTALL = REFERENCE.parent / "tools" / "aicr" / "install"
 """Unpacks the AICR binary of the reference catalog's commit and prints its path (``AICR_BIN`` wins)."""
 CRITERIA = ("service", "accelerator", "intent", "os", "platform")
 
@@ -51,18 +50,6 @@ class Pair:
     aicr: Deployment | None = None
     ours: Deployment | None = None
     diffs: list[Difference] = field(default_factory=list)
-
-
-def aicr_binary() -> Path | None:
-    """The AICR binary: ``$AICR_BIN``, else the one the reference tools unpack; None when neither exists."""
-    if os.environ.get("AICR_BIN"):
-        path = Path(os.environ["AICR_BIN"])
-        return path if path.is_file() else None
-    if not AICR_INSTALL.is_file():
-        return None
-    proc = subprocess.run(["bash", str(AICR_INSTALL)], capture_output=True, text=True, check=False, timeout=300)
-    path = Path(proc.stdout.strip())
-    return path if proc.returncode == 0 and path.is_file() else None
 
 
 def _aicr_gen(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:

@@ -18,8 +18,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from tests.conftest import aicr_binary
 from tests.parity.allowed import ALLOWED, KNOWN_GAPS
-from tests.parity.bundles import Harness, aicr_binary, leaves
+from tests.parity.bundles import Harness, leaves
 from tests.parity.compare import CATEGORIES, Rule, counts, triage
 from tests.parity.normalize import DEPLOYERS
 

@@ -9,15 +9,14 @@ leaf x deployer, and a rule that matches nothing anymore fails ``test_every_rule
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import AICR_CATALOG, REQUIRE_REFERENCE, needs
+from tests.conftest import AICR_CATALOG, needs
 from tests.parity.allowed import ALLOWED, KNOWN_GAPS
-from tests.parity.bundles import Pair, aicr_binary, leaves, run_all
+from tests.parity.bundles import Pair, leaves, run_all
 from tests.parity.compare import CATEGORIES, Rule, triage
 from tests.parity.normalize import DEPLOYERS
 
@@ -26,20 +25,6 @@ pytestmark = needs(AICR_CATALOG)
 
 def _leaf_names() -> list[str]:
     return [leaf.name for leaf in leaves()] if AICR_CATALOG.is_dir() else ["(AICR catalog absent)"]
-
-
-@pytest.fixture(scope="session")
-def aicr() -> Path:
-    """The AICR binary of the reference catalog's commit: skips without it, fails under CI's
-    AICR_GEN_REQUIRE_REFERENCE (like the reference data)."""
-    path = aicr_binary()
-    if path is None:
-        reason = ("the AICR binary was not found: set AICR_BIN, or provide ../shared/tools/aicr/install "
-                  "(AICR_GEN_REFERENCE's sibling tools folder)")
-        if os.environ.get(REQUIRE_REFERENCE):
-            pytest.fail(f"{REQUIRE_REFERENCE} is set but {reason}", pytrace=False)
-        pytest.skip(reason)
-    return path
 
 
 @pytest.fixture(scope="session")
