@@ -61,8 +61,7 @@ with open(os.environ["FAKE_LOG"], "a", encoding="utf-8") as log:
 if name == "helm" and argv[:1] == ["version"]:
     print(os.environ["FAKE_HELM_VERSION"], end="")
 elif name == "helm":
-    release = next(arg for arg in argv[2:] if arg != "--force-conflicts")
-    sys.exit(1 if release == os.environ["FAKE_HELM_FAIL"] else 0)
+    sys.exit(1 if argv[2] == os.environ["FAKE_HELM_FAIL"] else 0)
 elif name == "kubectl":
     for words, out, code in json.loads(os.environ["FAKE_KUBECTL"]):
         if all(word in argv for word in words):
@@ -144,8 +143,8 @@ def expected_helm(bundle: Rendered, unit: Unit, *, no_wait: bool = False, helm4:
     else:
         wait = ["--timeout", "10m"] if no_wait else ["--wait", "--timeout", "10m"]
     create = [] if owns_namespace(bundle, unit) else ["--create-namespace"]
-    return ["upgrade", "--install", *(["--force-conflicts"] if helm4 else []), unit.name, *chart,
-            "--namespace", unit.namespace, *create, "--values", f"{here}/values.yaml", *wait]
+    return ["upgrade", "--install", unit.name, *chart, "--namespace", unit.namespace, *create,
+            "--values", f"{here}/values.yaml", *wait, *(["--force-conflicts"] if helm4 else [])]
 
 
 def rules_bundle(cli: Cli, tmp_path: Path) -> Rendered:

@@ -68,8 +68,8 @@ def install_script(unit: Unit) -> bytes:
         "        && (( BASH_REMATCH[1] >= 4 )); then\n"
         "    force=(--force-conflicts)\n"
         "fi\n"
-        f'helm upgrade --install ${{force[@]+"${{force[@]}}"}} {q(unit.name)} {chart} {args} \\\n'
-        '    --values "$here/values.yaml" "${wait_args[@]}"\n'
+        f"helm upgrade --install {q(unit.name)} {chart} {args} \\\n"
+        '    --values "$here/values.yaml" "${wait_args[@]}" ${force[@]+"${force[@]}"}\n'
     )
     return (_HEADER + body).encode()
 

@@ -18,5 +18,5 @@ if [[ $(helm version --template '{{.Version}}' 2>/dev/null || true) =~ ^v([0-9]+
         && (( BASH_REMATCH[1] >= 4 )); then
     force=(--force-conflicts)
 fi
-helm upgrade --install ${force[@]+"${force[@]}"} nvsentinel oci://ghcr.io/nvidia/nvsentinel --version v1.9.0 --namespace nvsentinel --create-namespace \
-    --values "$here/values.yaml" "${wait_args[@]}"
+helm upgrade --install nvsentinel oci://ghcr.io/nvidia/nvsentinel --version v1.9.0 --namespace nvsentinel --create-namespace \
+    --values "$here/values.yaml" "${wait_args[@]}" ${force[@]+"${force[@]}"}
