@@ -5,6 +5,10 @@ levels before it is installed; that is how dependencies between components are k
 releases install in parallel except where ``needs`` orders them, which is only within a component
 (``<c>-pre`` -> ``<c>`` -> ``<c>-post``). ``helmfile destroy`` walks the same graph in reverse.
 
+Release settings follow AICR's helmfile deployer (``release_rules``): ``wait: false`` and a longer timeout for
+asynchronous components, ``createNamespace: false`` where the unit's manifests hold the Namespace, and
+``disableValidation`` only where the registry says helm-diff cannot know the objects' kinds yet.
+
 Values stay in ``NNN-<unit>/values.yaml`` files, never inline: helmfile renders only ``.gotmpl`` files as
 templates, so ``{{ ... }}`` in a value reaches the chart literally.
 """
@@ -14,18 +18,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.render import charts, readme
+from aicr_gen.render import charts, readme, release_rules
 from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.names import hashed, url_name
 from aicr_gen.render.options import Options
-from aicr_gen.render.plan import KUSTOMIZE, LOCAL, POST, UPSTREAM, Plan, Unit
+from aicr_gen.render.plan import KUSTOMIZE, LOCAL, UPSTREAM, Plan, Unit
 from aicr_gen.yamlio import dump
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-HELM_DEFAULTS = {"wait": True, "timeout": 600, "createNamespace": True}
+HELM_DEFAULTS = {"wait": True, "timeout": release_rules.TIMEOUT, "createNamespace": True}
 _OCI = "oci://"
 
 
@@ -63,13 +67,23 @@ def _release(unit: Unit, by_name: Mapping[str, Unit], names: Mapping[str, str]) 
             release["version"] = unit.version
     release["values"] = [f"./{unit.folder}/values.yaml"]
     # Components in earlier levels are already installed; only a component's own units need ordering.
-    needs = [f"{by_name[dep].namespace}/{dep}" for dep in unit.depends_on if by_name[dep].component == unit.component]
+    needs = [_needs(unit, by_name[dep]) for dep in unit.depends_on if by_name[dep].component == unit.component]
     if needs:
         release["needs"] = needs
-    if unit.role == POST:
-        # CRs of the chart's own CRDs: helm-diff cannot validate them before the chart is installed.
+    if release_rules.is_async(unit):
+        release["wait"] = False
+    if release_rules.timeout(unit) != release_rules.TIMEOUT:
+        release["timeout"] = release_rules.timeout(unit)
+    if not release_rules.creates_namespace(unit):
+        release["createNamespace"] = False
+    if release_rules.disables_validation(unit):
         release["disableValidation"] = True
     return release
+
+
+def _needs(unit: Unit, dep: Unit) -> str:
+    """Helmfile finds a bare release name only in the needing release's namespace; another one is named."""
+    return dep.name if dep.namespace == unit.namespace else f"{dep.namespace}/{dep.name}"
 
 
 def level_file(units: Sequence[Unit], by_name: Mapping[str, Unit], names: Mapping[str, str]) -> bytes:
@@ -77,7 +91,7 @@ def level_file(units: Sequence[Unit], by_name: Mapping[str, Unit], names: Mappin
     used = dict.fromkeys(unit.repository for unit in units if unit.kind == UPSTREAM)
     state: dict[str, Any] = {}
     if used:
-        state["repositories"] = [_repository(url, names[url]) for url in used]
+        state["repositories"] = sorted((_repository(url, names[url]) for url in used), key=lambda repo: repo["name"])
     state["helmDefaults"] = HELM_DEFAULTS
     state["releases"] = [_release(unit, by_name, names) for unit in units]
     return (charts.GENERATED + dump(state)).encode()
