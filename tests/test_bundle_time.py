@@ -472,3 +472,29 @@ def test_readiness_gates_need_a_deployer_that_waits_and_a_chainsaw_test(cli: Any
     result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "-o", str(tmp_path / "x"),
                  "--readiness-image", "registry.local/gate:1")
     assert result.code == 2 and "--readiness-image needs --readiness-hooks" in result.err
+
+
+@needs_reference
+def test_helm_and_helmfile_take_install_time_values_and_wait_for_gates(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    for deployer in ("helm", "helmfile"):
+        out = tmp_path / deployer
+        extra = ("--readiness-hooks",) if deployer == "helm" else ()
+        result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", deployer,
+                     "-o", str(out), "--dynamic", "gpu-operator:driver.version", *extra)
+        assert result.code == 0, result.err
+        (folder,) = out.glob("*-gpu-operator")
+        install_time = yaml.safe_load((folder / "cluster-values.yaml").read_text())
+        assert install_time["driver"]["version"] and "version" not in _values(out, "gpu-operator")["driver"]
+        if deployer == "helm":
+            assert '--values "$here/values.yaml" --values "$here/cluster-values.yaml"' in \
+                (folder / "install.sh").read_text()
+            (gate,) = out.glob("*-gpu-operator-readiness")
+            assert "wait_args=(--wait --wait-for-jobs --timeout 95m)" in (gate / "install.sh").read_text()
+            assert f"install_unit {gate.name} gpu-operator async" in (out / "deploy.sh").read_text()
+        else:
+            (level,) = [yaml.safe_load(path.read_text()) for path in out.glob("level-*.yaml")
+                        if folder.name in path.read_text()]
+            (release,) = [item for item in level["releases"] if item["name"] == "gpu-operator"]
+            assert release["values"] == [f"./{folder.name}/values.yaml", f"./{folder.name}/cluster-values.yaml"]

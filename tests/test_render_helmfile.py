@@ -37,7 +37,7 @@ from tests.bundles import (
     small_leaf,
     write_recipe,
 )
-from tests.conftest import AICR_CATALOG, REFERENCE, ROOT, needs, needs_reference
+from tests.conftest import AICR_CATALOG, ROOT, needs, needs_reference
 from tests.consumers import helm_lint, read_tree, validate_manifests
 
 HELM_DEFAULTS = {"wait": True, "timeout": 600, "createNamespace": True}
@@ -263,9 +263,6 @@ def test_release_settings_follow_aicrs_rules(cli: Cli, tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ AICR's own helmfile deployer
 
-AICR_INSTALL = REFERENCE.parent / "tools" / "aicr" / "install"
-"""Unpacks AICR's binary (built from the commit of the reference catalog) and prints its path."""
-
 AICR_LEAVES = {
     "h100-eks-ubuntu-training-kubeflow": ("eks", "h100", "training", "ubuntu", "kubeflow"),
     "h100-eks-ubuntu-inference-dynamo": ("eks", "h100", "inference", "ubuntu", "dynamo"),
@@ -277,23 +274,25 @@ AICR_LEAVES = {
 an asynchronous component, both registry hints, charts with -pre and -post units, OpenShift's variants."""
 
 
-@needs(AICR_CATALOG, AICR_INSTALL)
+@needs(AICR_CATALOG)
 @pytest.mark.parametrize("leaf", sorted(AICR_LEAVES))
-def test_releases_match_aicrs_helmfile(cli: Cli, tmp_path: Path, leaf: str) -> None:
+def test_releases_match_aicrs_helmfile(cli: Cli, tmp_path: Path, leaf: str, aicr: Path) -> None:
     """AICR writes the recipe and bundles it; aicr-gen bundles the same recipe file; release by release the
-    settings and needs agree (AKS refuses a wildcard accelerated-node toleration: both get a keyed one)."""
-    aicr = subprocess.run([str(AICR_INSTALL)], capture_output=True, text=True, check=True).stdout.strip()
+    settings and needs agree (AKS refuses a wildcard accelerated-node toleration: both get a keyed one; ocp's
+    prometheus-adapter needs the ServiceAccount AICR leaves as <no value>)."""
     service, accelerator, intent, os_name, platform = AICR_LEAVES[leaf]
     criteria = [f"--{key}={value}" for key, value in (("service", service), ("accelerator", accelerator),
                 ("intent", intent), ("os", os_name), ("platform", platform)) if value != "any"]
     recipe, toleration = tmp_path / "recipe.yaml", ("--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule")
-    for command in ([aicr, "recipe", *criteria, "-o", str(recipe)],
-                    [aicr, "bundle", "-r", str(recipe), "-d", "helmfile", "-o", str(tmp_path / "aicr"), *toleration]):
+    for command in ([str(aicr), "recipe", *criteria, "-o", str(recipe)],
+                    [str(aicr), "bundle", "-r", str(recipe), "-d", "helmfile", "-o", str(tmp_path / "aicr"),
+                     *toleration]):
         ran = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
         assert ran.returncode == 0, ran.stderr
     assert _load(recipe)["metadata"]["appliedOverlays"][-1] == leaf
+    mend = ("--set", "prometheus-adapter-ocp:serviceAccount.name=prometheus-adapter") if service == "ocp" else ()
     result = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "--deployer", "helmfile",
-                 "-o", str(tmp_path / "ours"), *toleration)
+                 "-o", str(tmp_path / "ours"), *toleration, *mend)
     assert result.code == 0, result.err
     theirs, ours = releases(tmp_path / "aicr"), releases(tmp_path / "ours")
     assert list(ours) == list(theirs)

@@ -221,9 +221,6 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
         overrides += [parse("--set-file", text, lambda path: read_input(path, "--set-file")) for text in set_files]
     overrides += [parse("--set-json", text) for text in set_jsons]
     catalog = open_catalog(folders, registry_only=True)
-    if dynamic and deployer in ("helm", "helmfile"):
-        raise InvalidInputError(f"--dynamic: the {deployer} deployer does not write cluster-values.yaml yet; use "
-                                "--deployer flux or argocd-helm")
     if dynamic and deployer == "argocd":
         raise InvalidInputError("--dynamic: the argocd deployer has no install-time values; use --deployer "
                                 "argocd-helm (values at helm install) or drop --dynamic")

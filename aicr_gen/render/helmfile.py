@@ -66,6 +66,8 @@ def _release(unit: Unit, by_name: Mapping[str, Unit], names: Mapping[str, str]) 
         if unit.version:
             release["version"] = unit.version
     release["values"] = [f"./{unit.folder}/values.yaml"]
+    if unit.dynamic:
+        release["values"].append(f"./{unit.folder}/{charts.CLUSTER_VALUES}")
     # Components in earlier levels are already installed; only a component's own units need ordering.
     needs = [_needs(unit, by_name[dep]) for dep in unit.depends_on if by_name[dep].component == unit.component]
     if needs:
@@ -123,7 +125,7 @@ def render(plan: Plan, options: Options) -> Bundle:
     for level, units in enumerate(levels):
         bundle = bundle.merge({f"level-{level}.yaml": level_file(units, by_name, names)})
     for unit in plan.units:
-        files = charts.local_chart(unit) if unit.kind == LOCAL else Bundle({"values.yaml": charts.values_file(unit)})
+        files = charts.release_folder(unit)
         bundle = bundle.merge(files.under(unit.folder))
     install = ["Run in this folder; needs helmfile, helm and the helm-diff plugin",
                "(`helm plugin install https://github.com/databus23/helm-diff`).", "",

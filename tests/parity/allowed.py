@@ -47,15 +47,4 @@ ALLOWED: tuple[Rule, ...] = (
          deployer="argocd-helm", path="root.s*"),
 )
 
-KNOWN_GAPS: tuple[Rule, ...] = (
-    Rule("settings", "issue 23: helmfile disableValidation for charts with self-referencing CRDs or "
-                     "manifests using the chart's CRDs", deployer="helmfile", path="disableValidation"),
-    Rule("settings", "issue 23: async components (kai-scheduler) installed without --wait, 20m timeout",
-         unit="kai-scheduler", deployer="helm*", path="wait"),
-    Rule("settings", "issue 23: async components (kai-scheduler) installed without --wait, 20m timeout",
-         unit="kai-scheduler", deployer="helm*", path="timeout"),
-    Rule("settings", "issue 23: helm --force-conflicts on helm 4 (AICR adds it; server-side apply conflicts "
-                     "on operator-owned fields)", deployer="helm", path="force_conflicts"),
-    Rule("settings", "issue 23: deploy.sh retries (AICR 5 retries, 1 for kai-scheduler and readiness gates; "
-                     "aicr-gen 2)", deployer="helm", path="retries"),
-)
+KNOWN_GAPS: tuple[Rule, ...] = ()

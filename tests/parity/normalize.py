@@ -283,9 +283,8 @@ _VALUED_FLAGS = {"--repo", "--version", "--namespace", "-n", "-f", "--values", "
 
 def _read_helm(root: Path, repo: str) -> Deployment:
     script = (root / "deploy.sh").read_text(encoding="utf-8")
-    listed = re.search(r"^units=\(\n(.*?)\n\)", script, re.M | re.S)
-    folders = (listed.group(1).split() if listed else
-               sorted(p.name for p in root.iterdir() if p.is_dir() and _FOLDER.match(p.name)))
+    listed = re.findall(r"^install_unit (\S+) ", script, re.M)  # aicr-gen: one line per unit, in order
+    folders = listed or sorted(p.name for p in root.iterdir() if p.is_dir() and _FOLDER.match(p.name))
     waits = _deploy_waits(script)
     units = [_helm_unit(root / folder, waits) for folder in folders]
     return Deployment("helm", tuple(units), _chain([u.name for u in units]))
@@ -317,10 +316,11 @@ def _deploy_waits(script: str) -> Callable[[str], tuple[list[str], int]]:
             return shlex.split(args), unit_retries
 
         return aicr
-    # aicr-gen: one wait_args for every unit (HELM_WAIT_ARGS), retries attempts in all
-    wait_args = _assigned(script, "wait_args") or ""
-    attempts = int(_assigned(script, "retries") or 1)
-    return lambda name: (shlex.split(wait_args), attempts - 1)
+    # aicr-gen: each install.sh holds its wait arguments (\0wait is left for _helm_unit to read there);
+    # deploy.sh retries a unit `retries` times, an `async` one at most once
+    retries = int(_assigned(script, "retries") or 0)
+    once = set(re.findall(r"^install_unit \d{3}-(\S+) \S+ async$", script, re.M))
+    return lambda name: ([_WAIT], min(retries, 1) if name in once else retries)
 
 
 def _assigned(script: str, var: str) -> str | None:
@@ -340,6 +340,9 @@ def _helm_unit(folder: Path, waits: Callable[[str], tuple[list[str], int]]) -> U
         raise ValueError(f"{folder}/install.sh: expected one `helm upgrade --install`, found {len(commands)}")
     tokens = shlex.split(_expand(commands[0], env, folder))
     wait_args, retries = waits(name)
+    if wait_args == [_WAIT]:  # aicr-gen: install.sh's own default wait arguments
+        assigned = re.search(r"^wait_args=\(([^)]*)\)", script, re.M)
+        wait_args = shlex.split(assigned.group(1)) if assigned else []
     if _WAIT in tokens:
         at = tokens.index(_WAIT)
         tokens[at:at + 1] = wait_args
@@ -407,6 +410,8 @@ def _helm_args(rest: list[str]) -> tuple[list[str], dict[str, Any], list[str]]:
 def _expand(command: str, env: Mapping[str, str], folder: Path) -> str:
     """The command line with the shell expansions both tools' install.sh use replaced by their values."""
     command = re.sub(r'\$\{wait_args\[@\]\+"\$\{wait_args\[@\]\}"\}', _WAIT, command)
+    command = command.replace('"${wait_args[@]}"', _WAIT)
+    command = command.replace('${force[@]+"${force[@]}"}', _FORCE)  # aicr-gen: --force-conflicts on helm 4
     command = command.replace("${COMPONENT_WAIT_ARGS:-}", _WAIT).replace("${FORCE_CONFLICTS_FLAG}", _FORCE)
     command = re.sub(r"\$(?:\{here\}|here\b|\{SCRIPT_DIR\}|SCRIPT_DIR\b)", lambda _: str(folder), command)
 

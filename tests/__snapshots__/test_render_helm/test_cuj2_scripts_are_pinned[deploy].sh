@@ -119,7 +119,8 @@ remove_failed_hook_jobs() {
 
 step=0
 failed=()
-# install_unit FOLDER NAMESPACE [async]: install.sh with retries
+# install_unit FOLDER NAMESPACE [async]: install.sh with retries (async: a component that does not wait, or a
+# readiness gate that waits on its own)
 install_unit() {
     local folder=$1 ns=$2 max=$retries attempt=0 pause
     # an asynchronous component is retried at most once: its install does not wait, a retry rarely helps
