@@ -257,11 +257,11 @@ def _dra_lockstep(inputs: Inputs, name: str, driver_enabled: bool, install_dir: 
     if driver_enabled and root is not None and root != install_dir:
         found.append(f"{name}: the operator installs the driver to hostPaths.driverInstallDir={install_dir} but the "
                      f"DRA kubelet plugin reads nvidiaDriverRoot={root}, so CDI spec generation fails and pods given "
-                     f"GPUs through DRA stay in ContainerCreating; set {fix} (or, where the platform preinstalls the "
+                     f"GPUs through DRA stay in ContainerCreating; pass {fix} (or, where the platform preinstalls the "
                      "driver, use the whole preinstalled-driver profile)")
     elif driver_enabled and root is None:
         found.append(f"{name}: {dra} declares no nvidiaDriverRoot, so it takes the DRA chart's default (/), which "
-                     f"cannot be where the operator installs the driver; set {fix}")
+                     f"cannot be where the operator installs the driver; pass {fix}")
     elif not driver_enabled and root == OPERATOR_DRIVER_ROOT:
         found.append(f"{name}: driver.enabled=false but {dra} still reads nvidiaDriverRoot={OPERATOR_DRIVER_ROOT}, "
                      "which nothing fills when the operator does not install the driver; this is usually a recipe "
