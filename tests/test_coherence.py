@@ -482,6 +482,6 @@ def test_refuses_and_warns_where_aicr_does(case: Case, aicr: Path, recipes: dict
         assert case.refused in error, error
         assert ours.err.startswith("aicr-gen: error: ") and case.refused in ours.err, ours.err
         assert "Traceback" not in ours.err
-    if case.warned:
-        assert case.warned in said and "aicr-gen: warning: mariadb-operator: " in ours.err, (said, ours.err)
-        assert case.warned in ours.err, ours.err
+    warnings = ("Warning: mariadb-operator: " in said, "aicr-gen: warning: mariadb-operator: " in ours.err)
+    assert warnings == (bool(case.warned),) * 2, (said, ours.err)
+    assert not case.warned or (case.warned in said and case.warned in ours.err), (said, ours.err)

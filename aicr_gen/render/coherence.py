@@ -319,7 +319,8 @@ def _guard(inputs: Inputs, name: str, component: str, guarded: Sequence[str], wh
 
 def _consumer_off(values: Mapping[str, Any], key: str) -> bool:
     """Whether ``global.<key>.enabled`` is false (absent or unreadable: the chart's default, on)."""
-    section = (values.get("global") or {}).get(key) if isinstance(values.get("global"), Mapping) else None
+    shared = values.get("global")
+    section = shared.get(key) if isinstance(shared, Mapping) else None
     return isinstance(section, Mapping) and section.get("enabled") is False
 
 
@@ -428,9 +429,9 @@ def runtime_class(name: str, inputs: Inputs) -> Findings:
 def mariadb_ownership(name: str, inputs: Inputs) -> Findings:
     """``CheckMariaDBOperatorOwnershipCoherence`` of ``name``: what the snapshot says about MariaDB Operators
     already on the cluster, for aicr-provided Slurm accounting."""
-    configuration = inputs.recipe.get("configuration") or {}
-    accounting = (configuration.get("slurm") or {}).get("accounting")
-    if name not in inputs.values or accounting is None or accounting.get("mode") != "aicr-provided":
+    slurm = (inputs.recipe.get("configuration") or {}).get("slurm")
+    accounting = slurm.get("accounting") if isinstance(slurm, Mapping) else None
+    if name not in inputs.values or not isinstance(accounting, Mapping) or accounting.get("mode") != "aicr-provided":
         return [], []
     state = str(_metadata(inputs).get("mariaDBOperatorState") or "")
     customer = "--slurm-accounting-mode customer-managed"
