@@ -149,25 +149,32 @@ def _host_mofed(name: str, disabled: frozenset[str], set_values: Mapping[tuple[s
             "gpuoperator:driver.rdma.useHostMofed=false to avoid MOFED-related errors")
 
 
-UNCHECKED = frozenset(("CheckDriverOwnershipCoherence", "CheckNVSentinelDriverLabelDetectable",
-                       "CheckNVSentinelRuntimeClassCoherence", "CheckMariaDBOperatorOwnershipCoherence"))
-"""AICR checks of values coherence that aicr-gen does not run yet (they pass on the catalogs' own values)."""
-
-
 def validations(recipe: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]], deployed: Sequence[str], *,
-                scheduling: Scheduling, disabled: frozenset[str],
-                set_values: Mapping[tuple[str, str], Any]) -> list[tuple[str, str]]:
+                scheduling: Scheduling, disabled: frozenset[str], set_values: Mapping[tuple[str, str], Any],
+                values: Mapping[str, Mapping[str, Any]],
+                dynamic: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
     """Run the registry's ``validations`` of every ``deployed`` component: ``(severity, message)`` of each
     warning and info; an error refuses the bundle. ``disabled``: components switched off with ``--set
-    COMP:enabled=false``; ``set_values``: ``(component, dotted path) -> value`` of the ``--set`` values."""
+    COMP:enabled=false``; ``set_values``: ``(component, dotted path) -> value`` of the ``--set`` values;
+    ``values``: component -> effective values of the deployed components; ``dynamic``: component -> its
+    ``--dynamic`` paths."""
+    from aicr_gen.render import coherence
+
     criteria = recipe.get("criteria") or {}
+    inputs = coherence.Inputs(recipe, values, dynamic, registry)
     found: list[tuple[str, str]] = []
     for name in deployed:
         for check in (registry.get(name) or {}).get("validations") or []:
             function = check["function"]
-            if not _matches(criteria, check.get("conditions") or {}) or function in UNCHECKED:
+            if not _matches(criteria, check.get("conditions") or {}):
                 continue
-            if function == "CheckWorkloadSelectorMissing":
+            if function in coherence.CHECKS:
+                texts, refusals = coherence.CHECKS[function](name, inputs)
+                if refusals:
+                    raise InvalidInputError(f"{check['message']}: {refusals[0]}" if check.get("message")
+                                            else refusals[0])
+                text = ". Also: ".join(texts) or None
+            elif function == "CheckWorkloadSelectorMissing":
                 text = None if scheduling.workload_selector else f"{name} is enabled but --workload-selector is not set"
             elif function == "CheckAcceleratedSelectorMissing":
                 text = (None if scheduling.accelerated_node_selector else

@@ -252,7 +252,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     disabled = frozenset(name for name in refs if name not in kept and is_enabled(refs[name]))
     set_values = {(item.component, values_mod.dotted(item.path)): item.value for item in resolved if not item.merge}
     notes += bundle_time.validations(recipe, registry, kept, scheduling=scheduling, disabled=disabled,
-                                     set_values=set_values)
+                                     set_values=set_values, values=values, dynamic=dynamic)
     nodes = int((recipe.get("criteria") or {}).get("nodes") or 0)
     units: list[Unit] = []
     last: dict[str, str] = {}
