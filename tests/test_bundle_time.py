@@ -498,3 +498,34 @@ def test_helm_and_helmfile_take_install_time_values_and_wait_for_gates(cli: Any,
                         if folder.name in path.read_text()]
             (release,) = [item for item in level["releases"] if item["name"] == "gpu-operator"]
             assert release["values"] == [f"./{folder.name}/values.yaml", f"./{folder.name}/cluster-values.yaml"]
+
+
+PROFILE_CASES = [
+    ((), 0),
+    (("--set", "gpuoperator:driver.enabled=true"), 2),
+    (("--dynamic", "gpu-operator:toolkit.enabled"), 2),
+    (("--dynamic", "gpu-operator:operator"), 2),
+    (("--set", "nvsentinel:enabled=false"), 2),
+    (("--set-json", 'gpu-operator:operator={"runtimeClass": "x"}'), 2),
+    (("--set", "gpuoperator:driver.version=1.2.3"), 0),
+]
+
+
+@needs_reference
+def test_a_profile_owns_its_values_as_aicr_holds_them(cli: Any, tmp_path: Path, aicr: Path) -> None:
+    """A profile-bearing recipe (AKS, gpuStack=azure-managed) owns values a bundle may not change, drop or leave
+    to install time: the AICR binary and aicr-gen refuse and accept alike."""
+    import subprocess
+
+    recipe = tmp_path / "recipe.yaml"
+    subprocess.run([str(aicr), "recipe", "--service", "aks", "--accelerator", "h100", "--intent", "training",
+                    "--os", "ubuntu", "--platform", "kubeflow", "-o", str(recipe)], check=True, capture_output=True)
+    keyed = ("--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule")
+    for number, (args, code) in enumerate(PROFILE_CASES):
+        theirs = subprocess.run([str(aicr), "bundle", "-r", str(recipe), "-o", str(tmp_path / f"a{number}"), *keyed,
+                                 *args], capture_output=True, text=True, check=False)
+        ours = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "-o",
+                   str(tmp_path / f"o{number}"), *keyed, *args)
+        assert (theirs.returncode, ours.code) == (code, code), (args, theirs.stderr[-300:], ours.err)
+        if code:
+            assert "gpuStack=azure-managed" in ours.err, ours.err

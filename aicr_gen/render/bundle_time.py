@@ -117,6 +117,64 @@ def needs_gke_quota(recipe: Mapping[str, Any], entry: Mapping[str, Any] | None) 
     return criteria.get("service") == "gke" and bool(entry and entry.get("gkeCriticalPriority"))
 
 
+# ---------------------------------------------------------------------------------------------- profile lock
+
+
+def owned_paths(recipe: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Component -> value paths the recipe's selected profile owns (``metadata.selectedProfile.ownedPaths``)."""
+    profile = (recipe.get("metadata") or {}).get("selectedProfile") or {}
+    owned = profile.get("ownedPaths") if isinstance(profile, Mapping) else None
+    return {str(name): [str(path) for path in paths or []] for name, paths in (owned or {}).items()} \
+        if isinstance(owned, Mapping) else {}
+
+
+def _observe(values: Mapping[str, Any], path: str) -> tuple[str, Any]:
+    """AICR's ``ObserveValuePath``: ``present`` with the value, ``absent``, or ``blocked`` by a non-map."""
+    node: Any = values
+    parts = path.split(".")
+    for index, part in enumerate(parts):
+        if part not in node:
+            return "absent", None
+        if index == len(parts) - 1:
+            return "present", node[part]
+        node = node[part]
+        if not isinstance(node, Mapping):
+            return "blocked", None
+    return "absent", None
+
+
+def _intersect(first: str, second: str) -> bool:
+    """The same path, or one an ancestor of the other."""
+    left, right = first.split("."), second.split(".")
+    return left[:len(right)] == right[:len(left)]
+
+
+def profile_lock(recipe: Mapping[str, Any], baseline: Mapping[str, Mapping[str, Any]],
+                 values: Mapping[str, Mapping[str, Any]], dynamic: Mapping[str, Sequence[str]]) -> None:
+    """A profile-bearing recipe (AICR v1alpha3 / v1beta2) owns some values of some components: a bundle may not
+    change them (``--set``, ``--set-json``, scheduling), leave them to install time, or drop the component
+    (AICR pkg/recipe ``ValidateProfileLock``). ``baseline``: the recipe's own values of the owning
+    components; ``values``: the deployed components' bundle values."""
+    profile = (recipe.get("metadata") or {}).get("selectedProfile") or {}
+    chosen = f"{profile.get('name')}={profile.get('value')}"
+    fix = f"choose another profile (aicr-gen recipe --profile {profile.get('name')}=VALUE) instead"
+    for component, paths in sorted(owned_paths(recipe).items()):
+        if component not in values:
+            raise InvalidInputError(f"component {component!r} is owned by the recipe's profile {chosen}: it "
+                                    f"cannot be dropped or missing; {fix}")
+        for path in paths:
+            for left in dynamic.get(component, ()):
+                if _intersect(path, left):
+                    raise InvalidInputError(f"--dynamic {component}:{left}: the recipe's profile {chosen} owns "
+                                            f"{component}.{path}; it cannot be left to install time")
+            if path == "enabled":
+                continue
+            want, got = _observe(baseline.get(component, {}), path), _observe(values[component], path)
+            if want[0] == "blocked" or want != got:
+                raise InvalidInputError(f"{component}.{path} is owned by the recipe's profile {chosen} "
+                                        f"({want[1]!r} there); a bundle may not change it; drop the override, or {fix}")
+
+
 # ------------------------------------------------------------------------------------------------ validations
 
 

@@ -251,6 +251,9 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     notes = [("warning", text) for text in bundle_time.agentgateway_exposure(values)]
     disabled = frozenset(name for name in refs if name not in kept and is_enabled(refs[name]))
     set_values = {(item.component, values_mod.dotted(item.path)): item.value for item in resolved if not item.merge}
+    owned = bundle_time.owned_paths(recipe)
+    bundle_time.profile_lock(recipe, {name: component_values(refs[name], sources, parsed) for name in owned
+                                      if name in refs}, values, dynamic)
     notes += bundle_time.validations(recipe, registry, kept, scheduling=scheduling, disabled=disabled,
                                      set_values=set_values, values=values, dynamic=dynamic)
     nodes = int((recipe.get("criteria") or {}).get("nodes") or 0)
