@@ -4,7 +4,6 @@ bundle`` on recipes of AICR's catalog: both refuse (naming the same fact) or bot
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -14,7 +13,7 @@ import yaml
 
 from aicr_gen.render import coherence
 from aicr_gen.render.coherence import Inputs
-from tests.conftest import AICR_CATALOG, REQUIRE_REFERENCE, needs
+from tests.conftest import AICR_CATALOG, needs
 
 GPU_REGISTRY = {"gpu-operator": {"valueOverrideKeys": ["gpuoperator"]},
                 "nvidia-dra-driver-gpu": {"valueOverrideKeys": ["dradriver"]},
@@ -433,21 +432,6 @@ CASES = {
 
 
 @pytest.fixture(scope="session")
-def aicr() -> Path:
-    """AICR's binary; skips without it, fails under AICR_GEN_REQUIRE_REFERENCE (like the reference data)."""
-    from tests.parity.bundles import aicr_binary
-
-    path = aicr_binary()
-    if path is None:
-        reason = ("the AICR binary was not found: set AICR_BIN, or provide ../shared/tools/aicr/install "
-                  "(AICR_GEN_REFERENCE's sibling tools folder)")
-        if os.environ.get(REQUIRE_REFERENCE):
-            pytest.fail(f"{REQUIRE_REFERENCE} is set but {reason}", pytrace=False)
-        pytest.skip(reason)
-    return path
-
-
-@pytest.fixture(scope="session")
 def recipes(aicr: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """AICR's recipe of each leaf."""
     folder = tmp_path_factory.mktemp("coherence-recipes")
@@ -485,3 +469,9 @@ def test_refuses_and_warns_where_aicr_does(case: Case, aicr: Path, recipes: dict
     warnings = ("Warning: mariadb-operator: " in said, "aicr-gen: warning: mariadb-operator: " in ours.err)
     assert warnings == (bool(case.warned),) * 2, (said, ours.err)
     assert not case.warned or (case.warned in said and case.warned in ours.err), (said, ours.err)
+
+
+def test_the_dispatch_knows_every_coherence_check() -> None:
+    from aicr_gen.render import bundle_time, coherence
+
+    assert set(coherence.CHECKS) == bundle_time.COHERENCE

@@ -207,6 +207,11 @@ def _host_mofed(name: str, disabled: frozenset[str], set_values: Mapping[tuple[s
             "gpuoperator:driver.rdma.useHostMofed=false to avoid MOFED-related errors")
 
 
+COHERENCE = frozenset(("CheckDriverOwnershipCoherence", "CheckNVSentinelDriverLabelDetectable",
+                       "CheckNVSentinelRuntimeClassCoherence", "CheckMariaDBOperatorOwnershipCoherence"))
+"""AICR's checks of effective values (``coherence.CHECKS``)."""
+
+
 def validations(recipe: Mapping[str, Any], registry: Mapping[str, Mapping[str, Any]], deployed: Sequence[str], *,
                 scheduling: Scheduling, disabled: frozenset[str], set_values: Mapping[tuple[str, str], Any],
                 values: Mapping[str, Mapping[str, Any]],
@@ -216,17 +221,17 @@ def validations(recipe: Mapping[str, Any], registry: Mapping[str, Mapping[str, A
     COMP:enabled=false``; ``set_values``: ``(component, dotted path) -> value`` of the ``--set`` values;
     ``values``: component -> effective values of the deployed components; ``dynamic``: component -> its
     ``--dynamic`` paths."""
-    from aicr_gen.render import coherence
-
     criteria = recipe.get("criteria") or {}
-    inputs = coherence.Inputs(recipe, values, dynamic, registry)
     found: list[tuple[str, str]] = []
     for name in deployed:
         for check in (registry.get(name) or {}).get("validations") or []:
             function = check["function"]
             if not _matches(criteria, check.get("conditions") or {}):
                 continue
-            if function in coherence.CHECKS:
+            if function in COHERENCE:  # imported only for a registry that asks for them
+                from aicr_gen.render import coherence
+
+                inputs = coherence.Inputs(recipe, values, dynamic, registry)
                 texts, refusals = coherence.CHECKS[function](name, inputs)
                 if refusals:
                     raise InvalidInputError(f"{check['message']}: {refusals[0]}" if check.get("message")

@@ -18,7 +18,6 @@ whatever it is. Pure: values in, messages out.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 
@@ -80,6 +79,8 @@ def _set_key(inputs: Inputs, name: str) -> str:
 def _show(value: Any) -> str:
     kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
             dict: "a map"}.get(type(value), type(value).__name__)
+    import json
+
     return "null" if value is None else f"{json.dumps(value, default=str)} ({kind})"
 
 
