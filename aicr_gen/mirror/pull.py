@@ -126,7 +126,7 @@ def _allowed_hosts() -> set[str]:
 def refused_reason(address: str) -> str:
     """Why AICR's egress policy refuses ``address`` ('' when it does not); NAT64 and 6to4 addresses are judged
     by the IPv4 address they carry."""
-    ip = ipaddress.ip_address(address.split("%")[0])
+    ip = ipaddress.ip_address(address.partition("%")[0])
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
             ip = ip.ipv4_mapped
@@ -165,7 +165,8 @@ def check_host(url: str) -> None:
 class _Redirects(urllib.request.HTTPRedirectHandler):
     """Each redirect hop of the index read is checked like the repository host (urllib stops after 10)."""
 
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,  # noqa: PLR0917 (urllib's)
+                         newurl: str) -> Any:
         check_host(newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
@@ -212,7 +213,8 @@ def _urls(entries: list[Any], chart: str, version: str) -> list[str]:
     """The tarball URLs of the entry ``version`` selects: the same version (``v1.2.3`` is ``1.2.3``), or for a
     partial one (``1.2``, ``1.2.x``) the highest release it covers."""
     pinned = _semver(version)
-    versions = [(str(entry.get("version", "")), entry.get("urls") or []) for entry in entries if isinstance(entry, dict)]
+    versions = [(str(entry.get("version", "")), entry.get("urls") or [])
+                for entry in entries if isinstance(entry, dict)]
     same = [urls for text, urls in versions if text == version or (pinned is not None and _semver(text) == pinned)]
     if same:
         urls = [str(url) for group in same for url in group]
