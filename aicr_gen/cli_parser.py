@@ -115,6 +115,10 @@ def _bundle_parser(commands: Any) -> None:
     bundle.add_argument("--readiness-image", metavar="IMAGE",
                         help="the gate image (default: ghcr.io/nvidia/aicr-gate tagged with the AICR version the "
                              "recipe records, as AICR picks it)")
+    bundle.add_argument("--vendor-charts", action="store_true",
+                        help="pull each upstream Helm chart into the bundle with `helm pull` (helm on PATH): each "
+                             "component becomes a local chart wrapping it, provenance.yaml records what came from "
+                             "where; nothing is pulled from a chart repository at deploy time")
     bundle.add_argument("--serial", action="store_true",
                         help="install the components one at a time in deployment order, none in parallel (argocd "
                              "waves, flux dependsOn and helmfile levels become one chain)")

@@ -191,8 +191,9 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
                    repo: str | None, folders: list[str], force: bool, build_only: bool = False,
                    set_files: list[str] | None = None, scheduling: Any = None, app_name: str | None = None,
                    flux_namespace: str | None = None, serial: bool = False, dynamic: list[str] | None = None,
-                   readiness: str | None = None) -> int:
-    """Render and write one bundle (or, with ``build_only``, print what it applies)."""
+                   readiness: str | None = None, vendor_charts: bool = False) -> int:
+    """Render and write one bundle (or, with ``build_only``, print what it applies); ``vendor_charts``: with
+    the upstream charts pulled into it."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
     if build_only and deployer not in ("argocd", "flux"):
@@ -226,6 +227,10 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
                                 "argocd-helm (values at helm install) or drop --dynamic")
     plan = plan_for(recipe, catalog, overrides, deployer, scheduling, serial=serial, dynamic=dynamic,
                     readiness=readiness)
+    if vendor_charts:
+        from aicr_gen.mirror.pull import vendored
+
+        plan = vendored(plan)
     rendered = render_bundle(plan, deployer, options, recipe_yaml=loaded["yaml"])
     report_notes(plan)
     if output is None:

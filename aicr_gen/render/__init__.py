@@ -36,4 +36,8 @@ def render_bundle(plan: Plan, deployer: str, options: Options, *, recipe_yaml: s
     text = (dump(recipe) if recipe_yaml is None else recipe_yaml).encode()
     info = bundle_info.render(plan, deployer, options, text, entrypoint=module.ENTRYPOINT,
                               release_files=module.release_files)
-    return files.merge({bundle_info.RECIPE: text, bundle_info.FILE: info}).with_checksums()
+    from aicr_gen.render import vendor
+
+    provenance = vendor.provenance(plan)
+    extra = {vendor.PROVENANCE: provenance} if provenance is not None else {}
+    return files.merge({bundle_info.RECIPE: text, bundle_info.FILE: info, **extra}).with_checksums()

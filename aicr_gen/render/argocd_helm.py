@@ -107,7 +107,8 @@ def child_template(unit: Unit, options: Options, key: str | None) -> bytes:
     if unit.kind == KUSTOMIZE:
         source = argocd.kustomize_source(unit)
     elif unit.kind == LOCAL:
-        lines.append(f"{{{{- $values := dict {json.dumps(unit.component)} "
+        nest = unit.chart if unit.vendored is not None else unit.component  # where the local chart reads them
+        lines.append(f"{{{{- $values := dict {json.dumps(nest)} "
                      f"(index .Values {json.dumps(key)} | default dict) }}}}\n")
         source = {"repoURL": "@@repo@@", "targetRevision": "@@revision@@",
                   "path": argocd.repo_path(options, unit.folder), "helm": {"values": "@@values@@"}}
@@ -161,8 +162,8 @@ def values_document(options: Options, keys: dict[str, str], plan: Plan | None = 
     }
     document.update({key: {} for key in keys.values()})
     for unit in plan.units if plan is not None else ():
-        if unit.dynamic:
-            document[keys[unit.component]] = dict(unit.dynamic)
+        if unit.dynamic:  # a vendored unit's sit under its chart's name: listed as the component's own
+            document[keys[unit.component]] = dict(unit.dynamic[unit.chart] if unit.vendored else unit.dynamic)
     return (header + dump(document)).encode()
 
 

@@ -29,7 +29,13 @@ def release_folder(unit: Unit) -> Bundle:
 
 
 def local_chart(unit: Unit) -> Bundle:
-    """``Chart.yaml``, ``values.yaml`` and ``templates/`` for a local unit."""
+    """``Chart.yaml``, ``values.yaml`` and ``templates/`` for a local unit; a vendored one has its wrapper
+    ``Chart.yaml`` and the pulled chart under ``charts/`` instead."""
+    if unit.vendored is not None:
+        from aicr_gen.render import vendor
+
+        return Bundle({"Chart.yaml": vendor.wrapper_chart(unit), "values.yaml": values_file(unit),
+                       f"charts/{unit.vendored.tarball}": unit.vendored.data})
     chart = {"apiVersion": "v2", "name": unit.name, "description": f"{unit.role} manifests of {unit.component}",
              "type": "application", "version": "0.1.0", "appVersion": "0.1.0"}
     files = {"Chart.yaml": (GENERATED + dump(chart)).encode(), "values.yaml": values_file(unit)}

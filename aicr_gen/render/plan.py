@@ -32,6 +32,16 @@ FLAGS = ("hasSelfRefCRDs", "manifestsUseChartCRDs")
 UPSTREAM, LOCAL, KUSTOMIZE = "upstream", "local", "kustomize"
 
 
+class Vendored(NamedTuple):
+    """An upstream chart pulled into the bundle at bundle time (``--vendor-charts``)."""
+
+    tarball: str
+    """The file name ``helm pull`` gave it (``<chart>-<version>.tgz``), kept under the unit's ``charts/``."""
+    data: bytes
+    puller: str = ""
+    """What pulled it (``helm-cli v4.1.4+g...``), for provenance.yaml."""
+
+
 class Unit(NamedTuple):
     """One deployable unit (a Helm release, Argo CD Application or Flux HelmRelease)."""
 
@@ -56,6 +66,9 @@ class Unit(NamedTuple):
     flags: frozenset[str] = frozenset()
     """The registry's deployer hints of the component: ``hasSelfRefCRDs`` (its chart creates objects of its own
     CRDs), ``manifestsUseChartCRDs`` (its manifests do)."""
+    vendored: Vendored | None = None
+    """The upstream chart ``chart``/``version`` from ``repository``, pulled into the bundle: the unit is then a
+    local wrapper chart depending on it, its values nested under the chart name."""
 
 
 class Plan(NamedTuple):
@@ -78,7 +91,8 @@ class Plan(NamedTuple):
                   "dependsOn": unit.depends_on, "values": unit.values, "chart": unit.chart,
                   "repository": unit.repository, "version": unit.version, "path": unit.path, "tag": unit.tag,
                   "manifests": [(rel, hashlib.sha256(data).hexdigest()) for rel, data in unit.manifests],
-                  **({"dynamic": unit.dynamic} if unit.dynamic else {})}
+                  **({"dynamic": unit.dynamic} if unit.dynamic else {}),
+                  **({"vendored": hashlib.sha256(unit.vendored.data).hexdigest()} if unit.vendored else {})}
                  for unit in self.units]
         text = json.dumps(units, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
