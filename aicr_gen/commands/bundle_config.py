@@ -103,6 +103,7 @@ def _fill(args: Any, bundle: _Bundle) -> None:
         args.set = list(deployment.set)
     if not args.dynamic:
         args.dynamic = list(deployment.dynamic)
+    args.vendor_charts = args.vendor_charts or deployment.vendorCharts
     given = bundle.scheduling
     if given is None:
         return
