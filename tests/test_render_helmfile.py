@@ -356,3 +356,16 @@ def test_cuj2_helmfiles_are_pinned(cli: Cli, rendered: Renderings, snapshot: Any
 def test_rendering_is_deterministic(bundle: Rendered, cli: Cli, tmp_path: Path) -> None:
     again = render(cli, bundle.name, "helmfile", tmp_path)
     assert read_tree(again.root) == read_tree(bundle.root)
+
+
+def test_a_recipe_of_one_level_keeps_its_releases_in_helmfile_yaml(cli: Cli, tmp_path: Path) -> None:
+    """AICR writes sub-helmfiles only for two levels or more; one level is a plain helmfile.yaml."""
+    from tests.bundles import write_recipe
+
+    recipe = write_recipe(cli, "small", tmp_path / "recipe")
+    bundle = recipe.bundle(cli, "helmfile", tmp_path / "out", "--set", "web:enabled=false", "--set",
+                           "api:enabled=false")
+    state = _load(bundle.root / "helmfile.yaml")
+    assert [release["name"] for release in state["releases"]] == ["platform-config"]
+    assert state["helmDefaults"] == {"wait": True, "timeout": 600, "createNamespace": True}
+    assert not list(bundle.root.glob("level-*.yaml"))

@@ -1,4 +1,5 @@
-"""The ``helmfile`` deployer: ``helmfile.yaml`` lists one sub-helmfile per dependency level, in order.
+"""The ``helmfile`` deployer: ``helmfile.yaml`` lists one sub-helmfile per dependency level, in order (a recipe
+of one level has its releases in ``helmfile.yaml`` itself, as AICR writes it).
 
 Helmfile applies the sub-helmfiles one after the other, so a level starts only once every release of the
 levels before it is installed; that is how dependencies between components are kept. Inside a level,
@@ -120,9 +121,12 @@ def render(plan: Plan, options: Options) -> Bundle:
     by_name = {unit.name: unit for unit in plan.units}
     names = repository_names(plan.units)
     levels = plan.levels()
-    index = {"helmfiles": [{"path": f"level-{level}.yaml"} for level in range(len(levels))]}
-    bundle = Bundle({"helmfile.yaml": (charts.GENERATED + dump(index)).encode()})
-    for level, units in enumerate(levels):
+    if len(levels) <= 1:  # one level: the releases in helmfile.yaml itself, as AICR writes it
+        bundle = Bundle({"helmfile.yaml": level_file(plan.units, by_name, names)})
+    else:
+        index = {"helmfiles": [{"path": f"level-{level}.yaml"} for level in range(len(levels))]}
+        bundle = Bundle({"helmfile.yaml": (charts.GENERATED + dump(index)).encode()})
+    for level, units in enumerate(levels if len(levels) > 1 else []):
         bundle = bundle.merge({f"level-{level}.yaml": level_file(units, by_name, names)})
     for unit in plan.units:
         files = charts.release_folder(unit)
