@@ -98,8 +98,10 @@ def test_overlapping_selectors_are_refused_naming_both_pools(cli: Any, tmp_path:
     (lambda spec: spec["pools"][0].update(nodeSelector={"nvidia.com/gpu-operator.driver.owner": "x"}),
      ("rejects selectors on it",)),
     (lambda spec: spec["pools"][0].update(overrides={"set": ["no-colon"]}), ("spec.pools[0].overrides.set[0]",)),
+    (lambda spec: spec["pools"][1].update(tolerations=["nvidia.com/gpu"]),
+     ("spec.pools[1].tolerations[0]", "key=value:effect or key:effect")),
 ], ids=["accelerator-and-pools", "duplicate-name", "not-a-dns-label", "empty-selector", "owner-label",
-        "bad-override"])
+        "bad-override", "bad-toleration"])
 def test_bad_pools_are_refused_at_their_line(cli: Any, tmp_path: Path, change: Any, fragments: tuple[str, ...]) -> None:
     assert_refused(cli("lint", str(variant(tmp_path, change))), *fragments)
 
@@ -242,6 +244,27 @@ def test_a_pool_override_sets_that_pools_driver_only(tmp_path: Path) -> None:
     assert resolution.drivers["h100"]["version"] == "570.195.03"
     assert resolution.drivers["gb200"]["version"] == "580.173.02"
     assert any(d.key == "driver.version" and d.rule.startswith("per pool") for d in resolution.decisions)
+
+
+def test_a_pools_driver_runs_where_the_cluster_schedules_gpu_pods_unless_the_pool_says(tmp_path: Path) -> None:
+    """A pool's nodes are accelerated nodes: its NVIDIADriver takes spec.scheduling's GPU selector and
+    tolerations; a pool's own tolerations refine them."""
+    from aicr_gen.gitops.pools import resolve_pools
+
+    def schedule(spec: dict[str, Any]) -> None:
+        spec["scheduling"] = {"acceleratedNodeSelector": {"nvidia.com/gpu.present": "true"},
+                              "acceleratedNodeTolerations": ["nvidia.com/gpu=present:NoSchedule"]}
+        spec["pools"][1]["tolerations"] = ["nvidia.com/gpu:NoSchedule", "gb200:NoExecute"]
+
+    drivers = resolve_pools(load_spec(variant(tmp_path, schedule))).drivers
+    assert drivers["h100"]["nodeSelector"] == {"nvidia.com/gpu.present": "true", **H100}
+    assert drivers["h100"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
+                                               "effect": "NoSchedule"}]
+    assert drivers["gb200"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "gb200", "operator": "Exists", "effect": "NoExecute"}]
+    plain = resolve_pools(load_spec(variant(tmp_path, lambda spec: None))).drivers
+    assert plain["h100"]["tolerations"] == [{"operator": "Exists"}] and plain["h100"]["nodeSelector"] == H100
 
 
 def test_the_highest_operator_version_wins(tmp_path: Path) -> None:

@@ -51,6 +51,11 @@ def check_pools(doc: Document, spec: Spec) -> None:
             raise InvalidInputError(f"{doc.where((*base, 'nodeSelector', OWNER_LABEL))}: the GPU Operator sets "
                                     f"{OWNER_LABEL} itself and rejects selectors on it; select the pool by a label "
                                     "of its nodes (e.g. node.kubernetes.io/instance-type)")
+        for number, text in enumerate(pool.tolerations):
+            try:
+                _tolerations([text])
+            except InvalidInputError as err:
+                raise InvalidInputError(f"{doc.where((*base, 'tolerations', number))}: {err}") from None
         for field, flag in (("set", "--set"), ("setJson", "--set-json")):
             for number, text in enumerate(getattr(pool.overrides, field) if pool.overrides else []):
                 try:
@@ -70,6 +75,13 @@ def check_pools(doc: Document, spec: Spec) -> None:
 
 def _text(selector: Mapping[str, str]) -> str:
     return "{" + ", ".join(f"{key}={value}" for key, value in selector.items()) + "}"
+
+
+def _tolerations(items: list[str]) -> tuple[dict[str, Any], ...] | None:
+    """Given tolerations, parsed; None when none are given (the GPU Operator's operand tolerations hold)."""
+    from aicr_gen.render.scheduling import parse_tolerations
+
+    return tuple(dict(item) for item in parse_tolerations("tolerations", items)) if items else None
 
 
 def pool_criteria(criteria: Mapping[str, str | None], pool: Pool) -> dict[str, str | None]:
@@ -133,6 +145,10 @@ def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: A
         catalog = open_spec_catalog(cluster, base)
     aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
     cluster_criteria = criteria_values(cluster)
+    scheduling = cluster.spec.scheduling
+    # a pool's nodes are accelerated nodes: the cluster's GPU selector and tolerations hold for its driver too
+    accelerated = dict(scheduling.acceleratedNodeSelector) if scheduling else {}
+    cluster_tolerations = list(scheduling.acceleratedNodeTolerations) if scheduling else []
     recipes: list[PoolRecipe] = []
     for index, pool in enumerate(cluster.spec.pools):
         where = cluster.where(("spec", "pools", index))
@@ -147,7 +163,8 @@ def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: A
             resolved = _overridden(resolved, pool, aliases)
         except InvalidInputError as err:
             raise InvalidInputError(f"{cluster.where(('spec', 'pools', index, 'overrides'))}: {err}") from None
-        recipes.append(PoolRecipe(pool.name, pool.nodeSelector, resolved))
+        recipes.append(PoolRecipe(pool.name, {**accelerated, **pool.nodeSelector}, resolved,
+                                  _tolerations(pool.tolerations or cluster_tolerations)))
     wanted = sorted({rel for item in recipes for ref in item.recipe["componentRefs"]
                      for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile")) if rel})
     sources = read_files(catalog, wanted)

@@ -211,6 +211,10 @@ class Pool(_Strict):
         min_length=1, description="Node labels that select exactly this pool's nodes (equality only, as a "
                                   "Kubernetes nodeSelector); two pools' selectors must be disjoint")
     nodes: int | None = Field(None, ge=0, description="Advisory GPU node count of the pool")
+    tolerations: list[NonEmpty] = Field(
+        default_factory=list, description="Taints the pool's driver pods tolerate (its NVIDIADriver), key=value:"
+                                          "effect, key:effect or '*'; empty: spec.scheduling.acceleratedNode"
+                                          "Tolerations, else the GPU Operator's operand tolerations")
     os: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")] | None = Field(
         None, description="Node OS of the pool when it differs from spec.criteria.os")
     versions: dict[str, NonEmpty] = Field(default_factory=dict,

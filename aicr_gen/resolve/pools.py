@@ -65,6 +65,8 @@ class PoolRecipe(NamedTuple):
     name: str
     node_selector: Mapping[str, str]
     recipe: Mapping[str, Any]
+    tolerations: tuple[Mapping[str, Any], ...] | None = None
+    """Its driver pods' tolerations; None: the GPU Operator's operand tolerations."""
 
 
 class Decision(NamedTuple):
@@ -398,7 +400,8 @@ def _driver_mode(run: _Merge, refs: list[dict[str, Any]], operator_refs: Mapping
                                     "(its NVIDIADriver would stay notReady); turn one off with spec.pools[].overrides, "
                                     f"e.g. {GPU_OPERATOR}:gdrcopy.enabled=false")
         drivers[pool.name] = {**spec, "nodeSelector": dict(pool.node_selector),
-                              "tolerations": copy.deepcopy(tolerations)}
+                              "tolerations": copy.deepcopy(list(pool.tolerations) if pool.tolerations is not None
+                                                           else tolerations)}
     merged = [ordered({**ref, "overrides": overrides}) if ref["name"] == GPU_OPERATOR else ref for ref in refs]
     return merged, drivers
 
