@@ -58,7 +58,8 @@ def _run(args: argparse.Namespace) -> int:
                               set_files=args.set_file, repo=args.repo, folders=args.catalog, force=args.force,
                               build_only=args.build, scheduling=scheduling_from(args),
                               app_name=args.app_name, flux_namespace=args.flux_namespace, serial=args.serial,
-                              dynamic=args.dynamic, readiness=_readiness(args), vendor_charts=args.vendor_charts)
+                              dynamic=args.dynamic, readiness=_readiness(args), vendor_charts=args.vendor_charts,
+                              kubeconfig=args.kubeconfig, context=args.context)
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 

@@ -16,13 +16,21 @@ def load_recipe(path: str) -> dict[str, Any]:
     return recipe
 
 
-def load_entry(path: str) -> dict[str, Any]:
+def load_entry(path: str, kubeconfig: str | None = None, context: str | None = None) -> dict[str, Any]:
     """``recipe``: the validated recipe; ``yaml``: it as the bundle's recipe.yaml writes it (dumping a large
-    recipe is a good part of rendering a bundle, and a cache hit needs neither)."""
+    recipe is a good part of rendering a bundle, and a cache hit needs neither). ``path``: a file, or a
+    ``cm://NAMESPACE/NAME`` ConfigMap read through ``kubeconfig`` and ``context`` (AICR's keys)."""
     from aicr_gen.catalog import cache
-    from aicr_gen.catalog.files import read_named
 
-    raw = read_named(path, "--recipe", "write one with 'aicr-gen recipe -o FILE'")
+    if path.startswith("cm://"):
+        from aicr_gen.drift.snapshot import configmap_bytes, gunzip
+
+        raw, path = configmap_bytes(path, kubeconfig, context)
+        raw = gunzip(raw, path) if raw.startswith(b"\x1f\x8b") else raw
+    else:
+        from aicr_gen.catalog.files import read_named
+
+        raw = read_named(path, "--recipe", "write one with 'aicr-gen recipe -o FILE'")
     key = cache.new_key("recipe-v3")
     key.update(raw)
     entry = cache.get(key.hexdigest())

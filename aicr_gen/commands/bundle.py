@@ -191,7 +191,8 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
                    repo: str | None, folders: list[str], force: bool, build_only: bool = False,
                    set_files: list[str] | None = None, scheduling: Any = None, app_name: str | None = None,
                    flux_namespace: str | None = None, serial: bool = False, dynamic: list[str] | None = None,
-                   readiness: str | None = None, vendor_charts: bool = False) -> int:
+                   readiness: str | None = None, vendor_charts: bool = False, kubeconfig: str | None = None,
+                   context: str | None = None) -> int:
     """Render and write one bundle (or, with ``build_only``, print what it applies); ``vendor_charts``: with
     the upstream charts pulled into it."""
     if (output is None) != build_only:
@@ -209,7 +210,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
             "Argo CD or Flux reads it from")
     from aicr_gen.recipe_file import load_entry
 
-    loaded = load_entry(recipe_path)
+    loaded = load_entry(recipe_path, kubeconfig, context)
     recipe = loaded["recipe"]
     deployer_sets = [text for text in sets if text.startswith("deployer:")]
     deployer_sets += [f"deployer:appName={app_name}"] if app_name is not None else []

@@ -272,6 +272,12 @@ def _read_file(source: str) -> bytes:
 
 
 def _read_configmap(source: str, kubeconfig: str | None, context: str | None) -> Document:
+    return _parse(*configmap_bytes(source, kubeconfig, context))
+
+
+def configmap_bytes(source: str, kubeconfig: str | None, context: str | None) -> tuple[bytes, str]:
+    """The document a ``cm://NAMESPACE/NAME`` ConfigMap holds (a snapshot or a recipe, under AICR's keys), and
+    where it was read (``source/key``); gzip'ed ``binaryData`` is base64-decoded, not yet unzipped."""
     import base64
     import binascii
 
@@ -284,7 +290,7 @@ def _read_configmap(source: str, kubeconfig: str | None, context: str | None) ->
     binary = configmap.get("binaryData") or {}
     for key in CM_TEXT_KEYS:
         if isinstance(data.get(key), str):
-            return _parse(data[key].encode("utf-8"), f"{source}/{key}")
+            return data[key].encode("utf-8"), f"{source}/{key}"
     for key in CM_GZIP_KEYS:
         if isinstance(binary.get(key), str):
             where = f"{source}/{key}"
@@ -292,7 +298,7 @@ def _read_configmap(source: str, kubeconfig: str | None, context: str | None) ->
                 raw = base64.b64decode(binary[key], validate=True)
             except (binascii.Error, ValueError):
                 raise InvalidInputError(f"{where}: binaryData is not valid base64") from None
-            return _parse(raw, where)
+            return raw, where
     present = sorted([*data, *binary])
     raise UnreachableError(f"{source}: ConfigMap {namespace}/{name} has no {' or '.join(CM_TEXT_KEYS[:2])} key "
                            f"(keys: {', '.join(present) or 'none'}); it does not hold an aicr snapshot")
@@ -302,7 +308,7 @@ def _parse(raw: bytes, source: str) -> Document:
     if len(raw) > MAX_SNAPSHOT_BYTES:
         raise InvalidInputError(f"{source}:1: over the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB snapshot limit")
     if raw.startswith(_GZIP_MAGIC):
-        raw = _gunzip(raw, source)
+        raw = gunzip(raw, source)
     text = _decode(raw, source)
     fast = _load_json(text, source) if text.lstrip(" \t\r\n").startswith("{") else None
     doc = fast if fast is not None else load_text(text, source)
@@ -312,7 +318,7 @@ def _parse(raw: bytes, source: str) -> Document:
     return doc
 
 
-def _gunzip(raw: bytes, source: str) -> bytes:
+def gunzip(raw: bytes, source: str) -> bytes:
     """Decompress gzip, refusing more than ``MAX_SNAPSHOT_BYTES`` of output (gzip bombs)."""
     import zlib
 

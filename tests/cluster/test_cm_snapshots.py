@@ -156,3 +156,26 @@ def test_read_only_user_reads_but_cannot_write(control_plane: ControlPlane, cli:
         "is forbidden: User \"nobody\" cannot patch resource \"configmaps\" in API group \"\" in the namespace "
         "\"shared\"; grant context 'nobody' (user 'nobody') that permission (RBAC) or use another --context")
     assert refused.value.exit_code == 3
+
+
+def test_bundle_reads_its_recipe_from_a_configmap(control_plane: ControlPlane, tmp_path: Path, cli: Any) -> None:
+    """``bundle --recipe cm://NS/NAME`` (as AICR's): the recipe under the ConfigMap's recipe.yaml key, gzip'ed
+    binaryData too; the same bundle as from the file."""
+    _namespace(control_plane, "recipes")
+    recipe = tmp_path / "recipe.yaml"
+    assert cli("recipe", "--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu",
+               "--platform", "dynamo", "-o", str(recipe)).code == 0
+    (tmp_path / "recipe.yaml.gz").write_bytes(gzip.compress(recipe.read_bytes()))
+    control_plane.kubectl("create", "configmap", "plain", "--namespace=recipes", f"--from-file={recipe}")
+    control_plane.kubectl("create", "configmap", "zipped", "--namespace=recipes",
+                          f"--from-file={tmp_path / 'recipe.yaml.gz'}")
+    kubeconfig = str(control_plane.kubeconfig)
+    outputs = []
+    for source in (str(recipe), "cm://recipes/plain", "cm://recipes/zipped"):
+        out = tmp_path / source.replace("/", "_").replace(":", "")
+        result = cli("bundle", "--recipe", source, "--kubeconfig", kubeconfig, "-o", str(out))
+        assert result.code == 0, result.err
+        outputs.append({path.relative_to(out): path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()})
+    assert outputs[0] == outputs[1] == outputs[2]
+    missing = cli("bundle", "--recipe", "cm://recipes/absent", "--kubeconfig", kubeconfig, "-o", str(tmp_path / "x"))
+    assert missing.code == 3 and "ConfigMap recipes/absent not found" in missing.err, missing.err
