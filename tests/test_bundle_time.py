@@ -511,21 +511,52 @@ PROFILE_CASES = [
 ]
 
 
+GKE_PROFILE_CASES = [
+    (("--set", "nvsentinel:labeler.assumeDriverInstalled=1"), 2),  # 1 is not true
+    (("--set", "gpu-operator:devicePlugin.enabled=0"), 2),
+    (("--set", "nvidia-dra-driver-gpu:resources.gpus.enabled=true"), 2),  # the external advertiser's closure
+    (("--set", "nvidia-dra-driver-gpu:enabled=false"), 2),
+    (("--dynamic", "gpu-operator:devicePlugin.enabled"), 2),  # an allocation-policy value, never install-time
+    (("--set", "gpu-operator:driver.version=1.2.3"), 0),
+]
+
+
 @needs_reference
-def test_a_profile_owns_its_values_as_aicr_holds_them(cli: Any, tmp_path: Path, aicr: Path) -> None:
-    """A profile-bearing recipe (AKS, gpuStack=azure-managed) owns values a bundle may not change, drop or leave
-    to install time: the AICR binary and aicr-gen refuse and accept alike."""
+@pytest.mark.parametrize(("criteria", "cases"), [
+    (("--service", "aks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu", "--platform",
+      "kubeflow"), PROFILE_CASES),
+    (("--service", "gke", "--accelerator", "a100", "--intent", "training", "--os", "cos", "--platform",
+      "kubeflow"), GKE_PROFILE_CASES),
+], ids=["aks-azure-managed", "gke-default"])
+def test_a_profile_owns_its_values_as_aicr_holds_them(cli: Any, tmp_path: Path, aicr: Path,
+                                                      criteria: tuple[str, ...], cases: Any) -> None:
+    """A profile-bearing recipe owns values a bundle may not change, drop or leave to install time (and, with an
+    external GPU advertiser, every allocation-policy value): the AICR binary and aicr-gen refuse and accept
+    alike."""
     import subprocess
 
     recipe = tmp_path / "recipe.yaml"
-    subprocess.run([str(aicr), "recipe", "--service", "aks", "--accelerator", "h100", "--intent", "training",
-                    "--os", "ubuntu", "--platform", "kubeflow", "-o", str(recipe)], check=True, capture_output=True)
+    subprocess.run([str(aicr), "recipe", *criteria, "-o", str(recipe)], check=True, capture_output=True)
     keyed = ("--accelerated-node-toleration", "nvidia.com/gpu:NoSchedule")
-    for number, (args, code) in enumerate(PROFILE_CASES):
+    for number, (args, code) in enumerate(cases):
         theirs = subprocess.run([str(aicr), "bundle", "-r", str(recipe), "-o", str(tmp_path / f"a{number}"), *keyed,
                                  *args], capture_output=True, text=True, check=False)
         ours = cli("bundle", "--recipe", str(recipe), "--catalog", str(AICR_CATALOG), "-o",
                    str(tmp_path / f"o{number}"), *keyed, *args)
         assert (theirs.returncode, ours.code) == (code, code), (args, theirs.stderr[-300:], ours.err)
         if code:
-            assert "gpuStack=azure-managed" in ours.err, ours.err
+            assert "gpuStack=" in ours.err or "GPU" in ours.err, ours.err
+
+
+@needs_reference
+def test_the_name_beats_its_alias_and_a_shared_storage_class_must_land(cli: Any, tmp_path: Path) -> None:
+    recipe = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "h100", "--intent", "training",
+                     "--os", "ubuntu", "--platform", "kubeflow")
+    result = _bundle(cli, recipe, tmp_path / "b", "--set", "gpu-operator:driver.version=AAA",
+                     "--set", "gpuoperator:driver.version=BBB")
+    assert result.code == 0 and _values(tmp_path / "b", "gpu-operator")["driver"]["version"] == "AAA"
+    slurm = _recipe(cli, tmp_path, "--service", "eks", "--accelerator", "gb200", "--intent", "training",
+                    "--os", "ubuntu", "--platform", "slurm")
+    refused = _bundle(cli, slurm, tmp_path / "s", "--shared-storage-class", "rwx",
+                      "--set", "slinky-slurm:storage.home=x")
+    assert refused.code == 2 and "--shared-storage-class: storage.home.storageClassName" in refused.err, refused.err

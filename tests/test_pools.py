@@ -100,8 +100,10 @@ def test_overlapping_selectors_are_refused_naming_both_pools(cli: Any, tmp_path:
     (lambda spec: spec["pools"][0].update(overrides={"set": ["no-colon"]}), ("spec.pools[0].overrides.set[0]",)),
     (lambda spec: spec["pools"][1].update(tolerations=["nvidia.com/gpu"]),
      ("spec.pools[1].tolerations[0]", "key=value:effect or key:effect")),
+    (lambda spec: spec.update(scheduling={"acceleratedNodeSelector": {"nvidia.com/gpu-operator.driver.owner": "x"}}),
+     ("spec.scheduling.acceleratedNodeSelector", "rejects selectors on it")),
 ], ids=["accelerator-and-pools", "duplicate-name", "not-a-dns-label", "empty-selector", "owner-label",
-        "bad-override", "bad-toleration"])
+        "bad-override", "bad-toleration", "owner-label-cluster-wide"])
 def test_bad_pools_are_refused_at_their_line(cli: Any, tmp_path: Path, change: Any, fragments: tuple[str, ...]) -> None:
     assert_refused(cli("lint", str(variant(tmp_path, change))), *fragments)
 

@@ -41,6 +41,10 @@ def check_pools(doc: Document, spec: Spec) -> None:
         raise InvalidInputError(f"{doc.where(('spec', 'criteria', 'accelerator'))}: with spec.pools each pool names "
                                 "its accelerator; drop spec.criteria.accelerator (criteria hold the cluster-wide "
                                 "service, intent, os and platform)")
+    if spec.scheduling is not None and OWNER_LABEL in spec.scheduling.acceleratedNodeSelector:
+        raise InvalidInputError(f"{doc.where(('spec', 'scheduling', 'acceleratedNodeSelector', OWNER_LABEL))}: "
+                                f"every pool's NVIDIADriver takes this selector, and the GPU Operator sets "
+                                f"{OWNER_LABEL} itself and rejects selectors on it; select GPU nodes by another label")
     for index, pool in enumerate(spec.pools):
         base = ("spec", "pools", index)
         twin = next((other for other in spec.pools[:index] if other.name == pool.name), None)

@@ -16,9 +16,11 @@ Pure: values in, values and messages out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.resolve.refs import is_enabled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,33 +122,81 @@ def needs_gke_quota(recipe: Mapping[str, Any], entry: Mapping[str, Any] | None) 
 # ---------------------------------------------------------------------------------------------- profile lock
 
 
-def owned_paths(recipe: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Component -> value paths the recipe's selected profile owns (``metadata.selectedProfile.ownedPaths``)."""
+ALLOCATION_POLICY = {"gpu-operator": ("devicePlugin.enabled",), "gpu-operator-ocp": ("devicePlugin.enabled",),
+                     "nvidia-dra-driver-gpu": ("gpuResourcesEnabledOverride", "resources.gpus.enabled"),
+                     "nvidia-dra-driver-gpu-ocp": ("gpuResourcesEnabledOverride", "resources.gpus.enabled")}
+"""The values that decide which component advertises whole GPUs (AICR pkg/allocpolicy ``Descriptor``)."""
+_PATH = re.compile(r"^[^.\s]+(\.[^.\s]+)*$")
+
+
+def owned_paths(recipe: Mapping[str, Any], source: str = "recipe") -> dict[str, list[str]]:
+    """Component -> value paths the recipe's selected profile owns (``metadata.selectedProfile.ownedPaths``),
+    widened as AICR widens them (``EffectiveLockSet``): when the profile names an external GPU advertiser or owns
+    an allocation-policy value, every deployed allocation-policy component's presence and policy values too."""
     profile = (recipe.get("metadata") or {}).get("selectedProfile") or {}
-    owned = profile.get("ownedPaths") if isinstance(profile, Mapping) else None
-    return {str(name): [str(path) for path in paths or []] for name, paths in (owned or {}).items()} \
-        if isinstance(owned, Mapping) else {}
+    if not isinstance(profile, Mapping) or not profile:
+        return {}
+    owned = profile.get("ownedPaths") or {}
+    where = f"{source}: metadata.selectedProfile.ownedPaths"
+    if not isinstance(owned, Mapping) or not all(
+            isinstance(paths, list) and all(isinstance(path, str) and _PATH.match(path) for path in paths)
+            for paths in owned.values()):
+        raise InvalidInputError(f"{where} must map each component to a list of dotted value paths; regenerate the "
+                                "recipe")
+    lock = {str(name): list(paths) for name, paths in owned.items()}
+    closure = profile.get("advertiser") == "external" or any(
+        path != "enabled" and any(_intersect(path, key) for key in ALLOCATION_POLICY.get(name, ()))
+        for name, paths in lock.items() for path in paths)
+    if closure:
+        deployed = {ref["name"] for ref in recipe.get("componentRefs") or [] if is_enabled(ref)}
+        for name, keys in ALLOCATION_POLICY.items():
+            if name in deployed:
+                lock[name] = sorted({*lock.get(name, []), "enabled", *keys})
+    return lock
 
 
-def _observe(values: Mapping[str, Any], path: str) -> tuple[str, Any]:
-    """AICR's ``ObserveValuePath``: ``present`` with the value, ``absent``, or ``blocked`` by a non-map."""
+def _observe(values: Mapping[str, Any], path: str) -> tuple[str, str]:
+    """AICR's ``ObserveValuePath``: ``present`` with the value as its serialisation (so ``1`` is not ``true``),
+    ``absent``, or ``blocked`` by a non-map on the way."""
+    import json
+
     node: Any = values
     parts = path.split(".")
     for index, part in enumerate(parts):
         if part not in node:
-            return "absent", None
+            return "absent", ""
         if index == len(parts) - 1:
-            return "present", node[part]
+            return "present", json.dumps(node[part], sort_keys=True, default=str)
         node = node[part]
         if not isinstance(node, Mapping):
-            return "blocked", None
-    return "absent", None
+            return "blocked", ""
+    return "absent", ""
 
 
 def _intersect(first: str, second: str) -> bool:
     """The same path, or one an ancestor of the other."""
     left, right = first.split("."), second.split(".")
     return left[:len(right)] == right[:len(left)]
+
+
+def allocation_policy(dynamic: Mapping[str, Sequence[str]], set_paths: Mapping[str, Sequence[str]]) -> list[str]:
+    """AICR's rule for the values that decide the GPU advertiser (``enforceAllocationPolicyOverrides``): left to
+    install time they are refused; set at bundle time they are warned about (the recipe should choose)."""
+    warnings: list[str] = []
+    for name, selectors in sorted(ALLOCATION_POLICY.items()):
+        keys = (*selectors, "enabled")
+        for path in dynamic.get(name, ()):
+            key = next((key for key in keys if _intersect(path, key)), None)
+            if key is not None:
+                raise InvalidInputError(f"--dynamic {name}:{path}: {key!r} decides which component advertises whole "
+                                        "GPUs and is verified from the recipe; it cannot be left to install time; set "
+                                        "it in a catalog overlay instead")
+        given = sorted(path for path in set_paths.get(name, ()) if any(_intersect(path, key) for key in keys))
+        if given:
+            warnings.append(f"deprecated: a bundle-time override of the GPU allocation-policy value(s) "
+                            f"{', '.join(given)} of {name!r}: validation reads the policy from the recipe and will "
+                            "report this as drift; choose the allocation mode in a catalog overlay")
+    return warnings
 
 
 def profile_lock(recipe: Mapping[str, Any], baseline: Mapping[str, Mapping[str, Any]],
@@ -170,9 +220,13 @@ def profile_lock(recipe: Mapping[str, Any], baseline: Mapping[str, Mapping[str, 
             if path == "enabled":
                 continue
             want, got = _observe(baseline.get(component, {}), path), _observe(values[component], path)
-            if want[0] == "blocked" or want != got:
+            if want[0] == "blocked":
+                raise InvalidInputError(f"{component}.{path}, owned by the recipe's profile {chosen}, goes through "
+                                        "a value that is not a map in the recipe; regenerate the recipe")
+            if want != got:
                 raise InvalidInputError(f"{component}.{path} is owned by the recipe's profile {chosen} "
-                                        f"({want[1]!r} there); a bundle may not change it; drop the override, or {fix}")
+                                        f"({want[1] or 'absent'} there); a bundle may not change it; drop the "
+                                        f"override, or {fix}")
 
 
 # ------------------------------------------------------------------------------------------------ validations
@@ -190,9 +244,7 @@ def _matches(criteria: Mapping[str, Any], conditions: Mapping[str, Sequence[str]
     return True
 
 
-def _wildcard_toleration(name: str, scheduling: Scheduling, disabled: frozenset[str]) -> str | None:
-    if name in disabled:
-        return None
+def _wildcard_toleration(name: str, scheduling: Scheduling) -> str | None:
     tolerations = scheduling.accelerated_tolerations
     if tolerations and all(item.get("key") for item in tolerations):
         return None
@@ -243,7 +295,7 @@ def validations(recipe: Mapping[str, Any], registry: Mapping[str, Mapping[str, A
                 text = (None if scheduling.accelerated_node_selector else
                         f"{name} is enabled but --accelerated-node-selector is not set")
             elif function == "CheckWildcardAcceleratedToleration":
-                text = _wildcard_toleration(name, scheduling, disabled)
+                text = _wildcard_toleration(name, scheduling)
             elif function == "CheckHostMofedWithoutNetworkOperator":
                 text = _host_mofed(name, disabled, set_values)
             else:

@@ -258,11 +258,14 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     if unknown:
         raise InvalidInputError(f"--dynamic {unknown[0]}: the component is not deployed by this recipe; use one of "
                                 f"{', '.join(kept)}")
+    given = {name: [values_mod.dotted(item.path) for item in items if item.path]
+             for name, items in per_component.items()}
+    policy_notes = bundle_time.allocation_policy(dynamic, given)
     values = {name: _values(refs[name], per_component[name], sources, parsed, entry=registry.get(name),
                             scheduling=scheduling, dynamic=frozenset(dynamic.get(name, ())))
               for name in kept}
     bundle_time.dra_annotation(values, [refs[name] for name in kept])
-    notes = [("warning", text) for text in bundle_time.agentgateway_exposure(values)]
+    notes = [("warning", text) for text in [*policy_notes, *bundle_time.agentgateway_exposure(values)]]
     disabled = frozenset(name for name in refs if name not in kept and is_enabled(refs[name]))
     set_values = {(item.component, values_mod.dotted(item.path)): item.value for item in resolved if not item.merge}
     owned = bundle_time.owned_paths(recipe)

@@ -208,9 +208,12 @@ def apply(values: Mapping[str, Any], entry: Mapping[str, Any] | None, *, overrid
     if scheduling.nodes > 0:
         for path in _paths(entry, "nodeScheduling", "nodeCountPaths"):
             set_at(out, path, scheduling.nodes, strict=True)
-    for paths, storage_class in ((_paths(entry, "storageClassPaths"), scheduling.storage_class),
-                                 (_paths(entry, "sharedStorageClassPaths"), scheduling.shared_storage_class)):
-        for path in paths:
-            if storage_class and path not in set_paths:
-                set_at(out, path, typed(storage_class), strict=True)
+    for path in _paths(entry, "storageClassPaths"):
+        if scheduling.storage_class and path not in set_paths:
+            set_at(out, path, typed(scheduling.storage_class), strict=True)
+    for path in _paths(entry, "sharedStorageClassPaths"):  # AICR refuses what it cannot write here
+        if scheduling.shared_storage_class and path not in set_paths and not set_at(
+                out, path, typed(scheduling.shared_storage_class), strict=True):
+            raise InvalidInputError(f"--shared-storage-class: {path} goes through a value that is not a map; "
+                                    "fix the override that set it")
     return out

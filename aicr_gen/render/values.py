@@ -146,17 +146,21 @@ def _ordered(overrides: Sequence[Override]) -> list[Override]:
 
 def resolve_names(overrides: Sequence[Override], refs: Sequence[Mapping[str, Any]],
                   aliases: Mapping[str, str]) -> list[Override]:
-    """Map aliases to component names; an override for a component absent from the recipe is an error."""
+    """Map aliases to component names; an override for a component absent from the recipe is an error. The
+    overrides given by an alias come first, so for the same path the one given by the component's name wins,
+    whatever their order (AICR's ``mergeOverridesAcrossKeys``)."""
     names = {ref["name"] for ref in refs}
-    out: list[Override] = []
+    by_alias: list[Override] = []
+    by_name: list[Override] = []
     for item in overrides:
         name = item.component if item.component in names else aliases.get(item.component, item.component)
         if name not in names:
             raise InvalidInputError(
                 f"{item.flag}: component {item.component!r} is not in the recipe; "
                 f"use one of {', '.join(sorted(names))}")
-        out.append(Override(name, item.path, item.value, item.merge, item.flag))
-    return out
+        (by_name if name == item.component else by_alias).append(
+            Override(name, item.path, item.value, item.merge, item.flag))
+    return [*by_alias, *by_name]
 
 
 def apply_sets(values: Mapping[str, Any], overrides: Sequence[Override]) -> dict[str, Any]:
