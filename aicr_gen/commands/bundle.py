@@ -123,8 +123,11 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
         wanted.append(f"components/{ref['name']}/values.yaml")
         wanted += [ref["valuesFile"]] if ref.get("valuesFile") else []
         wanted += [*ref.get("manifestFiles", []), *ref.get("preManifestFiles", [])]
-    gate_files = [f"components/{ref['name']}/readiness.yaml" for ref in recipe["componentRefs"]] \
-        if readiness is not None else []
+    gate_files: list[str] = []
+    if readiness is not None:
+        from aicr_gen.render.readiness import FILE
+
+        gate_files = [f"components/{ref['name']}/{FILE}" for ref in recipe["componentRefs"]]
     sources = read_files(catalog, wanted + gate_files)
     aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
     values_files = {rel for ref in recipe["componentRefs"]

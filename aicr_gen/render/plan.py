@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.render import bundle_time
+from aicr_gen.render import bundle_time, readiness
 from aicr_gen.render import values as values_mod
 from aicr_gen.render.scheduling import Scheduling
 from aicr_gen.render.scheduling import apply as schedule
@@ -291,7 +291,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
                 units.append(unit)
             last[name] = unit.name
         if gates and name in gates:
-            units.append(Unit(name=f"{name}-readiness", component=name, role=READINESS, kind=LOCAL,
+            units.append(Unit(name=f"{name}{readiness.SUFFIX}", component=name, role=READINESS, kind=LOCAL,
                               namespace=ref.get("namespace") or name, folder="", level=depth[name],
                               depends_on=(last[name],), manifests=(("readiness-gate.yaml", gates[name]),)))
             last[name] = units[-1].name

@@ -23,8 +23,8 @@ FILE = "readiness.yaml"
 SUFFIX = "-readiness"
 DEPLOYERS = ("helm", "argocd", "argocd-helm")
 MAX_WAIT_MINUTES = 90
-HELM_TIMEOUT = f"{MAX_WAIT_MINUTES + 5}m"
-"""helm's ``--timeout`` for a gate: its own deadline and a margin, so helm never cuts it short."""
+HELM_TIMEOUT = (MAX_WAIT_MINUTES + 5) * 60
+"""Seconds helm waits for a gate: its own deadline and a margin, so helm never cuts it short."""
 _BACKOFF_LIMIT = 6
 _JOB_ANNOTATIONS = {
     "helm": {"helm.sh/hook": "post-install,post-upgrade", "helm.sh/hook-delete-policy": "before-hook-creation"},

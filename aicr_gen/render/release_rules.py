@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from aicr_gen.render import readiness
 from aicr_gen.render.plan import MAIN, POST, READINESS, Unit
 
 TIMEOUT = 600
@@ -26,14 +27,10 @@ def is_async(unit: Unit) -> bool:
     return unit.component in ASYNC_COMPONENTS
 
 
-READINESS_TIMEOUT = 95 * 60
-"""Seconds a readiness gate may take: the gate's own 90-minute deadline and a margin (AICR's)."""
-
-
 def timeout(unit: Unit) -> int:
     """Seconds Helm may take to install ``unit``."""
     if unit.role == READINESS:
-        return READINESS_TIMEOUT
+        return readiness.HELM_TIMEOUT
     return ASYNC_TIMEOUT if is_async(unit) else TIMEOUT
 
 
