@@ -326,7 +326,7 @@ def test_a_bearer_challenge_gets_a_pull_token_with_the_credentials() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         host = f"127.0.0.1:{server.server_address[1]}"
-        client = Client(default=Credentials("site", "secret"))
+        client = Client(default=Credentials("site", "secret"), hosts=frozenset({host}))
         assert client.resolve(host, "mirror/nvidia/driver", "580") == digest
         assert client.resolve(host, "mirror/nvidia/driver", "581") == digest  # the token is reused
     finally:
@@ -351,7 +351,9 @@ def test_a_lock_of_another_mirror_or_missing_a_reference_is_refused(site: Site, 
         render_tree(load_spec(spec), tmp_path)
     assert main(["mirror", "verify", str(spec)]) == 1
     assert f"{dropped['reference']} is not locked" in capsys.readouterr().err
-    lock["mirror"]["images"] = "registry.other.example/mirror"
+    moved, lock["mirror"]["images"] = lock["mirror"]["images"], "registry.other.example/mirror"
+    for entry in lock["images"]:  # a lock of another mirror names that mirror's images
+        entry["reference"] = entry["reference"].replace(moved, "registry.other.example/mirror", 1)
     (tmp_path / "spec.lock.yaml").write_text(yaml.safe_dump(lock))
     with pytest.raises(InvalidInputError, match="the lock was computed for the mirror"):
         render_tree(load_spec(spec), tmp_path)

@@ -186,7 +186,7 @@ def test_repository_down_is_exit_3(cli: Cli, tmp_path: Path, monkeypatch: pytest
     result = _bundle(cli, _recipe(cli, tmp_path, f"http://127.0.0.1:{port}"), tmp_path / "o", "helm",
                      "--vendor-charts")
     assert result.code == 3, result.err
-    assert "cannot reach repository" in result.err
+    assert "cannot reach the host (connection refused)" in result.err
     assert not (tmp_path / "o").exists()
 
 

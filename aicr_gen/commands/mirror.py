@@ -158,14 +158,7 @@ def client_of(args: argparse.Namespace) -> Any:
 
     from aicr_gen.mirror import registry
 
-    endpoints: dict[str, str] = {}
-    for text in args.registry or []:
-        host, equals, url = text.partition("=")
-        host, url = (host, url) if equals and "://" not in host else ("*", text)
-        if not url.startswith(("https://", "http://")):
-            raise InvalidInputError(f"--registry {text!r}: give [HOST=]URL, e.g. http://127.0.0.1:5000 or "
-                                    "registry.site.example:5000=https://10.0.0.5:5000")
-        endpoints[host] = url
+    endpoints = dict(registry.endpoint(text) for text in args.registry or [])
     credentials = registry.docker_config(Path(args.registry_config) if args.registry_config else None)
     default = None
     username = args.username or os.environ.get(registry.USER_ENV)
@@ -174,11 +167,18 @@ def client_of(args: argparse.Namespace) -> Any:
     if username:
         password = sys.stdin.read().rstrip("\r\n") if args.password_stdin else os.environ.get(registry.PASSWORD_ENV)
         if password is None:
-            raise InvalidInputError(f"--username {username}: give the password on stdin (--password-stdin) or in "
+            raise InvalidInputError("--username: give the password on stdin (--password-stdin) or in "
                                     f"{registry.PASSWORD_ENV}")
-        default = registry.Credentials(username, password)
+        where = "--password-stdin" if args.password_stdin else f"{registry.USER_ENV}/{registry.PASSWORD_ENV}"
+        default = registry.credentials(username, password, where)
     return registry.Client(credentials=credentials, default=default, endpoints=endpoints, ca_file=args.ca_file,
                            insecure=args.insecure)
+
+
+def mirror_hosts(mirror: Any) -> set[str]:
+    """The registry hosts of a locked mirror (``oci://HOST/PATH`` for charts, ``HOST/PATH`` for images): the
+    only hosts ``mirror lock`` and ``verify`` reach for its spec."""
+    return {text.removeprefix("oci://").split("/", 1)[0] for text in (mirror.charts, mirror.images) if text}
 
 
 def wanted(spec_file: str) -> tuple[Any, Any, Any]:
@@ -223,8 +223,9 @@ def lock_command(spec_files: list[str], client: Any) -> int:
     absent: list[str] = []
     for spec_file in spec_files:
         _, mirror, want = wanted(spec_file)
-        charts = {ref: _resolve(client, ref, True) for ref in want.charts}
-        images = {ref: _resolve(client, ref, False) for ref in want.images}
+        site = client.only(mirror_hosts(mirror))
+        charts = {ref: _resolve(site, ref, True) for ref in want.charts}
+        images = {ref: _resolve(site, ref, False) for ref in want.images}
         gone = [f"  {spec_file}: {ref} is not on the mirror" for ref, digest in {**charts, **images}.items()
                 if digest is None]
         if gone:
@@ -264,16 +265,17 @@ def verify_command(spec_files: list[str], client: Any) -> int:
             problems.append(f"  {path}: computed for another mirror ({found.mirror.model_dump(exclude_none=True)}); "
                             f"lock the spec again")
             continue
+        site = client.only(mirror_hosts(mirror))
         locked = {**found.chart_digests(), **found.image_digests()}
         problems += [f"  {path}: {ref} is not locked (the tree pulls it); lock the spec again"
                      for ref in (*want.charts, *want.images) if ref not in locked]
         for entries, chart in ((found.chart_digests(), True), (found.image_digests(), False)):
             for ref, digest in entries.items():
                 checked += 1
-                if _resolve(client, ref, chart, by=digest) is None:
+                if _resolve(site, ref, chart, by=digest) is None:
                     problems.append(f"  {path}: {ref}@{digest} is gone from the registry")
                     continue
-                now = _resolve(client, ref, chart) if "@" not in ref else digest
+                now = _resolve(site, ref, chart) if "@" not in ref else digest
                 if now != digest:
                     state = "is gone" if now is None else f"now resolves to {now}"
                     problems.append(f"  {path}: the tag of {ref} {state}; the lock has {digest}")

@@ -3,13 +3,15 @@
 Before ``helm pull`` runs, as in AICR: the chart name and version must be plain tokens (never a helm flag), the
 repository host (and, for an HTTP repository, every URL its ``index.yaml`` gives for the version) may not be a
 loopback, private, link-local or cloud-metadata address, and the index must list the version. Everything is
-bounded: the index read (30 s, 32 MiB, 10 redirects), the pull (5 minutes) and the chart (64 MiB). A chart that
-two components share is pulled once. Errors exit as AICR classifies them: input 2, repository or chart not
-there 3.
+bounded: the index read (``transport.py``: 120 s in all, 32 MiB, 10 redirects, each hop checked like the repository
+host; credentials in the repository URL only as a header to its own origin, over https), the pull (5 minutes) and
+the chart (64 MiB). A chart that two components share is pulled once. Errors exit as AICR classifies them: input 2,
+repository or chart not there 3.
 """
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import os
 import re
@@ -18,12 +20,11 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
+from aicr_gen.mirror.transport import Transport, redacted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 
 PULL_TIMEOUT = 300.0
 CHART_LIMIT = 64 * 1024 * 1024
-INDEX_TIMEOUT = 30.0
+INDEX_TIMEOUT = 120.0
+"""Seconds for the whole index read (the transport's connect and read timeouts apply within it)."""
 INDEX_LIMIT = 32 * 1024 * 1024
 ALLOWED_HOSTS = "AICR_GEN_VENDOR_ALLOWED_HOSTS"
 """Comma-separated repository hosts exempt from the address check (an internal chart mirror); not in AICR."""
@@ -97,7 +99,7 @@ def pull(helm: str, name: str, chart: str, version: str, repository: str, *, pul
         except OSError as err:
             raise InvalidInputError(f"--vendor-charts: cannot run {helm}: {err}") from None
         except subprocess.TimeoutExpired:
-            raise UnreachableError(f"--vendor-charts: pulling {chart} {version} from {_redacted(repository)} took "
+            raise UnreachableError(f"--vendor-charts: pulling {chart} {version} from {redacted(repository)} took "
                                    f"longer than {PULL_TIMEOUT:.0f} s") from None
         if done.returncode != 0:
             raise _classified(chart, version, repository, done.stdout + done.stderr)
@@ -116,7 +118,10 @@ def _check_tokens(name: str, chart: str, version: str, repository: str, oci: boo
         raise InvalidInputError(f"{where}: version {version!r} must match {_VERSION.pattern}; pin one version")
     scheme = urllib.parse.urlsplit(repository).scheme
     if not oci and scheme not in ("http", "https"):
-        raise InvalidInputError(f"{where}: repository {_redacted(repository)!r} must be http(s):// or oci://")
+        raise InvalidInputError(f"{where}: repository {redacted(repository)!r} must be http(s):// or oci://")
+    if scheme == "http" and "@" in urllib.parse.urlsplit(repository).netloc:
+        raise InvalidInputError(f"{where}: repository {redacted(repository)!r} has credentials over plain http; "
+                                "use https")
 
 
 def _allowed_hosts() -> set[str]:
@@ -144,7 +149,7 @@ def check_host(url: str) -> None:
     unresolvable host is unreachable (exit 3)."""
     host = (urllib.parse.urlsplit(url).hostname or "").lower()
     if not host:
-        raise InvalidInputError(f"--vendor-charts: repository URL {_redacted(url)!r} has no host")
+        raise InvalidInputError(f"--vendor-charts: repository URL {redacted(url)!r} has no host")
     if host in _allowed_hosts():
         return
     try:
@@ -162,44 +167,33 @@ def check_host(url: str) -> None:
                 f"pull from a public repository, or list the host in {ALLOWED_HOSTS}")
 
 
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Each redirect hop of the index read is checked like the repository host (urllib stops after 10)."""
-
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,  # noqa: PLR0917 (urllib's)
-                         newurl: str) -> Any:
-        check_host(newurl)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 def _check_index(chart: str, version: str, repository: str) -> None:
     """The repository's index lists ``chart`` at ``version`` and every URL it gives for it passes the host
     check (a public index must not send helm to a private address)."""
     from aicr_gen.yamlio import load_text
 
     index_url = repository.rstrip("/") + "/index.yaml"
-    opener = urllib.request.build_opener(_Redirects)
+    parts = urllib.parse.urlsplit(index_url)
+    headers = {}
+    if parts.username is not None:  # as Go's http client (and so helm) sends URL credentials
+        headers["Authorization"] = "Basic " + base64.b64encode(
+            f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}".encode()).decode()
+        index_url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    answer = Transport("--vendor-charts: repository index", plain_http=True).send(
+        "GET", index_url, headers, limit=INDEX_LIMIT, deadline=INDEX_TIMEOUT, check=check_host)
+    if answer.status != 200:
+        message = f"--vendor-charts: GET {redacted(index_url)} returned HTTP {answer.status}"
+        if 400 <= answer.status < 500 and answer.status not in (401, 403, 404, 408, 429):
+            raise InvalidInputError(message)
+        raise UnreachableError(message)
     try:
-        with opener.open(urllib.request.Request(index_url, headers={"User-Agent": "aicr-gen"}),
-                         timeout=INDEX_TIMEOUT) as response:
-            body = response.read(INDEX_LIMIT + 1)
-    except urllib.error.HTTPError as err:
-        message = f"--vendor-charts: GET {_redacted(index_url)} returned HTTP {err.code}"
-        if 400 <= err.code < 500 and err.code not in (401, 403, 404, 408, 429):
-            raise InvalidInputError(message) from None
-        raise UnreachableError(message) from None
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        reason = getattr(err, "reason", err)
-        raise UnreachableError(f"--vendor-charts: cannot reach repository {_redacted(repository)}: {reason}") from None
-    if len(body) > INDEX_LIMIT:
-        raise InvalidInputError(f"--vendor-charts: index at {_redacted(index_url)} exceeds {INDEX_LIMIT} bytes")
-    try:
-        index = load_text(body.decode("utf-8"), index_url).data
-    except (InvalidInputError, UnicodeDecodeError):
-        raise InvalidInputError(f"--vendor-charts: index at {_redacted(index_url)} is not valid YAML") from None
+        index = load_text(answer.body.decode("utf-8"), index_url).data
+    except (InvalidInputError, UnicodeDecodeError, RecursionError):
+        raise InvalidInputError(f"--vendor-charts: index at {redacted(index_url)} is not valid YAML") from None
     entries = ((index or {}).get("entries") or {}).get(chart) if isinstance(index, dict) else None
     if not entries:
-        raise UnreachableError(f"--vendor-charts: repository {_redacted(repository)} has no chart {chart!r}")
-    base = repository.rstrip("/") + "/"
+        raise UnreachableError(f"--vendor-charts: repository {redacted(repository)} has no chart {chart!r}")
+    base = index_url.removesuffix("index.yaml")
     for url in _urls(entries, chart, version):
         check_host(urllib.parse.urljoin(base, url))
 
@@ -237,14 +231,16 @@ def _urls(entries: list[Any], chart: str, version: str) -> list[str]:
 def _classified(chart: str, version: str, repository: str, output: str) -> Exception:
     """``helm pull``'s failure as AICR classifies it: chart or repository not there, not allowed, too slow,
     unreachable (all exit 3) or another failure (exit 3, with helm's message)."""
-    text, where = output.strip(), f"{chart} {version} from {_redacted(repository)}"
+    password = urllib.parse.urlsplit(repository).password
+    text, where = output.strip(), f"{chart} {version} from {redacted(repository)}"
+    text = text.replace(password, "xxxxx") if password else text
     lowered = text.lower()
     if any(word in lowered for word in ("not found", "404", "no chart version", "no chart name")):
         return UnreachableError(f"--vendor-charts: chart {where} not found: {text}")
     if any(word in lowered for word in ("401", "403", "unauthorized", "forbidden")):
         return UnreachableError(f"--vendor-charts: authentication failed pulling {where}: {text}")
     if any(word in lowered for word in ("no such host", "connection refused", "dial tcp")):
-        return UnreachableError(f"--vendor-charts: cannot reach repository {_redacted(repository)}: {text}")
+        return UnreachableError(f"--vendor-charts: cannot reach repository {redacted(repository)}: {text}")
     return UnreachableError(f"--vendor-charts: helm pull {where} failed: {text}")
 
 
@@ -275,12 +271,3 @@ def _puller_version(helm: str) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return f"helm-cli {done.stdout.strip()}" if done.returncode == 0 and done.stdout.strip() else ""
-
-
-def _redacted(url: str) -> str:
-    """``url`` without a password (it may carry credentials)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username}:xxxxx@{parts.netloc.rpartition('@')[2]}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
