@@ -135,7 +135,7 @@ def endpoint(text: str) -> tuple[str, str]:
     credentials, no path: the API is at ``/v2/``)."""
     host, equals, url = text.partition("=")
     host, url = (host, url) if equals and "://" not in host else ("*", text)
-    shown = f"--registry {redacted(text)!r}"
+    shown = f"--registry {'' if host == '*' else host + '='}{redacted(url)}"
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - parsed for its check

@@ -217,10 +217,10 @@ def _retry_after(value: str | None) -> float | None:
 
 _FAILURES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
     (ConnectionRefusedError, "cannot reach the host (connection refused)"),
-    (ConnectionResetError, "the connection was reset"),
     (urllib3.exceptions.NameResolutionError, "cannot resolve the host name"),
     (http.client.LineTooLong, "a status or header line over 64 KiB"),
-    (http.client.RemoteDisconnected, "the connection closed without an answer"),
+    ((http.client.RemoteDisconnected, ConnectionResetError), "the connection closed (or was reset) before a "
+     "complete answer"),
     (http.client.BadStatusLine, "a malformed status line (not an HTTP answer)"),
     (http.client.IncompleteRead, "a body cut short (the connection closed before the announced length)"),
     (urllib3.exceptions.NewConnectionError, "cannot reach the host"),
@@ -231,14 +231,23 @@ _FAILURES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], st
 ConnectTimeoutError too, so refusals come first)."""
 
 
-def _peer_failure(err: BaseException) -> str:
-    """What went wrong, from urllib3's or http.client's exception, without the peer's own text."""
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+def _causes(err: BaseException) -> list[BaseException]:
+    """``err`` and what caused it (urllib3 keeps the cause in ``args[1]`` of a ProtocolError)."""
     causes: list[BaseException] = []
     current: BaseException | None = err
     while current is not None and len(causes) < 10:
         causes.append(current)
         current = current.__cause__ or current.__context__ or (
             current.args[1] if len(current.args) > 1 and isinstance(current.args[1], BaseException) else None)
+    return causes
+
+
+def _peer_failure(err: BaseException) -> str:
+    """What went wrong, from urllib3's or http.client's exception, without the peer's own text."""
+    causes = _causes(err)
     for kinds, what in _FAILURES:
         if any(isinstance(cause, kinds) for cause in causes):
             return what
@@ -360,20 +369,25 @@ class Transport:
 
     def _open(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, *, stop: float,
               seconds: float, watch: _Watch) -> urllib3.BaseHTTPResponse:
-        left = max(0.01, stop - time.monotonic())
-        timeout = urllib3.Timeout(connect=min(CONNECT_TIMEOUT, left), read=min(READ_TIMEOUT, left))
-        try:
-            return self._manager(url).request(method, url, headers=dict(headers), body=body, timeout=timeout,
-                                              retries=False, redirect=False, preload_content=False,
-                                              decode_content=False)
-        except AicrGenError:
-            raise
-        except _BROKEN as err:
-            if watch.expired:
-                self._late(method, url, seconds)
-            if isinstance(err, urllib3.exceptions.ProxyError):
-                self._fail(method, url, "the proxy (HTTPS_PROXY/HTTP_PROXY) refused or failed")
-            self._fail(method, url, _peer_failure(err))
+        """The answer's status and headers; an idempotent request whose connection closed before any answer is
+        sent once more at once (a kept-alive connection the peer had just closed, as urllib3 itself retries)."""
+        again = method in _IDEMPOTENT
+        while True:
+            left = max(0.01, stop - time.monotonic())
+            timeout = urllib3.Timeout(connect=min(CONNECT_TIMEOUT, left), read=min(READ_TIMEOUT, left))
+            try:
+                return self._manager(url).request(method, url, headers=dict(headers), body=body, timeout=timeout,
+                                                  retries=False, redirect=False, preload_content=False,
+                                                  decode_content=False)
+            except _BROKEN as err:
+                if watch.expired:
+                    self._late(method, url, seconds)
+                if again and any(isinstance(cause, _STALE) for cause in _causes(err)):
+                    again = False
+                    continue
+                if isinstance(err, urllib3.exceptions.ProxyError):
+                    self._fail(method, url, "the proxy (HTTPS_PROXY/HTTP_PROXY) refused or failed")
+                self._fail(method, url, _peer_failure(err))
 
     def _read(self, answer: urllib3.BaseHTTPResponse, method: str, url: str, *, limit: int, seconds: float,
               watch: _Watch) -> bytes:
