@@ -144,6 +144,9 @@ def parse_mirror_prefix(text: str) -> str:
         raise InvalidInputError(f"image mirror {text!r}: give HOST[:PORT][/PATH] without a scheme, e.g. "
                                 "registry.example.com:5000/mirror")
     host, _, path = text.strip().rstrip("/").partition("/")
+    if "@" in host:  # USER:PASSWORD@HOST: never echoed
+        raise InvalidInputError("image mirror: credentials (USER:PASSWORD@) do not belong in a mirror address; give "
+                                "them to mirror lock/verify (--registry-config, or --username with --password-stdin)")
     if not _DOMAIN.match(host) or (path and not _PATH.match(path)):
         raise InvalidInputError(f"image mirror {text!r}: give HOST[:PORT][/PATH] (a registry host, then "
                                 "lower-case repository path components), e.g. registry.example.com:5000/mirror")

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -53,12 +54,13 @@ class Peer:
 
     script: Callable[[Request], Answer]
     host: str = "127.0.0.1"
+    tls: ssl.SSLContext | None = None
     seen: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._server = socket.create_server((self.host, 0))
         self.address = f"{self.host}:{self._server.getsockname()[1]}"
-        self.url = f"http://{self.address}"
+        self.url = f"{'https' if self.tls else 'http'}://{self.address}"
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -74,6 +76,8 @@ class Peer:
             conn.settimeout(10)
             data = b""
             try:
+                if self.tls is not None:
+                    conn = self.tls.wrap_socket(conn, server_side=True)
                 while b"\r\n\r\n" not in data:
                     chunk = conn.recv(65536)
                     if not chunk:
@@ -140,8 +144,9 @@ def token_service(token: str = TOKEN) -> Callable[[Request], Answer]:
 def peers() -> Iterator[Callable[..., Peer]]:
     started: list[Peer] = []
 
-    def start(script: Callable[[Request], Answer], host: str = "127.0.0.1") -> Peer:
-        started.append(Peer(script, host))
+    def start(script: Callable[[Request], Answer], host: str = "127.0.0.1",
+              tls: ssl.SSLContext | None = None) -> Peer:
+        started.append(Peer(script, host, tls))
         return started[-1]
 
     yield start
@@ -349,6 +354,17 @@ def test_a_registry_url_with_credentials_is_refused_and_redacted(text: str, tmp_
     assert code == 2, err
     assert f"{USER}:xxxxx@" in err and "credentials in the URL are not sent" in err
     assert_no_secret(out, err, folder=tmp_path)
+
+
+def test_a_spec_mirror_with_credentials_is_refused_unprinted(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    spec = _spec(tmp_path, mirror={"charts": f"oci://{USER}:{SECRET}@127.0.0.1:5000/charts",
+                                   "images": f"{USER}:{SECRET}@127.0.0.1:5000/mirror"}, deployers=["helm"])
+    for command in (["mirror", "lock"], ["mirror", "list"], ["lint"]):
+        code, out, err = run(capsys, *command, str(spec))
+        assert code == 2, err
+        assert "spec.mirror.charts: image mirror: credentials (USER:PASSWORD@) do not belong" in err
+        assert_no_secret(out, err)
 
 
 def test_plain_http_to_a_host_that_is_not_loopback_needs_insecure(tmp_path: Path,
@@ -562,3 +578,82 @@ def test_the_index_read_sends_url_credentials_to_its_origin_only_and_is_bounded(
     with pytest.raises(UnreachableError, match="over the 100-byte limit") as err:
         pull._check_index("demo", "1.0.0", f"http://{USER}:{SECRET}@127.0.0.1:{port}")
     assert_no_secret(str(err.value))
+
+
+# -------------------------------------------------------------------------------------------------------- TLS
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1 and 127.0.0.2 (the CA file) and a server context with it."""
+    import datetime
+    import ipaddress
+
+    pytest.importorskip("cryptography", reason="the TLS cases make their certificate with cryptography")
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aicr-gen test registry")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(address))
+                                                        for address in ("127.0.0.1", "127.0.0.2")]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    folder = tmp_path_factory.mktemp("tls")
+    (folder / "ca.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                       serialization.PrivateFormat.PKCS8,
+                                                       serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "ca.pem", folder / "key.pem")
+    return folder / "ca.pem", context
+
+
+def test_https_with_the_site_ca_and_a_token_realm_on_another_https_host(
+        certificate: tuple[Path, ssl.SSLContext], peers: Callable[..., Peer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    ca_file, context = certificate
+    tokens = peers(token_service(), "127.0.0.2", context)  # another host, over https: it gets the credentials
+    reg = peers(challenged("Bearer", f"{tokens.url}/token"), tls=context)
+    where = site(tmp_path, reg)
+    code, out, err = lock(capsys, where, "--registry", reg.url, "--ca-file", str(ca_file))
+    assert code == 0, err
+    assert tokens.seen and {request.headers["authorization"] for request in tokens.seen} == {BASIC}
+    assert set(reg.authorizations()) == {f"Bearer {TOKEN}"}
+    assert_no_secret(out, err, folder=where.folder)
+
+
+def test_a_certificate_the_site_ca_does_not_sign_is_exit_3_before_any_request(
+        certificate: tuple[Path, ssl.SSLContext], peers: Callable[..., Peer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _, context = certificate
+    reg = peers(challenged("Basic"), tls=context)
+    where = site(tmp_path, reg)
+    code, out, err = lock(capsys, where, "--registry", reg.url)
+    assert code == 3, err
+    assert "TLS failed" in err and "certificate verify failed" in err and "--ca-file" in err
+    assert reg.seen == []
+    assert_no_secret(out, err, folder=where.folder)
+
+
+def test_a_redirect_from_https_to_plain_http_drops_the_credentials(
+        certificate: tuple[Path, ssl.SSLContext], peers: Callable[..., Peer], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    ca_file, context = certificate
+    plain = peers(manifest)
+
+    def downgraded(request: Request) -> Answer:
+        return answer(308, {"Location": f"{plain.url}{request.path}"})
+
+    reg = peers(challenged("Basic", then=downgraded), tls=context)
+    where = site(tmp_path, reg)
+    code, out, err = lock(capsys, where, "--registry", reg.url, "--ca-file", str(ca_file))
+    assert code == 0, err
+    assert plain.seen and plain.authorizations() == []
+    assert_no_secret(out, err, folder=where.folder)
