@@ -376,9 +376,9 @@ class Transport:
             left = max(0.01, stop - time.monotonic())
             timeout = urllib3.Timeout(connect=min(CONNECT_TIMEOUT, left), read=min(READ_TIMEOUT, left))
             try:
-                return self._manager(url).request(method, url, headers=dict(headers), body=body, timeout=timeout,
-                                                  retries=False, redirect=False, preload_content=False,
-                                                  decode_content=False)
+                answer = self._manager(url).request(method, url, headers=dict(headers), body=body, timeout=timeout,
+                                                    retries=False, redirect=False, preload_content=False,
+                                                    decode_content=False)
             except _BROKEN as err:
                 if watch.expired:
                     self._late(method, url, seconds)
@@ -388,6 +388,11 @@ class Transport:
                 if isinstance(err, urllib3.exceptions.ProxyError):
                     self._fail(method, url, "the proxy (HTTPS_PROXY/HTTP_PROXY) refused or failed")
                 self._fail(method, url, _peer_failure(err))
+            if watch.expired:  # the headers ended where the watch cut them: not an answer
+                answer.close()
+                answer.release_conn()
+                self._late(method, url, seconds)
+            return answer
 
     def _read(self, answer: urllib3.BaseHTTPResponse, method: str, url: str, *, limit: int, seconds: float,
               watch: _Watch) -> bytes:

@@ -341,6 +341,24 @@ def test_a_lock_that_is_a_symlink_out_of_the_repository_is_refused(
     assert len(reg.seen) == contacted and (where.folder / "spec.lock.yaml").is_symlink()
 
 
+def test_a_lock_that_is_no_regular_file_or_too_large_is_refused(peers: Callable[..., Peer], tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from aicr_gen.mirror import lock as lock_module
+
+    reg = peers(manifest)
+    where = site(tmp_path, reg)
+    assert lock(capsys, where)[0] == 0
+    monkeypatch.setattr(lock_module, "LOCK_LIMIT", 100)
+    code, _, err = run(capsys, "mirror", "verify", str(where.spec))
+    assert code == 2 and "spec.lock.yaml: not a regular file of at most 100 bytes" in err
+    path = where.folder / "spec.lock.yaml"
+    path.unlink()
+    os.mkfifo(path)  # a reader that would block forever
+    code, _, err = run(capsys, "mirror", "verify", str(where.spec))
+    assert code == 2 and "spec.lock.yaml: not a regular file" in err
+
+
 # ------------------------------------------------------------------------------------- secrets never printed
 
 
@@ -525,6 +543,16 @@ def test_a_misbehaving_registry_is_one_clear_message_exit_3_and_quick(
     assert {request.path.split("?")[0] for request in reg.seen} <= {FIRST_CHART, "/v2/"}
 
 
+@pytest.mark.usefixtures("_one_second")
+def test_headers_cut_off_at_the_deadline_are_no_answer(peers: Callable[..., Peer], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The watch ends a trickled header block: what came before it is not taken for a (digest-less) answer."""
+    reg = peers(lambda request: _trickle(b"HTTP/1.1 200 OK\r\nX-Slow: ", 0.05))
+    code, _, err = lock(capsys, site(tmp_path, reg))
+    assert code == 3 and "timed out: no complete answer within the 1-second deadline" in err
+    assert [request.method for request in reg.seen] == ["HEAD"]
+
+
 def test_429_and_503_are_retried_as_retry_after_asks_then_succeed(peers: Callable[..., Peer], tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     refusals = iter([answer(429, {"Retry-After": "0"}), answer(503, {"Retry-After": "0"})])
@@ -562,7 +590,7 @@ def test_a_deeply_nested_token_answer_is_no_token(peers: Callable[..., Peer], tm
 
 def test_the_index_read_sends_url_credentials_to_its_origin_only_and_is_bounded(
         peers: Callable[..., Peer], monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr_gen.errors import UnreachableError
+    from aicr_gen.errors import InvalidInputError, UnreachableError
     from aicr_gen.mirror import pull
 
     index = yaml.safe_dump({"apiVersion": "v1", "entries": {"demo": [
@@ -574,6 +602,9 @@ def test_the_index_read_sends_url_credentials_to_its_origin_only_and_is_bounded(
     pull._check_index("demo", "1.0.0", f"http://{USER}:{SECRET}@127.0.0.1:{port}")
     assert repo.seen[0].headers["authorization"] == BASIC and other.authorizations() == []
     assert f"{SECRET}" not in repo.seen[0].path
+    with pytest.raises(InvalidInputError, match="has credentials over plain http; use https") as refused:
+        pull._check_tokens("demo", "demo", "1.0.0", f"http://{USER}:{SECRET}@charts.example.com/", False)
+    assert_no_secret(str(refused.value))
     monkeypatch.setattr(pull, "INDEX_LIMIT", 100)
     with pytest.raises(UnreachableError, match="over the 100-byte limit") as err:
         pull._check_index("demo", "1.0.0", f"http://{USER}:{SECRET}@127.0.0.1:{port}")
