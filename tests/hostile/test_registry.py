@@ -688,3 +688,26 @@ def test_a_redirect_from_https_to_plain_http_drops_the_credentials(
     assert code == 0, err
     assert plain.seen and plain.authorizations() == []
     assert_no_secret(out, err, folder=where.folder)
+
+
+def test_a_proxy_sees_a_tunnel_request_and_no_credentials_and_loopback_is_never_proxied(
+        peers: Callable[..., Peer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    proxy = peers(lambda request: answer(403))
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    reg = peers(challenged("Basic"))
+    where = site(tmp_path, reg)
+    assert lock(capsys, where)[0] == 0  # a loopback registry is reached directly
+    assert proxy.seen == []
+    remote = Site(where.folder, _spec(where.folder, mirror={
+        "charts": "oci://registry.site.example:5000/charts", "images": "registry.site.example:5000/mirror"},
+        deployers=["helm"]), where.config)
+    where.config.write_text(json.dumps({"auths": {"registry.site.example:5000": {
+        "auth": base64.b64encode(f"{USER}:{SECRET}".encode()).decode()}}}))
+    code, out, err = lock(capsys, remote)
+    assert code == 3, err
+    assert "the proxy (HTTPS_PROXY/HTTP_PROXY) refused or failed" in err
+    assert [(request.method, request.path) for request in proxy.seen] == [("CONNECT", "registry.site.example:5000")]
+    assert proxy.authorizations() == []
+    assert_no_secret(out, err)
