@@ -45,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
                                       accounting_mode=args.slurm_accounting_mode, api_version=args.api_version,
                                       criteria_file=args.criteria)
     if args.command == "bundle":
-        from aicr_gen.commands.bundle import bundle_command, scheduling_from
+        from aicr_gen.commands.bundle import Publishing, bundle_command, scheduling_from
 
         if args.config is not None:
             from aicr_gen.commands import bundle_config
@@ -59,7 +59,9 @@ def _run(args: argparse.Namespace) -> int:
                               build_only=args.build, scheduling=scheduling_from(args),
                               app_name=args.app_name, flux_namespace=args.flux_namespace, serial=args.serial,
                               dynamic=args.dynamic, readiness=_readiness(args), vendor_charts=args.vendor_charts,
-                              kubeconfig=args.kubeconfig, context=args.context)
+                              kubeconfig=args.kubeconfig, context=args.context,
+                              publishing=Publishing(args.image_refs, args.plain_http, args.insecure_tls,
+                                                    args.flux_oci_source_name))
     if args.command == "verify":
         from aicr_gen.commands.verify import verify_command
 

@@ -93,7 +93,15 @@ def _bundle_parser(commands: Any) -> None:
     bundle.add_argument("--deployer", "-d", help="helm, argocd, argocd-helm, flux or helmfile (default: helm)")
     bundle.add_argument("--config", metavar="FILE",
                         help="AICR's AICRConfig file: spec.bundle gives the defaults of these flags")
-    bundle.add_argument("--output", "-o", metavar="DIR", help="bundle folder (written atomically)")
+    bundle.add_argument("--output", "-o", metavar="DIR",
+                        help="bundle folder (written atomically), or oci://REGISTRY/REPOSITORY[:TAG] to publish it "
+                             "(tag: aicr-gen's version)")
+    bundle.add_argument("--image-refs", metavar="FILE", help="write the published manifest digest here (OCI output)")
+    bundle.add_argument("--plain-http", action="store_true", help="publish over plain HTTP instead of HTTPS")
+    bundle.add_argument("--insecure-tls", action="store_true",
+                        help="publish without checking the registry's TLS certificate")
+    bundle.add_argument("--flux-oci-source-name", metavar="NAME",
+                        help="the OCIRepository a published flux bundle is pulled from (default aicr-bundle)")
     bundle.add_argument("--build", action="store_true",
                         help="print the manifests a flux or argocd bundle applies instead of writing it")
     bundle.add_argument("--set", action="append", default=[], metavar="COMP:PATH=VALUE",

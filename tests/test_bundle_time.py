@@ -314,7 +314,8 @@ def test_an_aicr_config_file_gives_the_flags_and_a_flag_replaces_its_value(cli: 
     (("deployer: flux", "deployr: flux"), "spec.bundle.deployment.deployr"),
     (("nvidia.com/gpu=present:NoSchedule", "nvidia.com/gpu"),
      ":16: spec.bundle.scheduling.acceleratedNodeTolerations[0]"),
-    (("target: OUT", "target: oci://ghcr.io/x/bundle"), "an oci:// target is not supported"),
+    (("output: {target: OUT}", "output: {target: OUT}\n    registry: {plainHTTP: 'yes'}"),
+     ":10: spec.bundle.registry.plainHTTP"),
 ])
 def test_a_bad_aicr_config_is_refused_at_its_line(cli: Any, tmp_path: Path, edit: tuple[str, str],
                                                   says: str) -> None:

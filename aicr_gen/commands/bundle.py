@@ -8,7 +8,9 @@ from aicr_gen.errors import OK, InvalidInputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 _DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destinationServer": "destination_server",
                       "destinationName": "destination_name", "shared": "shared",
@@ -190,24 +192,45 @@ def report_notes(plan: Any) -> None:
         sys.stderr.write(f"aicr-gen: {severity}: {message}\n")
 
 
+class Publishing(NamedTuple):
+    """How ``bundle --output oci://...`` publishes: AICR's ``--image-refs``, ``--plain-http``, ``--insecure-tls``
+    and ``--flux-oci-source-name``."""
+
+    image_refs: str | None = None
+    plain_http: bool = False
+    insecure_tls: bool = False
+    flux_oci_source: str | None = None
+
+    def client(self, target: Any) -> Any:
+        """The registry client that pushes to ``target``, with the docker config's (or the environment's)
+        credentials."""
+        from aicr_gen.publish.push import client
+
+        return client(target, plain_http=self.plain_http, insecure_tls=self.insecure_tls)
+
+
 def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets: list[str], set_jsons: list[str],
                    repo: str | None, folders: list[str], force: bool, build_only: bool = False,
                    set_files: list[str] | None = None, scheduling: Any = None, app_name: str | None = None,
                    flux_namespace: str | None = None, serial: bool = False, dynamic: list[str] | None = None,
                    readiness: str | None = None, vendor_charts: bool = False, kubeconfig: str | None = None,
-                   context: str | None = None) -> int:
-    """Render and write one bundle (or, with ``build_only``, print what it applies); ``vendor_charts``: with
-    the upstream charts pulled into it."""
+                   context: str | None = None, publishing: Publishing | None = None) -> int:
+    """Render and write one bundle (or, with ``build_only``, print what it applies; with an ``oci://`` output,
+    publish it); ``vendor_charts``: with the upstream charts pulled into it."""
     if (output is None) != build_only:
         raise InvalidInputError("bundle needs exactly one of --output DIR or --build")
     if build_only and deployer not in ("argocd", "flux"):
         raise InvalidInputError(f"--build shows what a flux or argocd bundle applies, not a {deployer} bundle")
     from aicr_gen.catalog.load import open_catalog
+    from aicr_gen.commands import bundle_publish
     from aicr_gen.output import write_bundle
+    from aicr_gen.publish.target import is_oci
     from aicr_gen.render import render_bundle
     from aicr_gen.render.values import parse
 
-    if repo is None and deployer in ("argocd", "flux"):
+    publishing = publishing or Publishing()
+    bundle_publish.check_flags(output, deployer, publishing.image_refs, publishing.flux_oci_source)
+    if repo is None and deployer in ("argocd", "flux") and not is_oci(output):
         raise InvalidInputError(
             f"--deployer {deployer} needs --repo URL: the Git repository this bundle will be committed to, which "
             "Argo CD or Flux reads it from")
@@ -219,6 +242,11 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     deployer_sets += [f"deployer:appName={app_name}"] if app_name is not None else []
     deployer_sets += [f"deployer:fluxNamespace={flux_namespace}"] if flux_namespace is not None else []
     options = _options(deployer_sets, repo, deployer)
+    target = None
+    if output is not None and is_oci(output):
+        options, target = bundle_publish.published_options(options, output, deployer, repo,
+                                                           deployer_sets=deployer_sets,
+                                                           flux_oci_source=publishing.flux_oci_source)
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
     if set_files:
         from aicr_gen.inputs import read_input
@@ -240,6 +268,9 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     if output is None:
         _print_build(rendered, deployer)
         return OK
+    if target is not None:
+        return bundle_publish.publish(rendered, deployer, target, publishing.image_refs,
+                                      publishing.client(target))
     written = write_bundle(rendered, output, force)
     sys.stderr.write(f"aicr-gen: wrote {deployer} bundle of {len(plan.units)} units to {written}\n")
     return OK

@@ -29,6 +29,11 @@ class _Output(_Strict):
     imageRefs: str | None = Field(None, description="Published image references file (OCI output)")
 
 
+class _Registry(_Strict):
+    insecureTLS: bool = Field(False, description="--insecure-tls")
+    plainHTTP: bool = Field(False, description="--plain-http")
+
+
 class _Deployment(_Strict):
     deployer: str | None = Field(None, description="--deployer")
     repo: str | None = Field(None, description="--repo")
@@ -44,7 +49,7 @@ class _Bundle(_Strict):
     deployment: _Deployment | None = None
     scheduling: Scheduling | None = None
     attestation: dict[str, Any] | None = None
-    registry: dict[str, Any] | None = None
+    registry: _Registry | None = None
 
 
 class _Spec(_Strict):
@@ -76,10 +81,6 @@ def _load(path: str) -> AicrConfig:
     if config.spec.bundle is not None and config.spec.bundle.scheduling is not None:
         scheduling_of(config.spec.bundle.scheduling,
                       lambda *field: doc.where(("spec", "bundle", "scheduling", *field)))
-    if config.spec.bundle is not None and config.spec.bundle.output and (config.spec.bundle.output.target or "") \
-            .startswith("oci://"):
-        raise InvalidInputError(f"{path}: spec.bundle.output.target: aicr-gen writes bundles to a folder; an oci:// "
-                                "target is not supported")
     return config
 
 
@@ -96,7 +97,8 @@ def _fill(args: Any, bundle: _Bundle) -> None:
     for flag, value in (("recipe", bundle.input.recipe if bundle.input else None),
                         ("output", bundle.output.target if bundle.output else None),
                         ("deployer", deployment.deployer), ("repo", deployment.repo),
-                        ("app_name", deployment.appName)):
+                        ("app_name", deployment.appName),
+                        ("image_refs", bundle.output.imageRefs if bundle.output else None)):
         if getattr(args, flag) is None and value is not None:
             setattr(args, flag, value)
     if not args.set:
@@ -104,6 +106,9 @@ def _fill(args: Any, bundle: _Bundle) -> None:
     if not args.dynamic:
         args.dynamic = list(deployment.dynamic)
     args.vendor_charts = args.vendor_charts or deployment.vendorCharts
+    registry = bundle.registry or _Registry()
+    args.plain_http = args.plain_http or registry.plainHTTP
+    args.insecure_tls = args.insecure_tls or registry.insecureTLS
     given = bundle.scheduling
     if given is None:
         return

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
-from aicr_gen.mirror.transport import Response, Transport, loopback, redacted
+from aicr_gen.mirror.transport import Response, Transport, loopback, origin, redacted
 
 MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",
@@ -179,9 +179,15 @@ class Client:
     """Host[:port] -> base URL to reach it at; ``*`` applies to every host."""
     ca_file: str | None = None
     insecure: bool = False
+    loopback_http: bool = True
+    """Plain HTTP to a loopback host without asking, as container runtimes do (off for ``bundle --output
+    oci://``, which speaks HTTPS unless ``--plain-http``, as AICR's ORAS client does)."""
+    insecure_tls: bool = False
+    """Certificates not checked (``bundle --insecure-tls``, AICR's flag): for a registry with a self-signed
+    certificate; the credentials then go to whoever answers on that address."""
     hosts: frozenset[str] = frozenset()
     """The hosts it may reach (``only``); no other is contacted."""
-    _auth: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    _auth: dict[tuple[str, str, str], str] = field(default_factory=dict, repr=False)
     _transport: Transport = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -190,7 +196,8 @@ class Client:
                 ssl.create_default_context(cafile=self.ca_file)
             except (OSError, ssl.SSLError) as err:
                 raise InvalidInputError(f"--ca-file {self.ca_file}: not a readable PEM bundle ({err})") from None
-        self._transport = Transport("registry", ca_file=self.ca_file, plain_http=self.insecure)
+        self._transport = Transport("registry", ca_file=self.ca_file, plain_http=self.insecure,
+                                    verify=not self.insecure_tls)
         for url in self.endpoints.values():
             self._transport.check_url(url)
 
@@ -204,14 +211,15 @@ class Client:
         found = self.endpoints.get(host) or self.endpoints.get("*")
         if found:
             return found
-        return f"{'http' if self.insecure or loopback(_hostname(host)) else 'https'}://{host}"
+        plain = self.insecure or (self.loopback_http and loopback(_hostname(host)))
+        return f"{'http' if plain else 'https'}://{host}"
 
     def _credentials(self, host: str) -> Credentials | None:
         return self.credentials.get(host) or self.default
 
-    def _token(self, host: str, repository: str, challenge: str) -> str:
-        """A Bearer token for the repository's pull scope from the challenge's realm, with the host's credentials
-        when the realm may have them."""
+    def _token(self, host: str, repository: str, challenge: str, actions: str) -> str:
+        """A Bearer token for the repository's scope (``actions``: ``pull``, or ``pull,push`` to publish) from the
+        challenge's realm, with the host's credentials when the realm may have them."""
         params = dict(_CHALLENGE_PARAM.findall(challenge))
         realm = params.pop("realm", "")
         self._transport.check_url(realm, peer=f"registry {host}: the token realm")
@@ -221,7 +229,8 @@ class Client:
         if creds is not None and realm.startswith("http://") and realm_host not in registry_hosts:
             raise UnreachableError(f"registry {host}: the token realm {redacted(realm)} is plain http on another "
                                    "host; the credentials are not sent there (the token service must be https)")
-        params.setdefault("scope", f"repository:{repository}:pull")
+        if actions != "pull" or "scope" not in params:  # a push asks for its own scope, whatever a HEAD was told
+            params["scope"] = f"repository:{repository}:{actions}"
         headers = {"Accept": "application/json"}
         if creds is not None:
             headers["Authorization"] = creds.basic()
@@ -242,25 +251,46 @@ class Client:
                                    "characters a Bearer token cannot have (RFC 6750); not used")
         return token
 
-    def _request(self, method: str, host: str, repository: str, path: str, limit: int) -> Response:
-        url = f"{self.base_url(host)}/v2/{repository}/{path}"
-        headers = {"Accept": ", ".join(MANIFEST_TYPES)}
-        if (sent := self._auth.get((host, repository))) is not None:
-            headers["Authorization"] = sent
-        answer = self._transport.send(method, url, headers, limit=limit)
-        if answer.status == 401:
+    def _request(self, method: str, host: str, repository: str, path: str, limit: int, *, actions: str = "pull",
+                 body: bytes | None = None, headers: Mapping[str, str] | None = None) -> Response:
+        """``method`` on ``/v2/<repository>/<path>`` of ``host`` (or on ``path`` itself when it is an upload
+        ``Location`` URL the registry gave), authorized for ``actions`` when the registry challenges. Credentials
+        and tokens go only to the registry's own origin: an upload URL elsewhere gets none."""
+        base = self.base_url(host)
+        url = path if path.startswith(("https://", "http://")) else f"{base}/v2/{repository}/{path}"
+        own = origin(url) == origin(base)
+        sent_headers = {"Accept": ", ".join(MANIFEST_TYPES), **(headers or {})}
+        key = (host, repository, actions)
+        if own and (sent := self._auth.get(key)) is not None:
+            sent_headers["Authorization"] = sent
+        retries = 0 if body else None
+        answer = self._transport.send(method, url, sent_headers, body, limit=limit, retries=retries)
+        if answer.status == 401 and own:
             scheme, _, params = answer.headers.get("WWW-Authenticate", "").strip().partition(" ")
             creds = self._credentials(host)
-            auth = ("Bearer " + self._token(host, repository, params) if scheme.lower() == "bearer" else
+            auth = ("Bearer " + self._token(host, repository, params, actions) if scheme.lower() == "bearer" else
                     creds.basic() if scheme.lower() == "basic" and creds is not None else None)
-            if auth is not None and auth != sent:
-                self._auth[(host, repository)] = auth
-                answer = self._transport.send(method, url, {**headers, "Authorization": auth}, limit=limit)
+            if auth is not None and auth != sent_headers.get("Authorization"):
+                self._auth[key] = auth
+                answer = self._transport.send(method, url, {**sent_headers, "Authorization": auth}, body,
+                                              limit=limit, retries=retries)
         if answer.status in (401, 403):
             raise UnreachableError(f"registry {host}: {answer.status} for {repository}; give credentials "
                                    "(--registry-config, --username with --password-stdin, or "
                                    f"{USER_ENV}/{PASSWORD_ENV})")
         return answer
+
+    def push(self, method: str, host: str, repository: str, path: str, body: bytes | None = None, *,
+             content_type: str | None = None) -> Response:
+        """One request of a publication (``pull,push`` scope) on ``host``, which this client must be limited to;
+        ``path`` is below ``/v2/<repository>/`` or an upload ``Location`` the registry answered with (resolved
+        against the registry's URL)."""
+        if host not in self.hosts:
+            raise InvalidInputError(f"registry {host}: not the host this client publishes to")
+        _checked(host, repository, "latest")
+        headers = {"Content-Type": content_type} if content_type else {}
+        return self._request(method, host, repository, path, MANIFEST_LIMIT, actions="pull,push", body=body,
+                             headers=headers)
 
     def resolve(self, host: str, repository: str, reference: str) -> str | None:
         """The manifest digest ``reference`` (a tag or a digest) of ``host/repository`` resolves to; None when

@@ -55,6 +55,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -278,6 +279,8 @@ class Transport:
     ca_file: str | None = None
     plain_http: bool = False
     """Plain HTTP to any host (``--insecure``); loopback hosts get it anyway."""
+    verify: bool = True
+    """Check the peer's TLS certificate (off only for ``bundle --insecure-tls``)."""
     _managers: dict[str | None, urllib3.PoolManager] = field(default_factory=dict, repr=False)
 
     def check_url(self, url: str, *, peer: str = "") -> None:
@@ -354,7 +357,11 @@ class Transport:
     def _manager(self, url: str) -> urllib3.PoolManager:
         proxy = _proxy_for(url)
         if proxy not in self._managers:
-            options: dict[str, Any] = {"ca_certs": self.ca_file, "cert_reqs": "CERT_REQUIRED", "num_pools": 8}
+            options: dict[str, Any] = {"ca_certs": self.ca_file, "num_pools": 8,
+                                       "cert_reqs": "CERT_REQUIRED" if self.verify else "CERT_NONE"}
+            if not self.verify:
+                options["assert_hostname"] = False
+                warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
             if proxy is None:
                 manager = urllib3.PoolManager(**options)
             else:

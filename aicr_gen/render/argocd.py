@@ -7,7 +7,10 @@ its own component, so every dependency syncs in an earlier wave.
 
 Upstream charts are multi-source Applications: the chart from its repository, and ``values.yaml`` read
 from this bundle's Git repository through a ``ref: values`` source. Local charts and Kustomize sources are
-single-source Applications.
+single-source Applications. A bundle published to an OCI registry (``bundle --output oci://``) is read from
+there (``repoURL: oci://...``, Argo CD 3.1's OCI source, the tag as ``targetRevision``) and its upstream charts
+carry their values inline (``helm.valuesObject``): Argo CD reads a ``ref: values`` source from Git only (AICR
+does the same).
 
 ``deployer:extraPaths`` folders of the repository (certification and snapshot-agent CronJobs next to the
 bundle, say) get one directory Application each in ``extra-<name>/``, in the band after the last
@@ -193,6 +196,9 @@ def unit_sources(options: Options, unit: Unit) -> list[dict[str, Any]]:
         local = {"repoURL": options.repo, "targetRevision": options.revision, "path": repo_path(options, unit.folder)}
         return [{**local, "helm": release} if release else local]
     chart = chart_source(unit)
+    if options.inline_values:  # Argo CD reads a $values source from Git only (AICR inlines them for OCI bundles)
+        chart["helm"] = {**release, "valuesObject": dict(unit.values)}
+        return [chart]
     chart["helm"] = {**release, "valueFiles": [f"$values/{repo_path(options, unit.folder, 'values.yaml')}"]}
     return [chart, {"repoURL": options.repo, "targetRevision": options.revision, "ref": "values"}]
 
@@ -319,8 +325,12 @@ def render(plan: Plan, options: Options) -> Bundle:
     bundle = bundle.merge({f"extra-{name}/application.yaml": yaml_file(app) for name, app in extra.items()})
     _check_includes(bundle, plan, [f"extra-{name}" for name in extra])
     where = f"`{repo_path(options)}` of" if options.path.strip("/") else "the root of"
+    first = (f"1. `aicr-gen bundle --output {options.repo}:{options.revision}` published this bundle; Argo CD 3.1 or "
+             "later reads it (give Argo CD the registry's credentials in a repository Secret if it is private)."
+             if options.repo.startswith("oci://") else
+             f"1. Commit this folder to {where} `{options.repo}` on `{options.revision}` and push it.")
     install = [
-        f"1. Commit this folder to {where} `{options.repo}` on `{options.revision}` and push it.",
+        first,
         "2. Create the app-of-apps; Argo CD then syncs the children wave by wave:", "",
         "```bash",
         f"kubectl apply --namespace {shlex.quote(options.argocd_namespace)} -f app-of-apps.yaml",

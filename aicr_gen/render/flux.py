@@ -18,6 +18,12 @@ installs the stack.
   and ``<c>-pre`` -> ``<c>`` -> ``<c>-post``. A HelmRelease can only wait for HelmReleases and a Flux
   Kustomization only for Kustomizations, so a HelmRelease on either side of an edge to a Kustomize unit
   is applied through a Flux Kustomization of the same name (``wait: true``) that carries the edge.
+- Published to an OCI registry (``repo`` is ``oci://...``, ``bundle --output oci://``), the bundle is read from
+  the ``OCIRepository`` the cluster defines (``flux_oci_source``, AICR's default ``aicr-bundle``), which the bundle
+  does not carry: a local chart then reaches its HelmRelease through an ``ArtifactGenerator`` (Flux 2.7's
+  source-watcher) that copies the chart folder out of that artifact into an ``ExternalArtifact``
+  (``<unit>-chart``), the HelmRelease's ``chartRef``, as AICR's OCI bundles do; Flux Kustomizations read their
+  folders from the OCIRepository itself.
 - ``deployer:extraPaths`` folders of the bundle repository get a Flux Kustomization each, in
   ``extra-<name>/``, that waits for the units nothing else waits for, so it applies after the whole stack.
   A folder given with its namespace (``DIR=NAMESPACE``) that no component creates gets that Namespace in
@@ -49,6 +55,8 @@ SOURCE_API = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 KUSTOMIZE_CONFIG_API = "kustomize.config.k8s.io/v1beta1"
 HELM_REPOSITORY, OCI_REPOSITORY, GIT_REPOSITORY = "HelmRepository", "OCIRepository", "GitRepository"
+EXTERNAL_ARTIFACT = "ExternalArtifact"
+GENERATOR_API = "source.extensions.fluxcd.io/v1beta1"
 HELM_RELEASE, FLUX_KUSTOMIZATION = "HelmRelease", "Kustomization"
 INTERVAL = "10m"
 TIMEOUT = "10m"
@@ -113,9 +121,31 @@ def repo_path(options: Options, *parts: str) -> str:
     return source_path([options.path, *parts], f"--set deployer:path={options.path}")
 
 
+def published(options: Options) -> bool:
+    """Whether the bundle is an OCI artifact (read from the cluster's own OCIRepository) rather than a Git folder."""
+    return options.repo.startswith(_OCI)
+
+
 def bundle_source(options: Options) -> Source:
-    """The GitRepository of the repository this bundle is committed to."""
+    """The GitRepository of the repository this bundle is committed to, or the OCIRepository it is published
+    to."""
+    if published(options):
+        return Source(OCI_REPOSITORY, options.repo, (("tag", options.revision),))
     return Source(GIT_REPOSITORY, git_url(options.repo, "--repo"), git_ref(options.revision, "branch"))
+
+
+def chart_artifact_name(unit: Unit) -> str:
+    """The ExternalArtifact a published bundle's local chart is copied into (AICR's ``<unit>-chart``)."""
+    return f"{unit.name}-chart"
+
+
+def artifact_generator(unit: Unit, options: Options) -> bytes:
+    """The ArtifactGenerator that copies a local chart's folder out of the published bundle."""
+    spec = {"sources": [{"alias": "bundle", "kind": OCI_REPOSITORY, "name": options.flux_oci_source}],
+            "artifacts": [{"name": chart_artifact_name(unit), "copy": [
+                {"from": f"@bundle/{repo_path(options, unit.folder, 'chart').removeprefix('./')}/**",
+                 "to": f"@artifact/{unit.name}/"}]}]}
+    return _document(GENERATOR_API, "ArtifactGenerator", chart_artifact_name(unit), options.flux_namespace, spec)
 
 
 def unit_source(unit: Unit, options: Options) -> Source:
@@ -178,7 +208,10 @@ def helm_release(unit: Unit, named: Named, depends_on: Sequence[str], options: O
     in the Flux namespace, Flux's default timeout and remediation, so a cluster AICR's flux bundle deployed keeps
     its releases when this bundle replaces it."""
     spec: dict[str, Any] = {"interval": INTERVAL, "targetNamespace": unit.namespace}
-    if named.source.kind == OCI_REPOSITORY:
+    if unit.kind == LOCAL and published(options):
+        spec["chartRef"] = {"kind": EXTERNAL_ARTIFACT, "name": chart_artifact_name(unit),
+                            "namespace": options.flux_namespace}
+    elif named.source.kind == OCI_REPOSITORY:
         spec["chartRef"] = _reference(named, options)
     else:
         chart: dict[str, Any]
@@ -263,18 +296,28 @@ def _install(plan: Plan, options: Options, repo: Named, extra: Mapping[str, str]
     flag = {"branch": "--branch", "tag": "--tag", "commit": "--commit", "name": "--ref-name"}
     ref = " ".join(f"{flag[key]}={q(value)}" for key, value in repo.source.ref)
     ns = q(options.flux_namespace)
-    where = f"folder `{repo_path(options)}`" if repo_path(options) != "./" else "the repository root"
+    if published(options):
+        first = [f"1. `aicr-gen bundle --output {options.repo}:{options.revision}` published this bundle.",
+                 "2. Point Flux at it (once per cluster; Flux 2.7 or later with the source-watcher controller, "
+                 "which builds the local charts' ExternalArtifacts, and `--secret-ref` on the source for a private "
+                 "registry):", "", "```bash",
+                 f"flux create source oci {q(repo.name)} --url={q(options.repo)} --tag={q(options.revision)} "
+                 f"--interval=1m --namespace={ns}"]
+    else:
+        where = f"folder `{repo_path(options)}`" if repo_path(options) != "./" else "the repository root"
+        first = [f"1. Commit this folder to {options.repo} as {where}, on `{options.revision}`.",
+                 "2. Point Flux at it (once per cluster; add `--secret-ref` to the source for a private repository):",
+                 "", "```bash",
+                 f"flux create source git {q(repo.name)} --url={q(repo.source.url)} {ref} --interval=1m "
+                 f"--namespace={ns}"]
     return [
-        f"1. Commit this folder to {options.repo} as {where}, on `{options.revision}`.",
-        "2. Point Flux at it (once per cluster; add `--secret-ref` to the source for a private repository):", "",
-        "```bash",
-        f"flux create source git {q(repo.name)} --url={q(repo.source.url)} {ref} --interval=1m --namespace={ns}",
-        f"flux create kustomization {q(options.app_name)} --source=GitRepository/{q(repo.name)} "
+        *first,
+        f"flux create kustomization {q(options.app_name)} --source={repo.source.kind}/{q(repo.name)} "
         f"--path={q(repo_path(options))} --prune=true --interval={INTERVAL} --namespace={ns}",
         f"flux get helmreleases --namespace={ns} --watch",
         "```", "",
-        f"Flux installs the {len(plan.units)} units in dependency order (`dependsOn`); the bundle manages the "
-        "GitRepository created above from then on.",
+        f"Flux installs the {len(plan.units)} units in dependency order (`dependsOn`)"
+        + ("." if published(options) else "; the bundle manages the GitRepository created above from then on."),
         *(["", "Once the stack is Ready, Flux also applies these folders of the repository:", "",
            *(f"- `{folder}` (Kustomization `{name}`)" for folder, name in extra.items())] if extra else []),
     ]
@@ -313,11 +356,38 @@ def release_files(unit: Unit) -> tuple[str, str]:
     return unit.folder, f"{unit.folder}/{name}"
 
 
+def _named_sources(repo: Source, sources: list[Source], options: Options) -> dict[Source, Named]:
+    """Every source named; a published bundle's is the cluster's own OCIRepository (``flux_oci_source``)."""
+    named = name_sources([repo, *sources])
+    if published(options):  # the cluster defines it: never in the bundle, which it would then own
+        named[repo] = Named(repo, options.flux_oci_source)
+        if any(item.name == options.flux_oci_source and item.source.kind == OCI_REPOSITORY
+               for source, item in named.items() if source != repo):
+            raise InvalidInputError(f"--flux-oci-source-name {options.flux_oci_source}: a chart's OCIRepository has "
+                                    "that name already; choose another name")
+    return named
+
+
+def _source_files(named: Mapping[Source, Named], repo: Source, options: Options) -> dict[str, bytes]:
+    """The source objects the bundle carries (not a published bundle's own). The bundle repository is polled
+    often so commits roll out; every other source is pinned."""
+    ours = [item for item in named.values() if not (published(options) and item.source == repo)]
+    return {item.file: source_document(item, options, "1m" if item.source == repo else "1h") for item in ours}
+
+
+def _generator(unit: Unit, options: Options, files: dict[str, bytes]) -> list[str]:
+    """A published bundle's local chart: its ArtifactGenerator added to ``files``; the resources to list."""
+    if not published(options):
+        return []
+    files[f"{unit.folder}/artifactgenerator.yaml"] = artifact_generator(unit, options)
+    return [f"{unit.folder}/artifactgenerator.yaml"]
+
+
 def render(plan: Plan, options: Options) -> Bundle:
     """The flux bundle (without the shared recipe.yaml and checksums)."""
     repo = bundle_source(options)
     by_unit = {unit.name: unit_source(unit, options) for unit in plan.units}
-    named = name_sources([repo, *by_unit.values()])
+    named = _named_sources(repo, list(by_unit.values()), options)
     kinds = {unit.name: unit.kind for unit in plan.units}
     wrapped = wrapped_releases(plan)
     extra = extra_names(options.extra_paths, [options.app_name, *kinds], "", DNS_LABEL, options.path)
@@ -325,10 +395,8 @@ def render(plan: Plan, options: Options) -> Bundle:
     # A Flux Kustomization can only wait for Kustomizations (healthChecks are checked after it applies, so
     # they cannot hold it back), so the last HelmReleases are wrapped like those next to a Kustomize unit.
     wrapped |= {name for name in last if kinds[name] != KUSTOMIZE}
-    # The bundle repository is polled often so commits roll out; every other source is pinned.
-    files = {item.file: source_document(item, options, "1m" if item.source == repo else "1h")
-             for item in named.values()}
-    resources = [item.file for item in named.values()]
+    files = _source_files(named, repo, options)
+    resources = list(files)
     namespaces: set[str] = {options.flux_namespace}
     for unit in plan.units:
         folder = unit.folder
@@ -350,6 +418,7 @@ def render(plan: Plan, options: Options) -> Bundle:
             resources.append(f"{folder}/values-configmap.yaml")
         if unit.kind == LOCAL:
             files.update(charts.local_chart(unit).under(f"{folder}/chart"))
+            resources += _generator(unit, options, files)
         if unit.name in wrapped:
             after = [dep for dep in unit.depends_on if kinds[dep] == KUSTOMIZE]
             files[f"{folder}/kustomization.yaml"] = kustomization(["helmrelease.yaml"])

@@ -40,6 +40,12 @@ class _Settings(NamedTuple):
     argocd_namespace: str = "argocd"
     app_name: str = "aicr-stack"
     flux_namespace: str = "flux-system"
+    flux_oci_source: str = "aicr-bundle"
+    """Flux: the OCIRepository the cluster pulls the bundle from when ``repo`` is an ``oci://`` artifact
+    (``bundle --output oci://``, AICR's ``--flux-oci-source-name``)."""
+    inline_values: bool = False
+    """Argo CD: upstream charts' values inline (``helm.valuesObject``) rather than a ``$values`` source, which
+    Argo CD reads from Git only; set when the bundle is published to an OCI registry, as AICR does."""
     include_root_app: bool = True
     shared: bool = False
     """One Argo CD holds several clusters' Applications (``name_prefix`` is then the cluster's): a name over a

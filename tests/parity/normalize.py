@@ -608,6 +608,20 @@ def _flux_release_name(hr: Mapping[str, Any]) -> str:
     return name
 
 
+def _generated_chart(root: Path, artifact: str, objects: Mapping[tuple[str, str], Mapping[str, Any]]) -> Path:
+    """The bundle folder an ArtifactGenerator copies into ExternalArtifact ``artifact``: the chart of a published
+    bundle (source-watcher's ``copy``: ``@<alias>/<folder>/**`` of the bundle's own OCIRepository)."""
+    for (kind, _), generator in objects.items():
+        if kind != "ArtifactGenerator":
+            continue
+        for output in generator["spec"]["artifacts"]:
+            if output["name"] == artifact:
+                (copy,) = output["copy"]
+                folder = str(copy["from"]).split("/", 1)[1].removesuffix("/**")
+                return root / PurePosixPath(folder)
+    raise ValueError(f"ExternalArtifact {artifact}: no ArtifactGenerator of the bundle makes it")
+
+
 def _helm_release_unit(root: Path, hr: Mapping[str, Any],
                        objects: Mapping[tuple[str, str], Mapping[str, Any]]) -> Unit:
     spec = hr["spec"]
@@ -630,6 +644,11 @@ def _helm_release_unit(root: Path, hr: Mapping[str, Any],
     rest["namespace"] = hr["metadata"].get("namespace")
     settings: dict[str, Any] = _durations(rest)
     release = _flux_release_name(hr)
+    if "chartRef" in spec and spec["chartRef"]["kind"] == "ExternalArtifact":
+        chart_dir = _generated_chart(root, str(spec["chartRef"]["name"]), objects)
+        settings["source"] = {"kind": "ExternalArtifact"}
+        return _local_unit(name, chart_dir, values, release=release, namespace=namespace,
+                           create_namespace=create_namespace, settings=settings)
     if "chartRef" in spec:
         ref = spec["chartRef"]
         source = objects[(str(ref["kind"]), str(ref["name"]))]
