@@ -127,9 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given == ["--version"]:  # the pre-commit hooks' start-up check: answered before argparse is imported
         sys.stdout.write(f"aicr-gen {__version__}\n")
         return 0
-    from aicr_gen.console import guarded
+    from aicr_gen.console import Guarded
 
-    with guarded():  # nothing printed can be a CI runner's workflow command
+    with Guarded():  # nothing printed can be a CI runner's workflow command
         return _main(given, own_process=argv is None)
 
 

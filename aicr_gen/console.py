@@ -10,7 +10,7 @@ it as a workflow command (``::add-mask::``, ``::stop-commands::``, ``::error ...
 
 and a line ends at ``\\n``, ``\\r`` or ``\\r\\n`` (``StreamReader.ReadLine`` in ``ProcessInvoker.StartReadStream``).
 Spec, snapshot and registry values reach what aicr-gen prints (a label key in a ``lint`` finding, a policy
-message, a file name in an error), so ``guarded`` wraps both streams for the whole command and rewrites such a
+message, a file name in an error), so ``Guarded`` wraps both streams for the whole command and rewrites such a
 line before it is written: the first ``:`` of a leading ``::`` is written ``\\:`` and ``##[`` is written
 ``#\\u0023[`` (six characters: in JSON, ``lint --format json`` for one, the string keeps its value). Nothing else
 changes; a value cannot escape this by being split over several writes, since a line is rewritten whole.
@@ -43,7 +43,7 @@ def neutralise(line: str) -> str:
     return f"{line[:leading.end() - 1]}\\{line[leading.end() - 1:]}" if leading else line
 
 
-class _Guarded(io.TextIOBase):
+class _LineGuard(io.TextIOBase):
     """A text stream that writes each line to ``stream`` once it is complete, neutralised; ``flush`` writes an
     unfinished line too, all but what could still become a command with the text that follows (its leading
     white space and ``:``, a last ``#`` or two)."""
@@ -85,10 +85,10 @@ class _Guarded(io.TextIOBase):
             return len(text)
         out: list[str] = []
         start = 0
-        for end in _LINE.finditer(pending):
-            out += [self._line(pending[start:end.start()]), end.group()]
+        for brk in _LINE.finditer(pending):
+            out += [self._line(pending[start:brk.start()]), brk.group()]
             self._started = False
-            start = end.end()
+            start = brk.end()
         self._pending = pending[start:]
         if out:
             self.stream.write("".join(out))
@@ -119,13 +119,13 @@ class _Guarded(io.TextIOBase):
             self._started = True
 
 
-class guarded:  # noqa: N801 -- used as ``with guarded():``, like contextlib's helpers
+class Guarded:
     """``sys.stdout`` and ``sys.stderr`` guarded while the ``with`` block runs (see the module's docstring)."""
 
     def __enter__(self) -> None:
         self._saved = sys.stdout, sys.stderr
-        self._streams = _Guarded(sys.stdout), _Guarded(sys.stderr)
-        sys.stdout, sys.stderr = self._streams  # type: ignore[assignment]
+        self._streams = _LineGuard(sys.stdout), _LineGuard(sys.stderr)
+        sys.stdout, sys.stderr = self._streams
 
     def __exit__(self, *_exc: object) -> None:
         sys.stdout, sys.stderr = self._saved
@@ -133,4 +133,4 @@ class guarded:  # noqa: N801 -- used as ``with guarded():``, like contextlib's h
             try:
                 stream.finish()
             except (BrokenPipeError, ValueError):  # the reader went away, or the stream was closed
-                pass
+                continue

@@ -10,8 +10,9 @@ through one of four functions, chosen by where it lands:
   backslash-escaped (CommonMark 0.31 section 2.4: any ASCII punctuation may be) -- ``\\`` `` ` `` ``*`` ``[`` ``]``
   ``<`` ``|`` ``~`` ``&`` always, ``_`` at a word's edge (GitHub never reads an underscore inside a word as
   emphasis); and those that open a block only at the start of one (``#``, ``>``, a ``-``/``+`` list marker, an
-  ordered ``1.``) at its start (not after other text or in a table cell). Escaping ``[`` stops links, images (``![``) and footnotes; ``<`` stops raw HTML,
-  comments and ``<https://...>`` autolinks; ``|`` a table cell's end (GFM spec section 4.10).
+  ordered ``1.``) at its start (not after other text or in a table cell). Escaping ``[`` stops links, images
+  (``![``), link reference definitions and footnotes; ``<`` stops raw HTML, comments and ``<https://...>``
+  autolinks; ``|`` a table cell's end (GFM spec section 4.10).
 - ``html``: text inside raw HTML (the ``<summary>`` of a ``<details>`` block), where Markdown is not parsed and a
   backslash would show: HTML-escaped (``&``, ``<``, ``>``, quotes), on one line.
 - ``code``: inline code, fenced with one backtick more than the longest run it holds (CommonMark section 6.1);

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -288,8 +289,8 @@ class _FakeGitHub(BaseHTTPRequestHandler):
         """Quiet: the test reads the recorded requests."""
 
 
-@pytest.fixture
-def github_api() -> Iterator[tuple[str, type[_FakeGitHub]]]:
+@contextmanager
+def fake_github() -> Iterator[tuple[str, type[_FakeGitHub]]]:
     """A fake GitHub API on 127.0.0.1 whose pull request 7 already has 100 comments by people (so the plan
     comment is on the second page)."""
     handler = type("Handler", (_FakeGitHub,), {
@@ -304,6 +305,12 @@ def github_api() -> Iterator[tuple[str, type[_FakeGitHub]]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def github_api() -> Iterator[tuple[str, type[_FakeGitHub]]]:
+    with fake_github() as api:
+        yield api
 
 
 @pytest.mark.skipif(shutil.which("curl") is None or shutil.which("jq") is None, reason="curl and jq are required")

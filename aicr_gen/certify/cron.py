@@ -256,14 +256,15 @@ def readme(cert: Mapping[str, Any], schedule: str | None, post_change: bool, dig
              else ", ".join(md.code(node) for node in target["nodeNames"]))
     lines += ["", f"Target nodes: {nodes}.", "", "## Certify once", "",
               *md.block(["kubectl create -f certification.yaml",
-                         f"kubectl get certifications.nvcre.nvidia.com {name} --namespace={namespace} --watch"], "bash"),
+                         f"kubectl get certifications.nvcre.nvidia.com {name} --namespace={namespace} --watch"],
+                        "bash"),
               "",
               "A Certification runs once and its spec cannot change: to certify again, delete it and create it anew "
               "(or use the jobs below, which create a new one each time with `metadata.generateName`)."]
     if schedule is not None:
         lines += ["", "## On a schedule (`schedule/`)", "",
-                  f"A CronJob ({md.code(schedule)}, in the kube-controller-manager's time zone) runs `kubectl create` on "
-                  f"the template in its ConfigMap; runs never overlap. Apply it with `kubectl apply -k schedule/` or "
+                  f"A CronJob ({md.code(schedule)}, in the kube-controller-manager's time zone) runs `kubectl create` "
+                  "on the template in its ConfigMap; runs never overlap. Apply it with `kubectl apply -k schedule/` or "
                   "commit the folder where Argo CD or Flux applies it."]
     if post_change:
         lines += ["", "## After every change of the stack (`post-change/`)", "",

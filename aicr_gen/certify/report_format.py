@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from aicr_gen import markdown
-from aicr_gen.markdown import text as md
 from aicr_gen.certify.nvcre import POOL_LABEL
 from aicr_gen.certify.report_model import (
     Bandwidth,
@@ -24,6 +23,7 @@ from aicr_gen.certify.report_model import (
     ThresholdCheck,
     run_scope,
 )
+from aicr_gen.markdown import text as md
 
 
 def render(report: Report, fmt: str) -> str:

@@ -95,8 +95,8 @@ def markdown(document: Mapping[str, Any], limit: int = SUMMARY_LIMIT) -> str:
                                  for text, finding in texts)]))
             for cluster, texts in _rows(document)]
     unreachable = _unreachable(document)
-    tail = ["", "Unreachable:", "", *(f"- {md.text(name)}: {md.text(error, mid_line=True)}" for name, error in unreachable)] \
-        if unreachable else []
+    tail = ["", "Unreachable:", "", *(f"- {md.text(name)}: {md.text(error, mid_line=True)}"
+                                      for name, error in unreachable)] if unreachable else []
     room = limit - sum(len(line) + 1 for line in (*head, *table_head, *tail)) - 200  # 200: the note
     kept = [line for _, line in rows]
     notes = []
