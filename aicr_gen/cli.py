@@ -129,6 +129,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given == ["--version"]:  # the pre-commit hooks' start-up check: answered before argparse is imported
         sys.stdout.write(f"aicr-gen {__version__}\n")
         return 0
+    from aicr_gen.console import Guarded
+
+    with Guarded():  # nothing printed can be a CI runner's workflow command
+        return _main(given, own_process=argv is None)
+
+
+def _main(given: list[str], *, own_process: bool) -> int:
     from aicr_gen.cli_parser import PARSERS
 
     # the first word names the subcommand unless it is an option (-h lists every subcommand)
@@ -153,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(a bug; rerun with AICR_GEN_DEBUG=1 for details and report it)\n")
         return INVALID
     finally:
-        if argv is None:  # this process is the command, and it is ending: the interpreter's last garbage
+        if own_process:  # this process is the command, and it is ending: the interpreter's last garbage
             gc.freeze()  # collection would walk every object only to free it (~15 ms once a bundle is imported)
 
 

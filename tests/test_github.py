@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -236,10 +237,12 @@ def test_plan_step_writes_the_plan_against_the_base_to_the_job_summary(tmp_path:
 
 
 class _FakeGitHub(BaseHTTPRequestHandler):
-    """The issue-comment endpoints of GitHub's REST API, in memory; every request is recorded."""
+    """The issue-comment endpoints of GitHub's REST API and GraphQL's ``viewer`` (the token's identity,
+    ``viewer``), in memory; every request is recorded."""
 
     comments: list[dict[str, Any]]
     requests: list[tuple[str, str, dict[str, str], Any]]
+    viewer = "github-actions[bot]"
 
     def _reply(self, status: int, data: Any) -> None:
         body = json.dumps(data).encode()
@@ -265,8 +268,13 @@ class _FakeGitHub(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         data = self._record()
+        if self.path == "/graphql":
+            assert data == {"query": "query { viewer { login } }"}
+            self._reply(200, {"data": {"viewer": {"login": self.viewer}}})
+            return
         assert self.path == "/repos/octo/gitops/issues/7/comments"
-        comment = {"id": 9000 + len(self.comments), "body": data["body"], "user": {"login": "github-actions[bot]"}}
+        comment = {"id": 9000 + len(self.comments), "body": data["body"],
+                   "user": {"login": self.viewer, "type": "Bot" if self.viewer.endswith("[bot]") else "User"}}
         self.comments.append(comment)
         self._reply(201, comment)
 
@@ -281,8 +289,8 @@ class _FakeGitHub(BaseHTTPRequestHandler):
         """Quiet: the test reads the recorded requests."""
 
 
-@pytest.fixture
-def github_api() -> Iterator[tuple[str, type[_FakeGitHub]]]:
+@contextmanager
+def fake_github() -> Iterator[tuple[str, type[_FakeGitHub]]]:
     """A fake GitHub API on 127.0.0.1 whose pull request 7 already has 100 comments by people (so the plan
     comment is on the second page)."""
     handler = type("Handler", (_FakeGitHub,), {
@@ -299,6 +307,12 @@ def github_api() -> Iterator[tuple[str, type[_FakeGitHub]]]:
         server.server_close()
 
 
+@pytest.fixture
+def github_api() -> Iterator[tuple[str, type[_FakeGitHub]]]:
+    with fake_github() as api:
+        yield api
+
+
 @pytest.mark.skipif(shutil.which("curl") is None or shutil.which("jq") is None, reason="curl and jq are required")
 def test_plan_comment_is_created_once_then_updated_in_place(tmp_path: Path,
                                                            github_api: tuple[str, type[_FakeGitHub]]) -> None:
@@ -306,11 +320,13 @@ def test_plan_comment_is_created_once_then_updated_in_place(tmp_path: Path,
     step = _step(COMMENT_STEP)
     assert step["if"] == "steps.plan.outcome == 'success' && inputs.token != ''"
     assert step["env"]["API_URL"] == "${{ github.api_url }}"
+    assert step["env"]["GRAPHQL_URL"] == "${{ github.graphql_url }}"
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     plan = tmp_path / "plan.md"
     env = {"GH_TOKEN": "test-token", "PLAN_FILE": str(plan), "API_URL": url, "REPOSITORY": "octo/gitops",
-           "PR_NUMBER": "7", "RUNNER_TEMP": str(temp), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+           "PR_NUMBER": "7", "RUNNER_TEMP": str(temp), "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1",
+           "GRAPHQL_URL": f"{url}/graphql"}
     env.update(dict.fromkeys(("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"), ""))
 
     plan.write_text("## aicr-gen plan\n\nfirst push\n")
@@ -330,8 +346,10 @@ def test_plan_comment_is_created_once_then_updated_in_place(tmp_path: Path,
 
     methods = [(method, urlsplit(path).path) for method, path, _headers, _data in server.requests]
     listing, edit = "/repos/octo/gitops/issues/7/comments", f"/repos/octo/gitops/issues/comments/{created['id']}"
-    assert methods == [("GET", listing), ("GET", listing), ("POST", listing),  # two pages of 100, then create
-                       ("GET", listing), ("GET", listing), ("PATCH", edit)]  # found on page 2: edited in place
+    assert methods == [("POST", "/graphql"), ("GET", listing), ("GET", listing),  # who am I; two pages of 100,
+                       ("POST", listing),  # then create
+                       ("POST", "/graphql"), ("GET", listing), ("GET", listing),  # found on page 2:
+                       ("PATCH", edit)]  # edited in place
     assert all(headers["Authorization"] == "Bearer test-token" for _m, _p, headers, _d in server.requests)
 
 

@@ -90,7 +90,7 @@ def test_diff_reports_shared_releases_once_and_each_pools_drivers(cli: Any, file
     assert f"No drift between {spec} (pool gb200) and {drifted}." in table.out
     markdown = cli("diff", "--spec", str(spec), "--target", str(drifted), "--format", "markdown", "--pool", "h100")
     assert markdown.out.startswith("### aicr-gen diff\n")
-    assert "| modified | NVIDIADriver.h100.version[h100-2] | 580.173.02 | 570.124.06 |" in markdown.out
+    assert "| modified | NVIDIADriver.h100.version\\[h100-2\\] | 580.173.02 | 570.124.06 |" in markdown.out
     assert "#### pool h100 " in markdown.out and "pool gb200" not in markdown.out
 
     ok = cli("diff", "--spec", str(spec), "--target", str(clean), "--fail-on-drift")

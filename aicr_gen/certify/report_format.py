@@ -2,16 +2,15 @@
 (a pull-request comment: summary table first, per-size tables folded in ``<details>``).
 
 Every string that came from an input file is escaped for its target: control characters never reach a
-terminal, and ``|``, ``<`` or backticks never break a Markdown table or open HTML.
+terminal, and in Markdown (``aicr_gen.markdown``) nothing from it breaks a table, opens HTML, links or mentions.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from aicr_gen import markdown
 from aicr_gen.certify.nvcre import POOL_LABEL
 from aicr_gen.certify.report_model import (
     Bandwidth,
@@ -24,6 +23,7 @@ from aicr_gen.certify.report_model import (
     ThresholdCheck,
     run_scope,
 )
+from aicr_gen.markdown import text as md
 
 
 def render(report: Report, fmt: str) -> str:
@@ -267,20 +267,6 @@ def _cert_text(cert: Certification) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------ Markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*{}\[\]<>|#!~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
-
-
-def md(text: str) -> str:
-    """Text safe inside a Markdown table cell or paragraph (an underscore inside a word stays as it is:
-    GitHub never reads it as emphasis)."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
-
-
-def _html(text: str) -> str:
-    """Text safe inside raw HTML (``<summary>``), where Markdown escapes would show literally."""
-    return html.escape(" ".join(text.split()))
-
-
 def _md_table(header: list[str], rows: list[list[str]], right: Callable[[int], bool] = lambda i: False) -> list[str]:
     align = ["---:" if right(i) else "---" for i in range(len(header))]
     return [f"| {' | '.join(header)} |", f"| {' | '.join(align)} |", *(f"| {' | '.join(r)} |" for r in rows)]
@@ -324,7 +310,7 @@ def _nccl_md(report: Report) -> list[str]:
     for run in runs:
         if not run.rows and not run.hosts:
             continue
-        summary = _html(f"{run.test} (line {run.line}): {len(run.rows)} size(s); {_run_summary(run)}")
+        summary = markdown.html(f"{run.test} (line {run.line}): {len(run.rows)} size(s); {_run_summary(run)}")
         lines += ["<details>", f"<summary>{summary}</summary>", ""]
         if run.hosts:
             lines += [f"Nodes: {md(', '.join(run.hosts))}", ""]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aicr_gen import markdown as md
 from aicr_gen.render.bundle import Bundle
 from aicr_gen.yamlio import dump
 
@@ -111,13 +112,14 @@ def objects(namespace: str, configmap: str, schedule: str, *, image: str = AGENT
 def readme(namespace: str, configmap: str, schedule: str, image: str) -> str:
     return "\n".join([
         "# AICR snapshot agent CronJob", "",
-        f"Runs AICR's snapshot agent on `{schedule}` (kube-controller-manager time zone; runs never overlap) and "
-        f"stores the snapshot in `cm://{namespace}/{configmap}` (ConfigMap `{configmap}` in `{namespace}`).", "",
-        "```bash", f"kubectl create namespace {namespace}  # if needed", "kubectl apply -k .",
-        f"aicr-gen diff --baseline golden.yaml --target cm://{namespace}/{configmap}", "```", "",
+        f"Runs AICR's snapshot agent on {md.code(schedule)} (kube-controller-manager time zone; runs never overlap) "
+        f"and stores the snapshot in {md.code(f'cm://{namespace}/{configmap}')} (ConfigMap {md.code(configmap)} in "
+        f"{md.code(namespace)}).", "",
+        *md.block([f"kubectl create namespace {namespace}  # if needed", "kubectl apply -k .",
+                   f"aicr-gen diff --baseline golden.yaml --target cm://{namespace}/{configmap}"], "bash"), "",
         "## The agent", "",
-        f"The image `{image}` (AICR's release image, which its own `aicr snapshot` Job uses) runs "
-        f"`{' '.join(agent_command(namespace, configmap))}` with `AICR_AGENT_MODE=true`, so it collects inside "
+        f"The image {md.code(image)} (AICR's release image, which its own `aicr snapshot` Job uses) runs "
+        f"{md.code(' '.join(agent_command(namespace, configmap)))} with `AICR_AGENT_MODE=true`, so it collects inside "
         "this pod. Match the tag to your AICR release and pin it by digest; both are parameters of "
         "`aicr_gen.drift.agent.objects`. The pod runs unprivileged on a GPU node (`nvidia.com/gpu.present=true`, "
         "tolerating all taints): Kubernetes, GPU-label and topology readings work; AICR's OS and SystemD "
@@ -128,8 +130,8 @@ def readme(namespace: str, configmap: str, schedule: str, image: str) -> str:
         "- No Secrets. AICR's agent measures no Helm releases, and Helm keeps each release, values included, in a "
         "Secret; RBAC cannot narrow `list` by label, so a CronJob reading Helm releases could read every Secret "
         "in the cluster. `aicr-gen snapshot`, run with your own credentials, records `K8s.helm` instead.",
-        f"- Role in `{namespace}`: `create` configmaps (RBAC cannot name an object that does not exist yet) and "
-        f"`get`/`patch`/`update` of `{configmap}` only.", "",
+        f"- Role in {md.code(namespace)}: `create` configmaps (RBAC cannot name an object that does not exist yet) "
+        f"and `get`/`patch`/`update` of {md.code(configmap)} only.", "",
         "`checksums.txt` lists every file; `aicr-gen verify DIR` checks them.", ""])
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aicr_gen import markdown as md
+
 FORMATS = ("table", "json", "yaml", "markdown")
 
 
@@ -42,17 +44,15 @@ def table(result: Mapping[str, Any]) -> str:
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("\n", " ")
-
-
 def markdown(result: Mapping[str, Any]) -> str:
-    """A PR comment / ``$GITHUB_STEP_SUMMARY``: heading, summary line and a table (pipes escaped)."""
-    lines = ["### aicr-gen diff", "", _md(summary_line(result))]
+    """A PR comment / ``$GITHUB_STEP_SUMMARY``: heading, summary line and a table (values escaped by
+    ``aicr_gen.markdown``)."""
+    lines = ["### aicr-gen diff", "", md.text(summary_line(result))]
     if result["changes"]:
         lines += ["", "| Kind | Path | Baseline | Target |", "| --- | --- | --- | --- |"]
-        lines += [f"| {entry['kind']} | {_md(entry['path'])} | {_md(_cell(entry.get('baseline'), 'baseline' in entry))}"
-                  f" | {_md(_cell(entry.get('target'), 'target' in entry))} |" for entry in result["changes"]]
+        lines += ["| " + " | ".join(md.text(cell, mid_line=True) for cell in (
+            entry["kind"], entry["path"], _cell(entry.get("baseline"), "baseline" in entry),
+            _cell(entry.get("target"), "target" in entry))) + " |" for entry in result["changes"]]
     return "\n".join(lines) + "\n"
 
 

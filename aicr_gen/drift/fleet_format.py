@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from aicr_gen import markdown as md
 from aicr_gen.drift import fleet
 
 FORMATS = ("table", "markdown", "json", "yaml")
@@ -78,10 +79,6 @@ def table(document: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("\n", " ")
-
-
 def _md_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
@@ -91,14 +88,15 @@ def markdown(document: Mapping[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     Past ``limit`` characters the clusters without drift are left out, then the last rows, and a note says so."""
     head = ["### aicr-gen diff --fleet", "", summary_line(document), ""]
     header = _header(document)
-    table_head = [_md_row(["Cluster", "Status", *(_md(name) for name in header)]),
+    table_head = [_md_row(["Cluster", "Status", *(md.text(name, mid_line=True) for name in header)]),
                   _md_row(["---"] * (len(header) + 2))]
-    rows = [(cluster, _md_row([_md(cluster["name"]), cluster["status"],
-                               *(f"**{_md(text)}**" if finding else _md(text) for text, finding in texts)]))
+    rows = [(cluster, _md_row([md.text(cluster["name"], mid_line=True), cluster["status"],
+                               *(f"**{md.text(text, mid_line=True)}**" if finding else md.text(text, mid_line=True)
+                                 for text, finding in texts)]))
             for cluster, texts in _rows(document)]
     unreachable = _unreachable(document)
-    tail = ["", "Unreachable:", "", *(f"- {_md(name)}: {_md(error)}" for name, error in unreachable)] \
-        if unreachable else []
+    tail = ["", "Unreachable:", "", *(f"- {md.text(name)}: {md.text(error, mid_line=True)}"
+                                      for name, error in unreachable)] if unreachable else []
     room = limit - sum(len(line) + 1 for line in (*head, *table_head, *tail)) - 200  # 200: the note
     kept = [line for _, line in rows]
     notes = []

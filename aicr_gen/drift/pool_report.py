@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aicr_gen import markdown as md
 from aicr_gen.drift import drift_report
 
 
@@ -45,7 +46,7 @@ def markdown(document: Mapping[str, Any]) -> str:
     for result, lines in _sections(document):
         # drift_report.markdown opens with its own heading and a blank line: the section has one of its own
         body = drift_report.markdown(result).split("\n", 2)[2].rstrip("\n")
-        parts += ["", f"#### {drift_report._md(lines[0])}", "", *(f"- {drift_report._md(line)}" for line in lines[1:]),
+        parts += ["", f"#### {md.text(lines[0])}", "", *(f"- {md.text(line)}" for line in lines[1:]),
                   *([""] if lines[1:] else []), body]
     return "\n".join(parts) + "\n"
 

@@ -4,6 +4,13 @@ One cluster: a title, its components, NVSentinel and certification changes, the 
 its files by folder and by name, then the trailers. Several: ``aicr-gen: sync N clusters``, the changes several
 clusters share (once, with how many), a line per changed cluster (``a: bumped gpu-operator v26.3.3 -> v26.4.0;
 3 files changed``), both folded past ``LINES``, the inputs committed, the same trailers.
+
+Spec text (names, versions, labels, file names, ``--message``) never shapes the message: each line is written
+with ``one_line`` (a line break or other control character in a value is a space), so a value cannot add a line,
+a paragraph or a trailer, and the last paragraph -- which git reads as the trailer block (git-interpret-trailers(1),
+trailer.c) -- is always aicr-gen's own trailers. A title starting with ``---`` is refused: git ends the message it
+reads trailers from at the first line starting with ``---`` and white space (``find_end_of_log_message``), so it
+would hide the trailers.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.changes import Changes, grouped
+from aicr_gen.oneline import one_line
 
 LINES = 50  # list lines of a message section before the rest is counted
 COMPONENTS_PER_LINE = 3
@@ -90,8 +99,7 @@ def message(name: str, path: str, changes: Changes, recipe: str, *, title: str |
     sections += ["", *(f"  {kind:<7} {path}/{file}" for kind, file in listed[:LINES])]
     if len(listed) > LINES:
         sections.append(f"  ... and {len(listed) - LINES} more")
-    summary = title.strip() if title and title.strip() else f"aicr-gen: sync {name}"
-    return "\n".join([summary, "", *sections, "", *trailers(recipe)]) + "\n"
+    return _join(_title(title, f"aicr-gen: sync {name}"), sections, recipe)
 
 
 def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = None,
@@ -111,8 +119,22 @@ def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = N
         sections += ["", "Inputs committed with the trees:", *_folded([f"- {name}" for name in sorted(inputs)],
                                                                        "inputs")]
     listing = "".join(f"{item.recipe}  {item.path}/recipe.yaml\n" for item in ordered)
-    summary = title.strip() if title and title.strip() else f"aicr-gen: sync {len(ordered)} clusters"
-    return "\n".join([summary, "", *sections, "", *trailers(hashlib.sha256(listing.encode()).hexdigest())]) + "\n"
+    return _join(_title(title, f"aicr-gen: sync {len(ordered)} clusters"), sections,
+                 hashlib.sha256(listing.encode()).hexdigest())
+
+
+def _title(title: str | None, default: str) -> str:
+    """The first line: ``--message`` on one line, else ``default``."""
+    given = " ".join(one_line(title or "").split())
+    if given.startswith("---"):
+        raise InvalidInputError(f"--message {title!r}: a commit message starting with '---' hides its trailers from "
+                                "git; reword it")
+    return given or one_line(default)
+
+
+def _join(title: str, sections: Sequence[str], recipe: str) -> str:
+    """The message: the title, the sections (each on its one line), then the trailers as the last paragraph."""
+    return "\n".join([title, "", *(one_line(line) for line in sections), "", *trailers(recipe)]) + "\n"
 
 
 def trailers(recipe: str) -> list[str]:

@@ -10,10 +10,10 @@ sections still do not fit are named in one line (a fleet-wide bump names every c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from aicr_gen import markdown as md
 from aicr_gen.gitops.plan import ClusterPlan, Plan
 
 BUDGET = 60_000  # under GitHub's 65,536-character comment limit, with room for a marker and a heading
@@ -28,7 +28,6 @@ GROUP_NAMES = 10  # cluster names shown per shared change
 LABELS = {"gpu-driver": "GPU driver", "gpu-operator": "GPU operator", "network-operator": "network operator",
           "os-constraint": "kernel/OS", "nvsentinel": "NVSentinel", "certification": "certification"}
 ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
-_TICKS = re.compile(r"`+")
 
 
 def as_json(plan: Plan) -> str:
@@ -42,24 +41,20 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def _text(value: str) -> str:
-    """Free text inside Markdown/HTML: escaped, on one line, cut to ``LINE``."""
+def _cut(value: str) -> str:
+    """``value`` on one line, cut to ``LINE``."""
     flat = " ".join(value.split())
-    cut = flat if len(flat) <= LINE else flat[:LINE - 1] + "\u2026"
-    return cut.replace("&", "&amp;").replace("<", "&lt;")  # no HTML tag or entity from the text
+    return flat if len(flat) <= LINE else flat[:LINE - 1] + "\u2026"
 
 
-def _code(value: str) -> str:
-    """``value`` as inline code, fenced with more backticks than it holds."""
-    ticks = "`" * (max((len(run) for run in _TICKS.findall(value)), default=0) + 1)
-    pad = " " if value.startswith("`") or value.endswith("`") else ""
-    return f"{ticks}{pad}{value}{pad}{ticks}"
+def _text(value: str) -> str:
+    """Free text from the specs as Markdown (``aicr_gen.markdown``), cut to ``LINE``."""
+    return md.text(_cut(value))
 
 
 def _block(lines: Sequence[str]) -> list[str]:
-    """Lines as a fenced code block (the fence longer than any backtick run inside)."""
-    fence = "`" * max([3, *(len(run) + 1 for line in lines for run in _TICKS.findall(line))])
-    return [fence, *(line if len(line) <= LINE else line[:LINE - 1] + "\u2026" for line in lines), fence]
+    """Lines as a fenced code block, each cut to ``LINE``."""
+    return md.block([line if len(line) <= LINE else line[:LINE - 1] + "\u2026" for line in lines])
 
 
 def _capped(items: Sequence[str], cap: int, noun: str) -> list[str]:
@@ -115,17 +110,18 @@ def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
                      *((name, "removed") for name in files.removed)])
     if listed:
         lines += ["", f"**Files**: {len(files.added)} added, {len(files.changed)} changed, {len(files.removed)} "
-                      f"removed (under {_code(cluster.path)})", ""]
+                      f"removed (under {md.code(cluster.path)})", ""]
         lines += _block(_capped([f"{kind:<7} {name}" for name, kind in listed], cap("files"), "files"))
     return lines
 
 
 def section(cluster: ClusterPlan, shrink: int | None, *, open_: bool = False) -> str:
     """One cluster's collapsible section; ``shrink`` None: its summary line and a note where to see it all."""
-    summary = f"<b>{_text(cluster.name)}</b> <code>{_text(cluster.path)}</code>: {_counts(cluster)}"
+    summary = (f"<b>{md.html(_cut(cluster.name))}</b> <code>{md.html(_cut(cluster.path))}</code>: "
+               f"{_counts(cluster)}")
     if shrink is None:
-        body = ["", f"Too large to show here: run {_code(f'aicr-gen plan {cluster.spec}')} (or "
-                    f"{_code('--format json')}) to see all of it."]
+        body = ["", f"Too large to show here: run {md.code(f'aicr-gen plan {cluster.spec}')} (or "
+                    f"{md.code('--format json')}) to see all of it."]
     else:
         body = _body(cluster, shrink)
     return "\n".join([f"<details{' open' if open_ else ''}><summary>{summary}</summary>", *body, "", "</details>"])
@@ -134,8 +130,8 @@ def section(cluster: ClusterPlan, shrink: int | None, *, open_: bool = False) ->
 def _header(plan: Plan) -> list[str]:
     totals = [f"{plan.changedClusters} of {_plural(len(plan.clusters), 'cluster')} change",
               _plural(plan.highRisk, "high-risk change"), _plural(plan.policyErrors, "policy error")]
-    commit = _code(plan.baseCommit[:12])
-    against = commit if plan.baseCommit.startswith(plan.base) else f"{_code(plan.base)} ({commit})"
+    commit = md.code(plan.baseCommit[:12])
+    against = commit if plan.baseCommit.startswith(plan.base) else f"{md.code(plan.base)} ({commit})"
     lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
     from aicr_gen.gitops.changes import grouped
 
@@ -150,14 +146,14 @@ def _header(plan: Plan) -> list[str]:
         lines += ["", "### Changes in several clusters", "",
                   *(f"- {_text(group.change)} on {_names(group.clusters)}"
                     for group in plan.groups[:GROUPS])]
-        lines += [f"- \u2026 and {len(plan.groups) - GROUPS} more shared changes ({_code('--format json')}: "
+        lines += [f"- \u2026 and {len(plan.groups) - GROUPS} more shared changes ({md.code('--format json')}: "
                   "groups)"] if len(plan.groups) > GROUPS else []
     return lines
 
 
 def _names(names: Sequence[str]) -> str:
     """``N clusters: a, b, c \u2026 and M more``."""
-    shown = ", ".join(_code(name) for name in names[:GROUP_NAMES])
+    shown = ", ".join(md.code(name) for name in names[:GROUP_NAMES])
     more = f" \u2026 and {len(names) - GROUP_NAMES} more" if len(names) > GROUP_NAMES else ""
     return f"{len(names)} clusters: {shown}{more}"
 
@@ -203,7 +199,7 @@ def markdown(plan: Plan, budget: int = BUDGET) -> str:
     quiet = [cluster.name for cluster in plan.clusters if not _news(cluster)]
     tail: list[str] = []
     if quiet:
-        names = ", ".join(_capped([_code(name) for name in quiet], UNCHANGED_NAMES, "clusters"))
+        names = ", ".join(_capped([md.code(name) for name in quiet], UNCHANGED_NAMES, "clusters"))
         tail = ["", f"Unchanged ({len(quiet)}): {names}"]
     if not shown:
         lines += ["", "Merging changes no cluster's tree."]
@@ -214,8 +210,8 @@ def markdown(plan: Plan, budget: int = BUDGET) -> str:
     available = budget - len(head) - len(foot) - reserve
     sections, left_out = _fit(renders, available)
     if left_out:  # name every cluster the comment leaves out: room for all their names, at most
-        sections, left_out = _fit(renders, available - len(", ".join(_code(cluster.name) for cluster in shown)))
-        names = ", ".join(_code(cluster.name) for cluster in shown[len(shown) - left_out:])
+        sections, left_out = _fit(renders, available - len(", ".join(md.code(cluster.name) for cluster in shown)))
+        names = ", ".join(md.code(cluster.name) for cluster in shown[len(shown) - left_out:])
         sections.append(f"\u2026 and {_plural(left_out, 'more cluster')} with changes not shown (the comment would "
-                        f"exceed GitHub's limit; {_code('aicr-gen plan --format json')} has them all): {names}")
+                        f"exceed GitHub's limit; {md.code('aicr-gen plan --format json')} has them all): {names}")
     return head + "\n\n".join(sections) + ("\n" if sections else "") + foot
