@@ -87,7 +87,8 @@ def _recipe_parser(commands: Any) -> None:
 def _bundle_parser(commands: Any) -> None:
     bundle = commands.add_parser("bundle", help="render a recipe into a deployer bundle folder")
     bundle.add_argument("--recipe", "-r", metavar="FILE",
-                        help="RecipeResult file (aicr-gen's or AICR's), or cm://NAMESPACE/NAME (a ConfigMap)")
+                        help="RecipeResult file (aicr-gen's or AICR's), cm://NAMESPACE/NAME (a ConfigMap) or an "
+                             "https:// URL")
     bundle.add_argument("--kubeconfig", "-k", metavar="FILE", help="kubeconfig for a cm:// recipe")
     bundle.add_argument("--context", metavar="NAME", help="kubeconfig context for a cm:// recipe")
     bundle.add_argument("--deployer", "-d", help="helm, argocd, argocd-helm, flux or helmfile (default: helm)")

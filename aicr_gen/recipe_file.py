@@ -19,10 +19,13 @@ def load_recipe(path: str) -> dict[str, Any]:
 def load_entry(path: str, kubeconfig: str | None = None, context: str | None = None) -> dict[str, Any]:
     """``recipe``: the validated recipe; ``yaml``: it as the bundle's recipe.yaml writes it (dumping a large
     recipe is a good part of rendering a bundle, and a cache hit needs neither). ``path``: a file, or a
-    ``cm://NAMESPACE/NAME`` ConfigMap read through ``kubeconfig`` and ``context`` (AICR's keys)."""
+    ``cm://NAMESPACE/NAME`` ConfigMap read through ``kubeconfig`` and ``context`` (AICR's keys), or an
+    ``https://`` URL (``http://`` to a loopback host) fetched as AICR fetches one, at most 1 MiB."""
     from aicr_gen.catalog import cache
 
-    if path.startswith("cm://"):
+    if path.startswith(("https://", "http://")):
+        raw, path = _download(path)
+    elif path.startswith("cm://"):
         from aicr_gen.drift.snapshot import configmap_bytes, gunzip
 
         raw, path = configmap_bytes(path, kubeconfig, context)
@@ -41,6 +44,29 @@ def load_entry(path: str, kubeconfig: str | None = None, context: str | None = N
         entry = {"recipe": recipe, "yaml": dump(recipe)}
         cache.put(key.hexdigest(), entry)
     return entry
+
+
+URL_LIMIT = 1024 * 1024
+"""Bytes of a recipe read from a URL (AICR's ``MaxSpecFileBytes`` and ``HTTPResponseBodyLimit``)."""
+URL_DEADLINE = 30.0
+"""Seconds for the whole download, redirects included (AICR's ``HTTPClientTimeout``)."""
+
+
+def _download(url: str) -> tuple[bytes, str]:
+    """The recipe at ``url`` and the name messages give it (credentials in it redacted). Through the hardened
+    transport: HTTPS (plain HTTP only to a loopback host), redirects checked hop by hop, a deadline and a byte
+    limit; not found is exit 2, any other failure of the server exit 3."""
+    from aicr_gen.errors import UnreachableError
+    from aicr_gen.mirror.transport import Transport, redacted
+
+    name = redacted(url)
+    answer = Transport("--recipe").send("GET", url, {"Accept": "application/yaml, application/json, text/plain"},
+                                        limit=URL_LIMIT, deadline=URL_DEADLINE)
+    if answer.status == 404:
+        raise InvalidInputError(f"--recipe {name}: not found (404); check the URL")
+    if answer.status != 200:
+        raise UnreachableError(f"--recipe {name}: the server answered {answer.status}")
+    return answer.body, name
 
 
 def _validate(raw: bytes, path: str) -> dict[str, Any]:

@@ -69,6 +69,7 @@ class Server:
                 pass
 
         self._httpd = http.server.ThreadingHTTPServer((self.host, 0), _Handler)
+        self._httpd.handle_error = lambda *_: None  # type: ignore[method-assign]  # a client that hung up
         if self.tls is not None:
             self._httpd.socket = self.tls.wrap_socket(self._httpd.socket, server_side=True)
         self.address = f"{self.host}:{self._httpd.server_address[1]}"
