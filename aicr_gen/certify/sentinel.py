@@ -257,6 +257,8 @@ def parse_rules(doc: Document) -> list[dict[str, Any]]:
     """The rule sets of a loaded --rules document (a list, or a mapping with ``ruleSets:``), checked against
     the schema, their CEL parsed and names unique, completed with ``enabled: true``, ``version: "1"`` and
     ``priority: 0`` where left out. Problems raise ``InvalidInputError`` naming file, line and path."""
+    from aicr_gen.gitops.limits import MAX_RULE_SETS
+
     base: Path = ()
     if isinstance(doc.data, list):
         _check_schema(doc, "#/$defs/ruleSetList")
@@ -264,6 +266,9 @@ def parse_rules(doc: Document) -> list[dict[str, Any]]:
     else:
         _check_schema(doc, "#/$defs/rulesFile")
         sets, base = doc.data["ruleSets"], ("ruleSets",)
+    if len(sets) > MAX_RULE_SETS:
+        raise InvalidInputError(f"{_where(doc, base)}: {len(sets)} rule sets, over the limit of {MAX_RULE_SETS} (they "
+                                "land in NVSentinel's fault-quarantine ConfigMap, at most 1 MiB); merge some")
     _check_unique_names(doc, sets, base)
     for index, rule_set in enumerate(sets):
         _check_cel(doc, rule_set["match"], (*base, index, "match"))

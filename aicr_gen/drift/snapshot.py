@@ -238,7 +238,8 @@ def parse_cm_source(source: str) -> tuple[str, str]:
     """``(namespace, name)`` of ``cm://NAMESPACE/NAME``; anything else is an input error."""
     rest = source[len(CM_PREFIX):]
     namespace, _, name = rest.partition("/")
-    if not (re.match(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.match(_DNS_SUBDOMAIN, name)
+    # fullmatch: with re.match, '$' also matches before a final newline ("cm://aicr/snap\n")
+    if not (re.fullmatch(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.fullmatch(_DNS_SUBDOMAIN, name)
             and len(name) <= 253):
         raise InvalidInputError(f"{source}: expected cm://NAMESPACE/NAME with Kubernetes names "
                                 "(lower-case letters, digits, '-'; '.' in NAME), e.g. cm://aicr/snapshot")
