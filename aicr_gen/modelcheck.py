@@ -82,7 +82,8 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
     if kind == "too_long":
         limit = error.get("ctx", {}).get("max_length")
         what = {"List": "items", "Dictionary": "entries"}.get(error.get("ctx", {}).get("field_type"), "characters")
-        return f"{error.get('ctx', {}).get('actual_length')} {what}, over the limit of {limit}; give at most {limit}"
+        count = error.get("ctx", {}).get("actual_length") or len(error.get("input") or ())
+        return f"{count} {what}, over the limit of {limit}; give at most {limit}"
     if kind == "string_too_long":
         limit = error.get("ctx", {}).get("max_length")
         return f"{len(str(error.get('input')))} characters, over the limit of {limit}; give at most {limit}"

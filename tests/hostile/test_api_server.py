@@ -399,3 +399,51 @@ def test_a_long_status_message_is_cut(serve: Callable[[Behaviour], Peer], snapsh
     result = snapshot(peer, "")
     fails(result, "HTTP 500 for server version: " + "x" * client.MAX_MESSAGE_CHARS + "...")
     assert "::error" not in result.err
+
+
+# ---------------------------------------------------------------- what the answers hold
+
+
+def test_a_helm_release_nested_too_deep_is_skipped(serve: Callable[[Behaviour], Peer], snapshot: Run,
+                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import base64
+
+    release = base64.b64encode(base64.b64encode(b"[" * 100_000 + b"]" * 100_000)).decode()
+    secret = {"metadata": {"name": "sh.helm.release.v1.x.v1", "namespace": "default"}, "type": "helm.sh/release.v1",
+              "data": {"release": release}}
+
+    def deep(seen: Seen, tls: ssl.SSLSocket) -> None:
+        if seen.path.startswith("/api/v1/secrets"):
+            answer(tls, 200, {**EMPTY_LIST, "items": [secret]})
+        else:
+            normal(seen, tls)
+
+    peer = serve(deep)
+    monkeypatch.setattr(client, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    result = snapshot(peer, str(tmp_path / "out.yaml"))
+    assert result.code == 0, result
+    assert "helm" not in {s["subtype"] for m in yaml.safe_load((tmp_path / "out.yaml").read_text())["measurements"]
+                          for s in m["subtypes"]}
+
+
+@pytest.mark.parametrize("state", ["full", "read-only"])
+def test_a_snapshot_on_a_full_or_read_only_disk(serve: Callable[[Behaviour], Peer], tmp_path: Path,
+                                                tls_files: tuple[Path, Path], state: str) -> None:
+    """A tmpfs mounted in a mount namespace of the aicr-gen process: full, or read-only."""
+    import subprocess
+    import sys
+
+    from tests.hostile.test_limits import mounted
+
+    peer = serve(normal)
+    mount = tmp_path / "mnt"
+    config = kubeconfig(tmp_path, peer, tls_files[0])
+    done = subprocess.run([*mounted(mount, state), sys.executable, "-m", "aicr_gen.cli", "snapshot", "--kubeconfig",
+                           config, "-o", str(mount / "snapshots" / "s.yaml")],
+                          capture_output=True, text=True, check=False, timeout=60)
+    target = mount / "snapshots" / "s.yaml"
+    said = {"full": f"-o {target}: cannot write: No space left on device",
+            "read-only": f"-o {target}: cannot create folder {target.parent}: Read-only file system"}[state]
+    assert (done.returncode, done.stderr) == (2, f"aicr-gen: error: {said}\n"), done
+    assert TOKEN not in done.stdout + done.stderr
+    assert paths(peer) == ["/version", *LISTS]
