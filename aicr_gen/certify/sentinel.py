@@ -26,6 +26,7 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.limits import MAX_RULE_SETS
 from aicr_gen.yamlio import Document, Path, format_path, load_text, shorten
 
 DATA = FilePath(__file__).resolve().parent / "data"
@@ -257,8 +258,6 @@ def parse_rules(doc: Document) -> list[dict[str, Any]]:
     """The rule sets of a loaded --rules document (a list, or a mapping with ``ruleSets:``), checked against
     the schema, their CEL parsed and names unique, completed with ``enabled: true``, ``version: "1"`` and
     ``priority: 0`` where left out. Problems raise ``InvalidInputError`` naming file, line and path."""
-    from aicr_gen.gitops.limits import MAX_RULE_SETS
-
     base: Path = ()
     if isinstance(doc.data, list):
         _check_schema(doc, "#/$defs/ruleSetList")

@@ -48,19 +48,18 @@ other texts (tolerations, overrides,      <= 4,096 characters, one   aicr-gen's:
 thresholds, options, context, ...)        line                       a flag or a message
 ========================================  =========================  ==========================================
 
-Texts with a grammar of their own are checked by their consumers' parsers elsewhere: cron schedules
-(``certify/schedule``), threshold expressions (``certify/thresholds``), ``--set`` texts (``render/values``),
-tolerations and taints (``render/scheduling``), Go durations (``certify/sentinel``), ``cm://`` sources
-(``drift/snapshot``), mirror prefixes (``mirror/reference``), criteria (the catalog's vocabulary). Overrides
-values are Helm values: data the chart's own schema types, written as quoted YAML, never into a command line.
+No pydantic here (``rules test`` and ``sentinel values`` need the limits without it): ``gitops/spec.py`` binds
+these checks into the model's field types. Texts with a grammar of their own are checked by their consumers'
+parsers elsewhere: cron schedules (``certify/schedule``), threshold expressions (``certify/thresholds``),
+``--set`` texts (``render/values``), tolerations and taints (``render/scheduling``), Go durations
+(``certify/sentinel``), ``cm://`` sources (``drift/snapshot``), mirror prefixes (``mirror/reference``), criteria
+(the catalog's vocabulary), NVCRE categories and options (``certify/nvcre``). Overrides values are Helm values:
+data the chart's own schema types, written as quoted YAML, never into a command line.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
-
-from pydantic import AfterValidator, Field
 
 from aicr_gen.certify.nvcre import DNS_SUBDOMAIN, label_key_problem
 
@@ -163,21 +162,3 @@ def path(text: str) -> str:
         raise ValueError(f"{_shown(text)} is too long for a file system ({size} bytes, a part of {longest}): "
                          f"give at most {MAX_PATH} bytes, {MAX_PATH_PART} per folder or file name")
     return text
-
-
-Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(one_line)]
-"""Any other text: one line of at most ``MAX_TEXT``."""
-NonEmptyText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(one_line)]
-LongText = Annotated[str, Field(max_length=16 * MAX_TEXT), AfterValidator(one_line)]
-"""A ``--set-json`` text: a JSON document on one line."""
-Subdomain = Annotated[str, AfterValidator(subdomain)]
-LabelKey = Annotated[str, AfterValidator(label_key)]
-LabelValue = Annotated[str, AfterValidator(label_value)]
-Version = Annotated[str, AfterValidator(version)]
-SecretKey = Annotated[str, AfterValidator(secret_key)]
-Branch = Annotated[str, AfterValidator(branch)]
-Url = Annotated[str, AfterValidator(url)]
-PathText = Annotated[str, Field(min_length=1), AfterValidator(path)]
-Labels = Annotated[dict[LabelKey, LabelValue], Field(max_length=MAX_ENTRIES)]
-"""Label keys and values, as node selectors and metadata.labels hold them."""
-

@@ -15,26 +15,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.limits import (
-    MAX_ENTRIES,
-    MAX_ITEMS,
-    MAX_POOLS,
-    Branch,
-    Labels,
-    LabelValue,
-    LongText,
-    NonEmptyText,
-    PathText,
-    SecretKey,
-    Subdomain,
-    Text,
-    Url,
-    Version,
-)
+from aicr_gen.gitops import limits
 from aicr_gen.yamlio import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
@@ -46,10 +31,24 @@ resolves, so ``lint`` and ``sync`` refuse it (and any other ``.invalid`` URL) un
 
 Deployer = Literal["helm", "argocd", "argocd-helm", "flux", "helmfile"]
 DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
-NonEmpty = NonEmptyText
-Texts = Annotated[list[NonEmptyText], Field(max_length=MAX_ITEMS)]
-Paths = Annotated[list[PathText], Field(max_length=MAX_ITEMS)]
-Versions = Annotated[dict[NonEmptyText, Version], Field(max_length=MAX_ENTRIES)]
+# The field types that carry the limits and grammars of gitops/limits.py (its table says where each comes from).
+Text = Annotated[str, Field(max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
+NonEmpty = Annotated[str, Field(min_length=1, max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
+LongText = Annotated[str, Field(max_length=16 * limits.MAX_TEXT), AfterValidator(limits.one_line)]
+"""A ``--set-json`` text: a JSON document on one line."""
+Subdomain = Annotated[str, AfterValidator(limits.subdomain)]
+LabelValue = Annotated[str, AfterValidator(limits.label_value)]
+Version = Annotated[str, AfterValidator(limits.version)]
+Url = Annotated[str, AfterValidator(limits.url)]
+Branch = Annotated[str, AfterValidator(limits.branch)]
+SecretKey = Annotated[str, AfterValidator(limits.secret_key)]
+Options = Annotated[dict[Text, Text | int | bool], Field(max_length=limits.MAX_ENTRIES)]
+PathText = Annotated[str, Field(min_length=1), AfterValidator(limits.path)]
+Labels = Annotated[dict[Annotated[str, AfterValidator(limits.label_key)], LabelValue],
+                   Field(max_length=limits.MAX_ENTRIES)]
+Texts = Annotated[list[NonEmpty], Field(max_length=limits.MAX_ITEMS)]
+Paths = Annotated[list[PathText], Field(max_length=limits.MAX_ITEMS)]
+Versions = Annotated[dict[NonEmpty, Version], Field(max_length=limits.MAX_ENTRIES)]
 
 
 class _Strict(BaseModel):
@@ -89,10 +88,10 @@ class Repo(_Strict):
 class Overrides(_Strict):
     """Component value overrides applied when rendering the bundle (as ``aicr-gen bundle --set``)."""
 
-    set: Annotated[list[Text], Field(max_length=MAX_ITEMS)] = Field(default_factory=list,
+    set: Annotated[list[Text], Field(max_length=limits.MAX_ITEMS)] = Field(default_factory=list,
                            description="COMPONENT:PATH=VALUE, typed as AICR types --set "
                                        "(e.g. gpu-operator:driver.enabled=false)")
-    setJson: Annotated[list[LongText], Field(max_length=MAX_ITEMS)] = Field(default_factory=list,
+    setJson: Annotated[list[LongText], Field(max_length=limits.MAX_ITEMS)] = Field(default_factory=list,
                                description="COMPONENT:PATH=JSON; maps are deep-merged (a null deletes its key), "
                                            "lists replaced")
 
@@ -100,13 +99,13 @@ class Overrides(_Strict):
 class Certification(_Strict):
     """NVCRE certification of the cluster (``aicr-gen certification``)."""
 
-    categories: Annotated[list[Text], Field(max_length=MAX_ITEMS)] = Field(default_factory=list,
+    categories: Annotated[list[Text], Field(max_length=limits.MAX_ITEMS)] = Field(default_factory=list,
                                   description="NVCRE catalog entries DOMAIN/VARIANT, "
                                               "e.g. communication/nccl-all-reduce")
-    thresholds: Annotated[dict[Text, Text], Field(max_length=MAX_ENTRIES)] = Field(default_factory=dict,
+    thresholds: Annotated[dict[Text, Text], Field(max_length=limits.MAX_ENTRIES)] = Field(default_factory=dict,
                                        description="Threshold key (NVCRE registry, e.g. busBandwidthGBps) -> CEL "
                                                    "expression over `value`, e.g. 'value >= 300'")
-    options: Annotated[dict[Text, Text | int | bool], Field(max_length=MAX_ENTRIES)] = Field(default_factory=dict,
+    options: Options = Field(default_factory=dict,
                                                  description="NVCRE options as for --option KEY=VALUE "
                                                              "(e.g. gpusPerNode: 8)")
     nodeSelector: Labels = Field(default_factory=dict, description="Label selector of the nodes to certify")
@@ -135,8 +134,8 @@ class Sentinel(_Strict):
     lifecycle: bool = Field(False, description="Enable the lifecycle manager (scheduling gate)")
     validation: bool = Field(False, description="Enable post-remediation validation")
     dryRun: bool = Field(False, description="global.dryRun: log actions without taking them")
-    ruleSetPools: Annotated[dict[NonEmptyText, Annotated[list[DnsLabel], Field(max_length=MAX_POOLS)]],
-                            Field(max_length=MAX_ENTRIES)] = Field(
+    ruleSetPools: Annotated[dict[NonEmpty, Annotated[list[DnsLabel], Field(max_length=limits.MAX_POOLS)]],
+                            Field(max_length=limits.MAX_ENTRIES)] = Field(
         default_factory=dict, description="Rule set name (an upstream default or one of spec.sentinel.rules) -> "
                                           "the spec.pools it is limited to: a Node rule matching the pools' "
                                           "nodeSelectors is added to its match.all")
@@ -158,7 +157,7 @@ class Rollout(_Strict):
     ``metadata.labels[label]`` is the first value sync first, the next value's once those are healthy, ..."""
 
     label: DnsLabel = Field(description="Cluster label (metadata.labels) that orders the rollout, e.g. stage")
-    order: Annotated[list[Annotated[LabelValue, Field(min_length=1)]], Field(max_length=MAX_ITEMS)] = Field(
+    order: Annotated[list[Annotated[LabelValue, Field(min_length=1)]], Field(max_length=limits.MAX_ITEMS)] = Field(
         min_length=1, description="Label values in rollout order, e.g. [canary, prod]; every cluster of the "
                                   "ApplicationSet must have one (Argo CD never syncs a cluster no step selects)")
     maxUpdate: Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])%$")] | None = Field(
@@ -286,7 +285,7 @@ class Spec(_Strict):
                                                   "and a null here removes its value")
     criteria: Criteria = Field(description="The recipe criteria (service, accelerator, intent, os, platform, nodes); "
                                            "with spec.pools, the cluster-wide part only (no accelerator)")
-    pools: list[Pool] = Field(default_factory=list, max_length=MAX_POOLS,
+    pools: list[Pool] = Field(default_factory=list, max_length=limits.MAX_POOLS,
                               description="GPU node pools of a mixed cluster, each with its accelerator and node "
                                           "selector (disjoint); empty: one accelerator, spec.criteria.accelerator")
     catalogs: Paths = Field(default_factory=list,
