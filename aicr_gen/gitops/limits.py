@@ -95,12 +95,17 @@ def one_line(text: str) -> str:
     return text
 
 
+def _fits(text: str, grammar: re.Pattern[str], limit: int, what: str) -> str:
+    """``text`` when ``grammar`` matches all of it and it is at most ``limit`` long; else why not."""
+    if len(text) > limit or not grammar.fullmatch(text):
+        raise ValueError(f"{_shown(text)} is not {what}; {limit} at most")
+    return text
+
+
 def subdomain(text: str) -> str:
     """An RFC 1123 subdomain (lower-case labels joined by '.'), at most 253 characters."""
-    if len(text) > MAX_SUBDOMAIN or not DNS_SUBDOMAIN.fullmatch(text):
-        raise ValueError(f"{_shown(text)} is not a Kubernetes name (lower-case letters, digits, '-' and '.', "
-                         f"starting and ending with a letter or digit; {MAX_SUBDOMAIN} at most)")
-    return text
+    return _fits(text, DNS_SUBDOMAIN, MAX_SUBDOMAIN, "a Kubernetes name (lower-case letters, digits, '-' and '.', "
+                                                     "starting and ending with a letter or digit)")
 
 
 def label_key(text: str) -> str:
@@ -113,26 +118,19 @@ def label_key(text: str) -> str:
 
 def label_value(text: str) -> str:
     """A Kubernetes label value: empty, or a label name of at most 63."""
-    if text and not LABEL_VALUE.fullmatch(text):
-        raise ValueError(f"{_shown(text)} is not a label value (letters, digits, '-', '_', '.', starting and ending "
-                         f"with a letter or digit; {MAX_LABEL} at most)")
-    return text
+    return text and _fits(text, LABEL_VALUE, MAX_LABEL, "a label value (letters, digits, '-', '_', '.', starting "
+                                                         "and ending with a letter or digit)")
 
 
 def version(text: str) -> str:
     """A version: one token of SemVer's, OCI tags' and git tags' shared characters, at most 128."""
-    if len(text) > MAX_VERSION or not _VERSION.fullmatch(text):
-        raise ValueError(f"{_shown(text)} is not a version (a letter, digit or '_', then letters, digits, '_', '.', "
-                         f"'+', '-'; {MAX_VERSION} at most), e.g. v26.3.3 or 580.105.08")
-    return text
+    return _fits(text, _VERSION, MAX_VERSION, "a version (a letter, digit or '_', then letters, digits, '_', '.', "
+                                              "'+', '-'; e.g. v26.3.3 or 580.105.08)")
 
 
 def secret_key(text: str) -> str:
     """A key of a Secret's data."""
-    if len(text) > MAX_SUBDOMAIN or not _SECRET_KEY.fullmatch(text):
-        raise ValueError(f"{_shown(text)} is not a Secret key (letters, digits, '-', '_', '.'; {MAX_SUBDOMAIN} at "
-                         "most)")
-    return text
+    return _fits(text, _SECRET_KEY, MAX_SUBDOMAIN, "a Secret key (letters, digits, '-', '_', '.')")
 
 
 def branch(text: str) -> str:

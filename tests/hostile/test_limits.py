@@ -103,6 +103,10 @@ def test_rule_sets_are_bounded(cli: Any, tmp_path: Path) -> None:
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(sets), encoding="utf-8")
     result = cli("sentinel", "values", "--mode", "quarantine", "--rules", str(tmp_path / "rules.yaml"))
     refused(result, f"rules.yaml:1: (document root): 1001 rule sets, over the limit of {limits.MAX_RULE_SETS}")
+    (tmp_path / "values.yaml").write_text(yaml.safe_dump({"fault-quarantine": {"ruleSets": sets}}), encoding="utf-8")
+    events = ROOT / "tests" / "fixtures" / "rules" / "events" / "syslog-xid79.yaml"
+    result = cli("rules", "test", "--values", str(tmp_path / "values.yaml"), "--events", str(events))
+    refused(result, "values.yaml:2: fault-quarantine.ruleSets: 1001 rule sets, over the limit of 1000")
 
 
 def test_the_specs_of_one_run_are_bounded(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,7 +131,7 @@ def test_the_specs_of_one_run_are_bounded(cli: Any, tmp_path: Path, monkeypatch:
     (lambda data: pool(data).update(versions={"gpu-operator": "v26.3.3\nx"}),
      ("spec.pools[0].versions.gpu-operator: ", "is not a version")),
     (lambda data: data["spec"].update(versions={"gpu-operator": f"$(touch {PWNED})"}),
-     ("spec.versions.gpu-operator: ", "is not a version", "e.g. v26.3.3")),
+     ("spec.versions.gpu-operator: ", "is not a version", "e.g. v26.3.3", "; 128 at most")),
 ])
 def test_nvidia_driver_and_versions_fit_their_grammars(lint: Lint, edit: Callable[[dict[str, Any]], None],
                                                        fragments: tuple[str, ...]) -> None:
