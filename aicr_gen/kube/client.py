@@ -13,7 +13,8 @@ where it makes one):
   that trickles bytes resets a read timeout on every byte);
 - at most ``MAX_RESPONSE_BYTES`` per answer (an announced ``Content-Length`` above it is refused unread) and
   ``MAX_PAGES`` pages of ``PAGE_SIZE`` items per list: 500,000 objects, over three times the 150,000 Pods of the
-  largest cluster Kubernetes supports (kubernetes.io/docs/setup/best-practices/cluster-large);
+  largest cluster Kubernetes supports (kubernetes.io/docs/setup/best-practices/cluster-large), read within
+  ``LIST_SECONDS`` in all;
 - a 429, or a 5xx with an integer ``Retry-After``, is retried as client-go's ``rest.Request`` does
   (``kubernetes.utils.retry.on_retry_after_error``, the official client's port of ``rest/with_retry.go``: the
   server's delay when longer than the backoff) but at most ``RETRY_ATTEMPTS`` attempts and ``RETRY_SECONDS`` of
@@ -54,6 +55,7 @@ DEADLINE_SECONDS = 120.0
 MAX_RESPONSE_BYTES = 80 * 1024 * 1024
 PAGE_SIZE = 500
 MAX_PAGES = 1000
+LIST_SECONDS = 600.0
 RETRY_ATTEMPTS = 5
 RETRY_SECONDS = 60.0
 RETRY_BACKOFF_SECONDS = 0.5
@@ -191,7 +193,11 @@ class Cluster:
         """Every item of a list endpoint, following ``metadata.continue`` in pages of ``PAGE_SIZE``."""
         items: list[dict[str, Any]] = []
         token = ""
+        deadline = time.monotonic() + LIST_SECONDS
         for _ in range(MAX_PAGES):
+            if time.monotonic() > deadline:
+                raise UnreachableError(f"Kubernetes API at {self.server}: the {what} took over {LIST_SECONDS:g}s "
+                                       f"({len(items)} items so far); check the cluster and the network")
             query = [("limit", str(PAGE_SIZE)), *([("labelSelector", selector)] if selector else []),
                      *([("continue", token)] if token else [])]
             answer = self.request("GET", path, what, query=query)

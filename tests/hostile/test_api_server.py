@@ -285,6 +285,23 @@ def test_an_endless_list_of_continue_tokens_stops_at_the_page_cap(serve: Callabl
     assert "continue=page-5" in peer.seen[-1].path
 
 
+def test_a_list_that_pages_past_its_deadline_stops(serve: Callable[[Behaviour], Peer], snapshot: Run,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client, "MAX_PAGES", 1_000_000)
+    monkeypatch.setattr(client, "LIST_SECONDS", 0.3)
+
+    def endless(seen: Seen, tls: ssl.SSLSocket) -> None:
+        if seen.path.startswith("/api/v1/nodes"):
+            answer(tls, 200, {**EMPTY_LIST, "items": [{"metadata": {"name": "n"}}], "metadata": {"continue": "more"}})
+        else:
+            normal(seen, tls)
+
+    peer = serve(endless)
+    began = time.monotonic()
+    fails(snapshot(peer, ""), "the node list took over 0.3s (", "items so far)")
+    assert time.monotonic() - began < 3
+
+
 def test_an_announced_body_over_the_limit_is_not_read(serve: Callable[[Behaviour], Peer], snapshot: Run) -> None:
     def huge(seen: Seen, tls: ssl.SSLSocket) -> None:
         tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2147483648\r\n\r\n{")
