@@ -464,3 +464,20 @@ def test_a_snapshot_on_a_full_or_read_only_disk(serve: Callable[[Behaviour], Pee
     assert (done.returncode, done.stderr) == (2, f"aicr-gen: error: {said}\n"), done
     assert TOKEN not in done.stdout + done.stderr
     assert paths(peer) == ["/version", *LISTS]
+
+
+def test_the_page_cap_on_the_real_api_server(control_plane: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real continue tokens: N namespaces in pages of one fit in N pages, not in N - 1."""
+    from aicr_gen.errors import UnreachableError
+    from aicr_gen.kube.client import connect
+
+    without_proxies(monkeypatch)
+    monkeypatch.setattr(client, "PAGE_SIZE", 1)
+    with connect(str(control_plane.kubeconfig)) as cluster:
+        count = len(cluster.list_items("/api/v1/namespaces", "namespace list"))
+        assert count >= 4  # default, kube-node-lease, kube-public, kube-system
+        monkeypatch.setattr(client, "MAX_PAGES", count)
+        assert len(cluster.list_items("/api/v1/namespaces", "namespace list")) == count
+        monkeypatch.setattr(client, "MAX_PAGES", count - 1)
+        with pytest.raises(UnreachableError, match=f"the namespace list goes on past {count - 1} pages of 1"):
+            cluster.list_items("/api/v1/namespaces", "namespace list")
