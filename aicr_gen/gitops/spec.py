@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
 
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
@@ -36,15 +36,24 @@ Text = Annotated[str, Field(max_length=limits.MAX_TEXT), AfterValidator(limits.o
 NonEmpty = Annotated[str, Field(min_length=1, max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
 LongText = Annotated[str, Field(max_length=16 * limits.MAX_TEXT), AfterValidator(limits.one_line)]
 """A ``--set-json`` text: a JSON document on one line."""
-Subdomain = Annotated[str, AfterValidator(limits.subdomain)]
-LabelValue = Annotated[str, AfterValidator(limits.label_value)]
-Version = Annotated[str, AfterValidator(limits.version)]
-Url = Annotated[str, AfterValidator(limits.url)]
-Branch = Annotated[str, AfterValidator(limits.branch)]
-SecretKey = Annotated[str, AfterValidator(limits.secret_key)]
+# ... and say them in the JSON Schema (``aicr-gen schema``), so that an editor or check-jsonschema refuses early
+Subdomain = Annotated[str, AfterValidator(limits.subdomain), WithJsonSchema(
+    {"type": "string", "pattern": f"^{limits.DNS_SUBDOMAIN.pattern}$", "maxLength": limits.MAX_SUBDOMAIN})]
+LabelValue = Annotated[str, AfterValidator(limits.label_value), WithJsonSchema(
+    {"type": "string", "pattern": f"^({limits.LABEL_VALUE.pattern})?$", "maxLength": limits.MAX_LABEL})]
+Version = Annotated[str, AfterValidator(limits.version), WithJsonSchema(
+    {"type": "string", "pattern": f"^{limits.VERSION.pattern}$", "maxLength": limits.MAX_VERSION})]
+Url = Annotated[str, AfterValidator(limits.url), WithJsonSchema(
+    {"type": "string", "pattern": r"^\S+$", "maxLength": limits.MAX_URL})]
+Branch = Annotated[str, AfterValidator(limits.branch), WithJsonSchema(
+    {"type": "string", "pattern": r"^[^\s~^:?*\[\\]+$", "maxLength": limits.MAX_REF})]
+SecretKey = Annotated[str, AfterValidator(limits.secret_key), WithJsonSchema(
+    {"type": "string", "pattern": f"^{limits.SECRET_KEY.pattern}$", "maxLength": limits.MAX_SUBDOMAIN})]
 Options = Annotated[dict[Text, Text | int | bool], Field(max_length=limits.MAX_ENTRIES)]
-PathText = Annotated[str, Field(min_length=1), AfterValidator(limits.path)]
-Labels = Annotated[dict[Annotated[str, AfterValidator(limits.label_key)], LabelValue],
+PathText = Annotated[str, Field(min_length=1), AfterValidator(limits.path), WithJsonSchema(
+    {"type": "string", "minLength": 1, "maxLength": limits.MAX_PATH})]
+Labels = Annotated[dict[Annotated[str, AfterValidator(limits.label_key), WithJsonSchema(
+    {"type": "string", "maxLength": limits.MAX_SUBDOMAIN + 1 + limits.MAX_LABEL})], LabelValue],
                    Field(max_length=limits.MAX_ENTRIES)]
 Texts = Annotated[list[NonEmpty], Field(max_length=limits.MAX_ITEMS)]
 Paths = Annotated[list[PathText], Field(max_length=limits.MAX_ITEMS)]

@@ -245,3 +245,22 @@ def test_spec_init_on_a_full_or_read_only_disk(tmp_path: Path, state: str) -> No
                           cwd=ROOT)
     reason = {"full": "No space left on device", "read-only": "Read-only file system"}[state]
     refused(Result(done.returncode, done.stdout, done.stderr), f"-o {target}: ", reason)
+
+
+def test_the_json_schema_says_the_limits_and_grammars(cli: Any) -> None:
+    """``aicr-gen schema clusterspec`` carries them, so that an editor or check-jsonschema refuses as early."""
+    import json
+
+    import jsonschema
+
+    result = cli("schema", "clusterspec")
+    schema = json.loads(result.out)
+    jsonschema.validate(SPEC, schema)
+    for edit in (lambda data: pools(data, 101), lambda data: pool(data).update(versions={"gpu-operator": "v1\nx"}),
+                 lambda data: data["metadata"].update(labels={"env": "a" * 64}),
+                 lambda data: data["spec"]["repo"].update(url="https://x y"),
+                 lambda data: data["spec"]["repo"].update(branch="a b")):
+        data = copy.deepcopy(SPEC)
+        edit(data)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(data, schema)
