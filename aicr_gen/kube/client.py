@@ -9,8 +9,9 @@ answers are read as JSON, not deserialised into models (``bench/bench_kube.py``:
 Bounds, so that no server can make a command hang or fail with a traceback (issue 24; client-go's own promises
 where it makes one):
 
-- connect and read timeouts of ``TIMEOUT_SECONDS`` each, and ``DEADLINE_SECONDS`` for a whole answer (a server
-  that trickles bytes resets a read timeout on every byte);
+- connect and read timeouts of ``TIMEOUT_SECONDS`` each, and ``DEADLINE_SECONDS`` for the head of an answer
+  (status line and headers; a watchdog shuts the socket down, ``_watch``) and again for its body (a server that
+  trickles bytes resets a read timeout on every byte);
 - at most ``MAX_RESPONSE_BYTES`` per answer (an announced ``Content-Length`` above it is refused unread) and
   ``MAX_PAGES`` pages of ``PAGE_SIZE`` items per list: 500,000 objects, over three times the 150,000 Pods of the
   largest cluster Kubernetes supports (kubernetes.io/docs/setup/best-practices/cluster-large), read within
@@ -101,7 +102,9 @@ class Cluster:
     def __init__(self, api: ApiClient, identity: str) -> None:
         self.api = api
         self.identity = identity
+        self.late = False
         api.user_agent = f"aicr-gen/{__version__}"
+        _watch(api, self)
 
     @property
     def server(self) -> str:
@@ -156,6 +159,7 @@ class Cluster:
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
+        self.late = False
         try:
             answer = self.api.call_api(*prepared, _request_timeout=(TIMEOUT_SECONDS, TIMEOUT_SECONDS)).response
             try:
@@ -164,6 +168,8 @@ class Cluster:
                 answer.close()  # never back to the pool with an answer half read
                 raise
             answer.release_conn()
+            if self.late:  # the watchdog cut the head short: what http.client read is not the answer
+                raise urllib3.exceptions.ProtocolError("cut at the deadline")
         except (urllib3.exceptions.HTTPError, ApiException, OSError) as err:
             raise self._unreachable(err, what) from None
         if not 200 <= answer.status < 300:
@@ -291,6 +297,9 @@ class Cluster:
     def _unreachable(self, err: BaseException, what: str) -> UnreachableError:
         import urllib3
 
+        if self.late:
+            return UnreachableError(f"Kubernetes API at {self.server}: the answer for {what} did not begin within "
+                                    f"{DEADLINE_SECONDS:g}s; check the cluster and the network")
         cause = err.reason if isinstance(err, urllib3.exceptions.MaxRetryError) and err.reason else err
         if isinstance(cause, urllib3.exceptions.ProxyError):
             proxy = without_credentials(str(self.api.configuration.proxy))
@@ -347,6 +356,41 @@ def urllib3_retries() -> Any:
 
     return Retry(total=CONNECT_RETRIES + 1 + REDIRECTS, connect=CONNECT_RETRIES, read=1, redirect=REDIRECTS,
                  status=0, other=0, respect_retry_after_header=False)
+
+
+def _watch(api: ApiClient, cluster: Cluster) -> None:
+    """Give every connection of ``api`` a deadline for the status line and headers of an answer: a read timeout
+    restarts with each byte, so a server trickling its headers would hold the command for ever. At
+    ``DEADLINE_SECONDS`` the socket is shut down (the read in progress ends) and ``cluster.late`` says why."""
+    import socket
+    import threading
+
+    def watched(connection: Any) -> Any:
+        class Watched(connection):  # type: ignore[misc]
+            def getresponse(self) -> Any:
+                sock = self.sock
+
+                def expire() -> None:
+                    cluster.late = True
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        return
+
+                timer = threading.Timer(DEADLINE_SECONDS, expire)
+                timer.daemon = True
+                timer.start()
+                try:
+                    return super().getresponse()
+                finally:
+                    timer.cancel()
+
+        return Watched
+
+    manager: Any = api.rest_client.pool_manager
+    manager.pool_classes_by_scheme = {
+        scheme: type(pool.__name__, (pool,), {"ConnectionCls": watched(pool.ConnectionCls)})
+        for scheme, pool in manager.pool_classes_by_scheme.items()}
 
 
 def without_credentials(url: str) -> str:

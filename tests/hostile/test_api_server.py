@@ -161,7 +161,7 @@ def serve(tls_files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Iter
 @pytest.fixture
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small bounds, so that each case takes well under a second."""
-    for name, value in (("TIMEOUT_SECONDS", 0.5), ("DEADLINE_SECONDS", 0.5), ("RETRY_ATTEMPTS", 3),
+    for name, value in (("TIMEOUT_SECONDS", 0.5), ("DEADLINE_SECONDS", 1.0), ("RETRY_ATTEMPTS", 3),
                         ("RETRY_SECONDS", 2.0), ("RETRY_BACKOFF_SECONDS", 0.01), ("MAX_PAGES", 5),
                         ("REDIRECTS", 3), ("MAX_RESPONSE_BYTES", 4096)):
         monkeypatch.setattr(client, name, value)
@@ -329,7 +329,20 @@ def test_a_trickling_body_stops_at_the_deadline(serve: Callable[[Behaviour], Pee
             tls.sendall(b" ")
 
     peer = serve(trickle)
-    fails(snapshot(peer, ""), "the answer for server version took over 0.5s to arrive")
+    fails(snapshot(peer, ""), "the answer for server version took over 1s to arrive")
+
+
+def test_trickling_headers_stop_at_the_deadline(serve: Callable[[Behaviour], Peer], snapshot: Run) -> None:
+    def trickle(seen: Seen, tls: ssl.SSLSocket) -> None:
+        tls.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        while not peer.closing.wait(0.05):  # a header that never ends, one byte every 50 ms
+            tls.sendall(b"x")
+
+    peer = serve(trickle)
+    began = time.monotonic()
+    fails(snapshot(peer, ""), "the answer for server version did not begin within 1s")
+    assert time.monotonic() - began < 5
+    assert paths(peer) == ["/version"]
 
 
 # ---------------------------------------------------------------- malformed answers
