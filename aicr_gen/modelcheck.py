@@ -77,6 +77,16 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
         return f"value {got} is not allowed; use one of {expected}"
     if kind in ("dict_type", "model_type"):
         return f"expected a mapping (key: value), got {got}; write a mapping here"
+    if kind == "value_error":  # a grammar of gitops/limits.py: its message says what to write
+        return str(error["msg"]).removeprefix("Value error, ")
+    if kind == "too_long":
+        limit = error.get("ctx", {}).get("max_length")
+        what = {"List": "items", "Dictionary": "entries"}.get(error.get("ctx", {}).get("field_type"), "characters")
+        count = error.get("ctx", {}).get("actual_length") or len(error.get("input") or ())
+        return f"{count} {what}, over the limit of {limit}; give at most {limit}"
+    if kind == "string_too_long":
+        limit = error.get("ctx", {}).get("max_length")
+        return f"{len(str(error.get('input')))} characters, over the limit of {limit}; give at most {limit}"
     if kind == "string_pattern_mismatch":
         return f"value {got} does not match {error.get('ctx', {}).get('pattern')}; use a value that does"
     fixes = {

@@ -26,6 +26,7 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.limits import MAX_RULE_SETS
 from aicr_gen.yamlio import Document, Path, format_path, load_text, shorten
 
 DATA = FilePath(__file__).resolve().parent / "data"
@@ -264,6 +265,9 @@ def parse_rules(doc: Document) -> list[dict[str, Any]]:
     else:
         _check_schema(doc, "#/$defs/rulesFile")
         sets, base = doc.data["ruleSets"], ("ruleSets",)
+    if len(sets) > MAX_RULE_SETS:
+        raise InvalidInputError(f"{_where(doc, base)}: {len(sets)} rule sets, over the limit of {MAX_RULE_SETS} (they "
+                                "land in NVSentinel's fault-quarantine ConfigMap, at most 1 MiB); merge some")
     _check_unique_names(doc, sets, base)
     for index, rule_set in enumerate(sets):
         _check_cel(doc, rule_set["match"], (*base, index, "match"))

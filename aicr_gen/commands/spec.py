@@ -189,13 +189,14 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
               output: str | None, *, nodes: int, repo_url: str | None) -> int:
     """Write a ClusterSpec extending the Fleet file ``fleet_file``: its name, criteria (resolved against the
     fleet's catalogs, or ``folders``) and folder, plus what the options give; everything else comes from the
-    fleet. The spec is validated layered over the fleet before it is written."""
+    fleet. The spec is validated layered over the fleet, and its paths as ``lint`` checks them (a fleet outside
+    the Git repository the spec is written in is refused), before it is written."""
     import os
     from pathlib import Path
 
     from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.gitops.fleet import check_fleet, effective, load_fleet
-    from aicr_gen.gitops.spec import API_VERSION, KIND, PLACEHOLDER_URL, parse_spec
+    from aicr_gen.gitops.spec import API_VERSION, KIND, PLACEHOLDER_URL, check_references, parse_spec
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.yamlio import load_text
 
@@ -236,7 +237,9 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
                   "  # argocd:",
                   "  #   destinationServer: \"https://API-SERVER\"  # or destinationName: NAME-IN-ARGO-CD"]
     text = "\n".join(lines) + "\n"
-    parse_spec(effective(load_text(text, output or "<stdout>")), template=True)  # valid over its fleet
+    cluster = parse_spec(effective(load_text(text, output or "<stdout>")), template=True)  # valid over its fleet
+    # the rule lint applies: in a Git work tree, the fleet must be inside it (refused now, not at the first lint)
+    check_references(cluster, Path(output) if output else Path.cwd() / "spec.yaml")
     write_text(output, text)
     return OK
 

@@ -178,7 +178,8 @@ def gpu_data(nodes: list[dict[str, Any]]) -> dict[str, Any]:
 
 def decode_release(secret: Mapping[str, Any]) -> dict[str, Any] | None:
     """The release JSON of a Helm 3 Secret: the API's base64 of Helm's base64 of gzip'ed JSON (Helm also
-    reads uncompressed JSON). None when the Secret is not a readable release."""
+    reads uncompressed JSON). None when the Secret is not a readable release (nor one nested too deep, or
+    inflating past ``MAX_RELEASE_BYTES``)."""
     raw = (secret.get("data") or {}).get("release")
     if secret.get("type") != HELM_SECRET_TYPE or not isinstance(raw, str):
         return None
@@ -190,7 +191,7 @@ def decode_release(secret: Mapping[str, Any]) -> dict[str, Any] | None:
             if inflater.unconsumed_tail or not inflater.eof:
                 return None
         release = json.loads(payload)
-    except (binascii.Error, ValueError, zlib.error):
+    except (binascii.Error, ValueError, zlib.error, RecursionError):  # RecursionError: JSON nested too deep
         return None
     return release if isinstance(release, dict) else None
 

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
-from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text
+from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text, shorten
 from aicr_gen.yamlio import Path as FieldPath
 
 TYPE_CHECKING = False
@@ -238,9 +238,10 @@ def parse_cm_source(source: str) -> tuple[str, str]:
     """``(namespace, name)`` of ``cm://NAMESPACE/NAME``; anything else is an input error."""
     rest = source[len(CM_PREFIX):]
     namespace, _, name = rest.partition("/")
-    if not (re.match(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.match(_DNS_SUBDOMAIN, name)
+    # fullmatch: with re.match, '$' also matches before a final newline ("cm://aicr/snap\n")
+    if not (re.fullmatch(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.fullmatch(_DNS_SUBDOMAIN, name)
             and len(name) <= 253):
-        raise InvalidInputError(f"{source}: expected cm://NAMESPACE/NAME with Kubernetes names "
+        raise InvalidInputError(f"{shorten(repr(source))}: expected cm://NAMESPACE/NAME with Kubernetes names "
                                 "(lower-case letters, digits, '-'; '.' in NAME), e.g. cm://aicr/snapshot")
     return namespace, name
 

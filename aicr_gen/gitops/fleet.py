@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, Field, create_model
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops import limits
 from aicr_gen.gitops import spec as cluster_spec
 from aicr_gen.yamlio import Document, Path, format_path
 
@@ -299,6 +300,10 @@ def _check_extends(doc: Document, extends: Any) -> str:
     if not isinstance(extends, str) or not extends.strip():
         raise InvalidInputError(f"{where}: give the path of a Fleet file relative to this spec's folder, "
                                 "e.g. ../fleet.yaml")
+    try:
+        limits.path(extends)
+    except ValueError as err:
+        raise InvalidInputError(f"{where}: {err}") from None
     if "\\" in extends or FilePath(extends).is_absolute():
         raise InvalidInputError(f"{where}: {extends!r} must be a relative POSIX path from this spec's folder "
                                 "('/' separators, not absolute), e.g. ../fleet.yaml")
@@ -314,7 +319,12 @@ def effective(doc: Document) -> Document:
         return doc
     extends = _check_extends(doc, extends)
     source, file = _fleet_source(doc, extends)
-    if not file.is_file():
+    try:
+        found = file.is_file()
+    except OSError as err:  # e.g. ENAMETOOLONG: the spec's folder and the path together are too long
+        raise InvalidInputError(f"{doc.where(('spec', 'extends'))}: {extends!r}: cannot read {source}: "
+                                f"{err.strerror or err}; give a shorter path") from None
+    if not found:
         raise InvalidInputError(f"{doc.where(('spec', 'extends'))}: {extends!r}: no such file ({source}); give "
                                 "the path of a Fleet file relative to this spec's folder, e.g. ../fleet.yaml")
     fleet_file = file.resolve()

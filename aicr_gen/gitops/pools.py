@@ -10,7 +10,6 @@ or shared keys with equal values) can overlap on a node that carries both sets o
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from aicr_gen.gitops.spec import ClusterSpec, Pool, Spec
     from aicr_gen.resolve.pools import Resolution
 
-LABEL_VALUE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]")
 OWNER_LABEL = "nvidia.com/gpu-operator.driver.owner"
 """The label the operator sets on each GPU node to record its NVIDIADriver; a selector on it is rejected."""
 
@@ -268,6 +266,7 @@ def _check_operations(doc: Document, spec: Spec, index: int, pool: Pool) -> None
     (as spec.certification's, plus categories, a target that can match and names within their limits) and its
     validation tests (they need the lifecycle manager)."""
     from aicr_gen.certify.nvcre import label_key_problem
+    from aicr_gen.gitops.limits import LABEL_VALUE
     from aicr_gen.gitops.spec import check_certification
 
     base = ("spec", "pools", index)

@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
 
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops import limits
 from aicr_gen.yamlio import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
@@ -30,7 +31,33 @@ resolves, so ``lint`` and ``sync`` refuse it (and any other ``.invalid`` URL) un
 
 Deployer = Literal["helm", "argocd", "argocd-helm", "flux", "helmfile"]
 DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
-NonEmpty = Annotated[str, Field(min_length=1)]
+# The field types that carry the limits and grammars of gitops/limits.py (its table says where each comes from).
+Text = Annotated[str, Field(max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
+NonEmpty = Annotated[str, Field(min_length=1, max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
+LongText = Annotated[str, Field(max_length=16 * limits.MAX_TEXT), AfterValidator(limits.one_line)]
+"""A ``--set-json`` text: a JSON document on one line."""
+# ... and say them in the JSON Schema (``aicr-gen schema``), so that an editor or check-jsonschema refuses early
+Subdomain = Annotated[str, AfterValidator(limits.subdomain), WithJsonSchema(
+    {"type": "string", "pattern": f"^{limits.DNS_SUBDOMAIN.pattern}$", "maxLength": limits.MAX_SUBDOMAIN})]
+LabelValue = Annotated[str, AfterValidator(limits.label_value), WithJsonSchema(
+    {"type": "string", "pattern": f"^({limits.LABEL_VALUE.pattern})?$", "maxLength": limits.MAX_LABEL})]
+Version = Annotated[str, AfterValidator(limits.version), WithJsonSchema(
+    {"type": "string", "pattern": f"^{limits.VERSION.pattern}$", "maxLength": limits.MAX_VERSION})]
+Url = Annotated[str, AfterValidator(limits.url), WithJsonSchema(
+    {"type": "string", "pattern": r"^\S+$", "maxLength": limits.MAX_URL})]
+Branch = Annotated[str, AfterValidator(limits.branch), WithJsonSchema(
+    {"type": "string", "pattern": r"^[^\s~^:?*\[\\]+$", "maxLength": limits.MAX_REF})]
+SecretKey = Annotated[str, AfterValidator(limits.secret_key), WithJsonSchema(
+    {"type": "string", "pattern": f"^{limits.SECRET_KEY.pattern}$", "maxLength": limits.MAX_SUBDOMAIN})]
+Options = Annotated[dict[Text, Text | int | bool], Field(max_length=limits.MAX_ENTRIES)]
+PathText = Annotated[str, Field(min_length=1), AfterValidator(limits.path), WithJsonSchema(
+    {"type": "string", "minLength": 1, "maxLength": limits.MAX_PATH})]
+Labels = Annotated[dict[Annotated[str, AfterValidator(limits.label_key), WithJsonSchema(
+    {"type": "string", "maxLength": limits.MAX_SUBDOMAIN + 1 + limits.MAX_LABEL})], LabelValue],
+                   Field(max_length=limits.MAX_ENTRIES)]
+Texts = Annotated[list[NonEmpty], Field(max_length=limits.MAX_ITEMS)]
+Paths = Annotated[list[PathText], Field(max_length=limits.MAX_ITEMS)]
+Versions = Annotated[dict[NonEmpty, Version], Field(max_length=limits.MAX_ENTRIES)]
 
 
 class _Strict(BaseModel):
@@ -41,7 +68,7 @@ class Metadata(_Strict):
     """Identifies the cluster."""
 
     name: DnsLabel = Field(description="Cluster name: a DNS label (lower-case letters, digits, '-'; 63 at most)")
-    labels: dict[str, str] | None = Field(None, description="Free-form labels, e.g. env: prod")
+    labels: Labels | None = Field(None, description="Kubernetes labels, e.g. env: prod")
 
 
 def _fleet_may_fill(schema: dict[str, Any]) -> None:
@@ -62,18 +89,18 @@ class Repo(_Strict):
 
     model_config = ConfigDict(json_schema_extra=_url_from_fleet)
 
-    url: NonEmpty = Field(description="Git repository URL the bundle is committed to (argocd and flux read it)")
-    path: NonEmpty = Field(description="Folder of the bundle inside the repository: relative POSIX path, no '..'")
-    branch: NonEmpty = Field("main", description="Branch the deployer follows")
+    url: Url = Field(description="Git repository URL the bundle is committed to (argocd and flux read it)")
+    path: PathText = Field(description="Folder of the bundle inside the repository: relative POSIX path, no '..'")
+    branch: Branch = Field("main", description="Branch the deployer follows")
 
 
 class Overrides(_Strict):
     """Component value overrides applied when rendering the bundle (as ``aicr-gen bundle --set``)."""
 
-    set: list[str] = Field(default_factory=list,
+    set: Annotated[list[Text], Field(max_length=limits.MAX_ITEMS)] = Field(default_factory=list,
                            description="COMPONENT:PATH=VALUE, typed as AICR types --set "
                                        "(e.g. gpu-operator:driver.enabled=false)")
-    setJson: list[str] = Field(default_factory=list,
+    setJson: Annotated[list[LongText], Field(max_length=limits.MAX_ITEMS)] = Field(default_factory=list,
                                description="COMPONENT:PATH=JSON; maps are deep-merged (a null deletes its key), "
                                            "lists replaced")
 
@@ -81,17 +108,17 @@ class Overrides(_Strict):
 class Certification(_Strict):
     """NVCRE certification of the cluster (``aicr-gen certification``)."""
 
-    categories: list[str] = Field(default_factory=list,
+    categories: Annotated[list[Text], Field(max_length=limits.MAX_ITEMS)] = Field(default_factory=list,
                                   description="NVCRE catalog entries DOMAIN/VARIANT, "
                                               "e.g. communication/nccl-all-reduce")
-    thresholds: dict[str, str] = Field(default_factory=dict,
+    thresholds: Annotated[dict[Text, Text], Field(max_length=limits.MAX_ENTRIES)] = Field(default_factory=dict,
                                        description="Threshold key (NVCRE registry, e.g. busBandwidthGBps) -> CEL "
                                                    "expression over `value`, e.g. 'value >= 300'")
-    options: dict[str, str | int | bool] = Field(default_factory=dict,
+    options: Options = Field(default_factory=dict,
                                                  description="NVCRE options as for --option KEY=VALUE "
                                                              "(e.g. gpusPerNode: 8)")
-    nodeSelector: dict[str, str] = Field(default_factory=dict, description="Label selector of the nodes to certify")
-    schedule: str | None = Field(None, description="Cron schedule of a certifying CronJob, e.g. '0 3 * * 0'; "
+    nodeSelector: Labels = Field(default_factory=dict, description="Label selector of the nodes to certify")
+    schedule: Text | None = Field(None, description="Cron schedule of a certifying CronJob, e.g. '0 3 * * 0'; "
                                                    "absent: no CronJob")
     postChange: bool = Field(False, description="Certify after every change the deployer applies "
                                                 "(Argo CD PostSync hook, Flux dependent Kustomization)")
@@ -101,7 +128,7 @@ class Breaker(_Strict):
     """NVSentinel circuit breaker: stop cordoning past these bounds (absent: upstream defaults)."""
 
     percentage: int | None = Field(None, ge=1, le=100, description="Most nodes cordoned, in percent (default 50)")
-    duration: str | None = Field(None, description="Window of the breaker, a Go duration such as 5m (default 5m)")
+    duration: Text | None = Field(None, description="Window of the breaker, a Go duration such as 5m (default 5m)")
     maxNodes: int | None = Field(None, ge=1, description="Most nodes cordoned, absolute (default: no bound)")
 
 
@@ -110,13 +137,14 @@ class Sentinel(_Strict):
 
     mode: Literal["monitor", "quarantine"] = Field(
         "monitor", description="monitor: detect and report only; quarantine: cordon and taint faulty nodes")
-    rules: str | None = Field(None, description="File of extra fault-quarantine rule sets (YAML list or "
+    rules: PathText | None = Field(None, description="File of extra fault-quarantine rule sets (YAML list or "
                                                  "ruleSets:), relative to the spec's folder")
     breaker: Breaker | None = Field(None, description="Circuit breaker bounds")
     lifecycle: bool = Field(False, description="Enable the lifecycle manager (scheduling gate)")
     validation: bool = Field(False, description="Enable post-remediation validation")
     dryRun: bool = Field(False, description="global.dryRun: log actions without taking them")
-    ruleSetPools: dict[Annotated[str, Field(min_length=1)], list[DnsLabel]] = Field(
+    ruleSetPools: Annotated[dict[NonEmpty, Annotated[list[DnsLabel], Field(max_length=limits.MAX_POOLS)]],
+                            Field(max_length=limits.MAX_ENTRIES)] = Field(
         default_factory=dict, description="Rule set name (an upstream default or one of spec.sentinel.rules) -> "
                                           "the spec.pools it is limited to: a Node rule matching the pools' "
                                           "nodeSelectors is added to its match.all")
@@ -125,9 +153,9 @@ class Sentinel(_Strict):
 class Snapshot(_Strict):
     """Cluster snapshots for drift detection (``aicr-gen snapshot --agent-cronjob``, ``aicr-gen diff``)."""
 
-    schedule: str = Field(DEFAULT_SNAPSHOT_SCHEDULE, description="Cron schedule of the snapshot agent CronJob")
-    configmap: str = Field(pattern=r"^cm://", description="Where the agent stores snapshots: cm://NAMESPACE/NAME")
-    baseline: str | None = Field(None, description="Golden snapshot file in the repository to diff against")
+    schedule: Text = Field(DEFAULT_SNAPSHOT_SCHEDULE, description="Cron schedule of the snapshot agent CronJob")
+    configmap: Annotated[Text, Field(pattern=r"^cm://")] = Field( description="Where the agent stores snapshots: cm://NAMESPACE/NAME")
+    baseline: PathText | None = Field(None, description="Golden snapshot file in the repository to diff against")
     context: NonEmpty | None = Field(None, description="Kubeconfig context through which aicr-gen diff --fleet reads "
                                                        "the configmap (absent: the context named like the cluster, "
                                                        "metadata.name)")
@@ -138,7 +166,7 @@ class Rollout(_Strict):
     ``metadata.labels[label]`` is the first value sync first, the next value's once those are healthy, ..."""
 
     label: DnsLabel = Field(description="Cluster label (metadata.labels) that orders the rollout, e.g. stage")
-    order: list[Annotated[str, Field(min_length=1, max_length=63)]] = Field(
+    order: Annotated[list[Annotated[LabelValue, Field(min_length=1)]], Field(max_length=limits.MAX_ITEMS)] = Field(
         min_length=1, description="Label values in rollout order, e.g. [canary, prod]; every cluster of the "
                                   "ApplicationSet must have one (Argo CD never syncs a cluster no step selects)")
     maxUpdate: Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])%$")] | None = Field(
@@ -153,12 +181,12 @@ class ArgoCD(_Strict):
                                                   "object of this cluster is named <cluster>-... (the root "
                                                   "<cluster>-aicr-stack); absent: true when a destination is given, "
                                                   "else false")
-    destinationServer: NonEmpty | None = Field(None, description="API server URL of the cluster as Argo CD knows it "
+    destinationServer: Url | None = Field(None, description="API server URL of the cluster as Argo CD knows it "
                                                                  "(absent: in-cluster); not with destinationName")
     destinationName: NonEmpty | None = Field(None, description="Name of the cluster registered in Argo CD; not with "
                                                                "destinationServer")
     namespace: DnsLabel = Field("argocd", description="Namespace of the Argo CD holding the Applications")
-    project: NonEmpty = Field("default", description="Argo CD project of the Applications")
+    project: Subdomain = Field("default", description="Argo CD project of the Applications")
     rollout: Rollout | None = Field(None, description="Progressive sync of the fleet's ApplicationSet (aicr-gen "
                                                       "fleet entry); absent: all clusters at once")
 
@@ -173,7 +201,7 @@ class KubeConfigRef(_Strict):
     """A Secret holding a kubeconfig (Flux ``spec.kubeConfig.secretRef``)."""
 
     name: DnsLabel = Field(description="Secret name, in the cluster's namespace on the hub")
-    key: NonEmpty | None = Field(None, description="Key holding the kubeconfig (absent: value or value.yaml)")
+    key: SecretKey | None = Field(None, description="Key holding the kubeconfig (absent: value or value.yaml)")
 
 
 class FluxSettings(_Strict):
@@ -207,17 +235,17 @@ class Pool(_Strict):
     name: DnsLabel = Field(description="Pool name: a DNS label, unique in the cluster (names its NVIDIADriver)")
     accelerator: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")] = Field(
         description="GPU type of the pool's nodes (a criteria value, e.g. h100, gb200)")
-    nodeSelector: dict[Annotated[str, Field(min_length=1)], str] = Field(
+    nodeSelector: Labels = Field(
         min_length=1, description="Node labels that select exactly this pool's nodes (equality only, as a "
                                   "Kubernetes nodeSelector); two pools' selectors must be disjoint")
     nodes: int | None = Field(None, ge=0, description="Advisory GPU node count of the pool")
-    tolerations: list[NonEmpty] = Field(
+    tolerations: Texts = Field(
         default_factory=list, description="Taints the pool's driver pods tolerate (its NVIDIADriver), key=value:"
                                           "effect, key:effect or '*'; empty: spec.scheduling.acceleratedNode"
                                           "Tolerations, else the GPU Operator's operand tolerations")
     os: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")] | None = Field(
         None, description="Node OS of the pool when it differs from spec.criteria.os")
-    versions: dict[str, NonEmpty] = Field(default_factory=dict,
+    versions: Versions = Field(default_factory=dict,
                                           description="Component version pins for this pool's recipe, over "
                                                       "spec.versions (component -> chart version)")
     overrides: Overrides | None = Field(None, description="Component value overrides of this pool's recipe, "
@@ -227,7 +255,7 @@ class Pool(_Strict):
         None, description="NVCRE certification of this pool alone (its own categories, thresholds, schedule and "
                           "postChange): one Certification named <certification>-<pool> targeting the pool's "
                           "nodeSelector (with spec.certification's and this nodeSelector added); absent: none")
-    validationTests: list[Annotated[str, Field(min_length=1)]] = Field(
+    validationTests: Texts = Field(
         default_factory=list, description="Lifecycle tests of this pool's ValidationRequest template (needs "
                                           "spec.sentinel.lifecycle), e.g. [dcgm-diag-test, nccl-loopback-nvswitch]; "
                                           "empty: the lifecycle config's defaultTests")
@@ -237,22 +265,22 @@ class Scheduling(_Strict):
     """Where the stack's pods run and what storage they get, written into each component's registry paths at
     bundle time (AICR's AICRConfig ``spec.bundle.scheduling``, with its names and defaults)."""
 
-    systemNodeSelector: dict[NonEmpty, str] = Field(default_factory=dict, description="Node selector of system pods")
-    systemNodeTolerations: list[NonEmpty] = Field(
+    systemNodeSelector: Labels = Field(default_factory=dict, description="Node selector of system pods")
+    systemNodeTolerations: Texts = Field(
         default_factory=list, description="Tolerations of system pods, key=value:effect, key:effect or '*' "
                                           "(empty: one wildcard, operator Exists)")
-    acceleratedNodeSelector: dict[NonEmpty, str] = Field(default_factory=dict,
+    acceleratedNodeSelector: Labels = Field(default_factory=dict,
                                                          description="Node selector of GPU-node pods")
-    acceleratedNodeTolerations: list[NonEmpty] = Field(
+    acceleratedNodeTolerations: Texts = Field(
         default_factory=list, description="Tolerations of GPU-node pods, key=value:effect, key:effect or '*' "
                                           "(empty: one wildcard, operator Exists)")
     workloadGate: NonEmpty | None = Field(None, description="Taint nodewright-operator requires on new nodes, "
                                                             "key=value:effect or key:effect")
-    workloadSelector: dict[NonEmpty, str] = Field(
+    workloadSelector: Labels = Field(
         default_factory=dict, description="Labels of the training pods nodewright-customizations must not evict")
     nodes: int = Field(0, ge=0, le=1_000_000, description="Estimated GPU node count (0: unset)")
-    storageClass: NonEmpty | None = Field(None, description="StorageClass of the components' volumes")
-    sharedStorageClass: NonEmpty | None = Field(None, description="RWX StorageClass of shared file systems")
+    storageClass: Subdomain | None = Field(None, description="StorageClass of the components' volumes")
+    sharedStorageClass: Subdomain | None = Field(None, description="RWX StorageClass of shared file systems")
 
 
 class Spec(_Strict):
@@ -260,22 +288,22 @@ class Spec(_Strict):
 
     model_config = ConfigDict(json_schema_extra=_fleet_may_fill)
 
-    extends: str | None = Field(None, description="A Fleet file holding defaults for this spec (relative POSIX path "
-                                                  "from this spec's folder, e.g. ../fleet.yaml): its maps merge "
+    extends: PathText | None = Field(None, description="A Fleet file holding defaults for this spec (relative POSIX "
+                                                  "path from this spec's folder, e.g. ../fleet.yaml): its maps merge "
                                                   "under this spec's, this spec's lists and scalars replace its, "
                                                   "and a null here removes its value")
     criteria: Criteria = Field(description="The recipe criteria (service, accelerator, intent, os, platform, nodes); "
                                            "with spec.pools, the cluster-wide part only (no accelerator)")
-    pools: list[Pool] = Field(default_factory=list,
+    pools: list[Pool] = Field(default_factory=list, max_length=limits.MAX_POOLS,
                               description="GPU node pools of a mixed cluster, each with its accelerator and node "
                                           "selector (disjoint); empty: one accelerator, spec.criteria.accelerator")
-    catalogs: list[str] = Field(default_factory=list,
+    catalogs: Paths = Field(default_factory=list,
                                 description="Catalog folders laid out like AICR's recipes/ (later wins), "
                                             "relative to the spec's folder; empty: the embedded catalog")
     deployers: list[Deployer] = Field(min_length=1, description="Bundle deployer(s), each at most once: "
                                                                 "helm, argocd, argocd-helm, flux, helmfile")
     repo: Repo = Field(description="Git location of the bundle")
-    versions: dict[str, NonEmpty] = Field(default_factory=dict,
+    versions: Versions = Field(default_factory=dict,
                                           description="Component version pins over the catalog's, component -> "
                                                       "chart version (e.g. gpu-operator: v25.10.1)")
     overrides: Overrides | None = Field(None, description="Component value overrides")
@@ -284,7 +312,7 @@ class Spec(_Strict):
     certification: Certification | None = Field(None, description="NVCRE certification; absent: none")
     sentinel: Sentinel | None = Field(None, description="NVSentinel operation; absent: not deployed by aicr-gen")
     snapshot: Snapshot | None = Field(None, description="Snapshot agent and golden baseline; absent: none")
-    policies: list[str] = Field(default_factory=list,
+    policies: Paths = Field(default_factory=list,
                                 description="Policy files to enforce on the bundle, relative to the spec's folder")
     argocd: ArgoCD | None = Field(None, description="Argo CD destination and sharing; absent: in-cluster, own Argo CD")
     flux: FluxSettings | None = Field(None, description="Hub and spoke Flux; absent: the cluster's own Flux")

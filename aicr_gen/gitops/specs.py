@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.limits import MAX_SPECS
 
 if TYPE_CHECKING:
     from aicr_gen.gitops.spec import ClusterSpec
@@ -29,7 +30,7 @@ def expand(patterns: list[str]) -> list[str]:
     """SPEC arguments with glob patterns (``*``, ``?``, ``[``) expanded in sorted order, as a shell would
     (pre-commit passes hook args without one); a pattern matching no file is an input error. A pattern skips
     Fleet files (``clusters/*.yaml`` with the fleet beside its clusters): each is read through the specs that
-    extend it."""
+    extend it. More than ``MAX_SPECS`` specs is an input error."""
     import glob
 
     specs: list[str] = []
@@ -43,7 +44,11 @@ def expand(patterns: list[str]) -> list[str]:
             raise InvalidInputError(f"SPEC {pattern!r} matches no file; give ClusterSpec paths or a pattern "
                                     "that matches some (e.g. clusters/*.yaml)")
         specs += found
-    return list(dict.fromkeys(specs))
+    unique = list(dict.fromkeys(specs))
+    if len(unique) > MAX_SPECS:
+        raise InvalidInputError(f"SPEC: {len(unique)} ClusterSpecs, over the limit of {MAX_SPECS} for one run; run "
+                                "them in several runs (e.g. one pattern per folder)")
+    return unique
 
 
 @dataclass(frozen=True)

@@ -377,6 +377,24 @@ def driver_settings(values: Mapping[str, Any], operator_version: str) -> dict[st
     return spec
 
 
+def check_driver_image(pool: str, spec: Mapping[str, Any]) -> None:
+    """A pool's NVIDIADriver ``repository``, ``image`` and ``version`` form the image the GPU Operator pulls
+    (``REPOSITORY/IMAGE:VERSION-OS``): each must fit the distribution reference grammar (``mirror/reference``),
+    or the tree would carry a command substitution or a line break into the CR."""
+    from aicr_gen.mirror.reference import parse_image
+
+    for field in ("repository", "image", "version"):
+        if not isinstance(spec.get(field, ""), str):
+            raise InvalidInputError(f"pool {pool!r}: driver.{field} of {GPU_OPERATOR} is not a string; give one")
+    tag = f":{spec['version']}" if spec.get("version") else ""
+    try:
+        parse_image(f"{spec['repository']}/{spec['image']}{tag}")
+    except InvalidInputError as err:
+        raise InvalidInputError(f"pool {pool!r}: its NVIDIADriver's driver.repository, driver.image and "
+                                f"driver.version ({GPU_OPERATOR} values) do not form an image reference: {err}; "
+                                "give e.g. driver.repository=nvcr.io/nvidia, driver.version=580.105.08") from None
+
+
 def _driver_mode(run: _Merge, refs: list[dict[str, Any]], operator_refs: Mapping[str, Mapping[str, Any]],
                  operator_version: str) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """The merged refs with the GPU Operator in NVIDIADriver mode, and each pool's NVIDIADriver spec: its driver
@@ -395,6 +413,7 @@ def _driver_mode(run: _Merge, refs: list[dict[str, Any]], operator_refs: Mapping
     drivers: dict[str, dict[str, Any]] = {}
     for pool in pools:
         spec = driver_settings(values_of(operator_refs[pool.name]), operator_version)
+        check_driver_image(pool.name, spec)
         if spec.get("usePrecompiled") and any((spec.get(addon) or {}).get("enabled") for addon in ("gds", "gdrcopy")):
             raise InvalidInputError(f"pool {pool.name!r}: a precompiled driver does not combine with GDS or GDRCopy "
                                     "(its NVIDIADriver would stay notReady); turn one off with spec.pools[].overrides, "

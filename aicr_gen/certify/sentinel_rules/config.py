@@ -28,6 +28,7 @@ from aicr_gen.certify.sentinel_rules.model import (
 )
 from aicr_gen.certify.sentinel_rules.source import _expect_type, _get, _parse_file, _Source
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.limits import MAX_RULE_SETS
 from aicr_gen.inputs import read_input
 from aicr_gen.yamlio import Path, decode, load_bytes
 
@@ -135,6 +136,9 @@ def _rule_sets(source: _Source, base: Path | None, toml: bool, compiler: _Compil
         return []
     items = _get(source.data, base)
     _expect_type(source, base, items, list, "a list of rule sets")
+    if len(items) > MAX_RULE_SETS:
+        raise InvalidInputError(f"{source.where(base)}: {len(items)} rule sets, over the limit of {MAX_RULE_SETS} "
+                                "(NVSentinel reads them from a ConfigMap of at most 1 MiB)")
     return [_rule_set(source, (*base, index), item, toml=toml, compiler=compiler, warnings=warnings,
                       validation=validation) for index, item in enumerate(items)]
 
