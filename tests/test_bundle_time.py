@@ -561,3 +561,28 @@ def test_the_name_beats_its_alias_and_a_shared_storage_class_must_land(cli: Any,
     refused = _bundle(cli, slurm, tmp_path / "s", "--shared-storage-class", "rwx",
                       "--set", "slinky-slurm:storage.home=x")
     assert refused.code == 2 and "--shared-storage-class: storage.home.storageClassName" in refused.err, refused.err
+
+
+def test_spec_overrides_dynamic_leaves_values_to_install_time_in_a_synced_tree(tmp_path: Path) -> None:
+    """``spec.overrides.dynamic`` is ``bundle --dynamic`` for a ClusterSpec: helm's cluster-values.yaml holds the
+    path, the baked values no longer do; argocd, which has no install-time values, is refused naming the field."""
+    from aicr_gen.errors import InvalidInputError
+    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.spec import load_spec
+    from tests.conftest import ROOT
+
+    text = (ROOT / "examples" / "eks-h100-inference-dynamo.yaml").read_text()
+    text = text.replace("    - argocd\n", "    - helm\n", 1)
+    text = text.replace("    setJson: []", "    setJson: []\n    dynamic: ['gpu-operator:driver.version']", 1)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    tree = render_tree(load_spec(spec), tmp_path)
+    (values,) = [name for name in tree if name.startswith("helm/") and name.endswith("-gpu-operator/values.yaml")]
+    dynamic = yaml.safe_load(tree[values.replace("/values.yaml", "/cluster-values.yaml")])
+    assert "version" in dynamic["driver"] and "version" not in (yaml.safe_load(tree[values]).get("driver") or {})
+    spec.write_text(text.replace("    - helm\n", "    - argocd\n", 1))
+    with pytest.raises(InvalidInputError, match=r"spec\.overrides\.dynamic: the argocd deployer"):
+        render_tree(load_spec(spec), tmp_path)
+    spec.write_text(text.replace("gpu-operator:driver.version", "gpu-operator driver"))
+    with pytest.raises(InvalidInputError, match=r"spec.overrides.dynamic\[0\]"):
+        load_spec(spec)

@@ -71,7 +71,11 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     parsed += [parse("--set", text) for text in (overrides.set if overrides else [])]
     parsed += [parse("--set-json", text) for text in (overrides.setJson if overrides else [])]
     scheduling = scheduling_of(cluster.spec.scheduling, lambda *path: ".".join(("spec.scheduling", *map(str, path))))
-    return plan_for(recipe, catalog, parsed, deployer, scheduling)
+    dynamic = list(overrides.dynamic) if overrides else []
+    if dynamic and deployer == "argocd":
+        raise InvalidInputError("spec.overrides.dynamic: the argocd deployer has no install-time values; deploy with "
+                                "argocd-helm (values at helm install) or drop spec.overrides.dynamic")
+    return plan_for(recipe, catalog, parsed, deployer, scheduling, dynamic=dynamic)
 
 
 def _enabled(recipe: dict[str, Any], component: str) -> dict[str, Any] | None:

@@ -103,6 +103,11 @@ class Overrides(_Strict):
     setJson: Annotated[list[LongText], Field(max_length=limits.MAX_ITEMS)] = Field(default_factory=list,
                                description="COMPONENT:PATH=JSON; maps are deep-merged (a null deletes its key), "
                                            "lists replaced")
+    dynamic: Annotated[list[Annotated[Text, Field(pattern=r"^[^:\s]+:[^.\s]+(\.[^.\s]+)*$")]],
+                       Field(max_length=limits.MAX_ITEMS)] = Field(
+        default_factory=list, description="COMPONENT:PATH values left to install time, as `aicr-gen bundle "
+                                          "--dynamic` (argocd-helm: the chart's values.yaml; flux: a <unit>-values "
+                                          "ConfigMap; helm and helmfile: cluster-values.yaml); not for argocd")
 
 
 class Certification(_Strict):
