@@ -179,7 +179,7 @@ def test_branch_leaves_checkout_alone(spec: Path, repo: Path) -> None:
     assert git(repo, "rev-parse", "aicr/update").strip() == tip
 
 
-@pytest.mark.parametrize("step", ["_commit", "_align_worktree"])
+@pytest.mark.parametrize("step", ["_commit", "settle"])
 def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, step: str) -> None:
     from aicr_gen.gitops import sync as gitsync
 
@@ -195,8 +195,10 @@ def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pyte
     real = getattr(gitsync, step)
 
     def boom(*args: object, **kwargs: object) -> object:
-        if step == "_align_worktree":
-            real(*args, **kwargs)  # fail after the files were changed
+        if step == "settle":
+            left = real(*args, **kwargs)  # fail after the files were changed (the roll-back goes through)
+            if not kwargs["forward"]:
+                return left
         raise RuntimeError("injected")
 
     monkeypatch.setattr(gitsync, step, boom)

@@ -17,13 +17,18 @@ Managed paths are each tree's folder (everything below it is the tree's) and sin
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
-from aicr_gen.gitops.git import GitError, Repo, is_git_dir, work_tree
+from aicr_gen.gitops import journal
+from aicr_gen.gitops.git import GitError, Repo, explain, is_git_dir, lock_held, work_tree
+from aicr_gen.gitops.journal import Entry
 from aicr_gen.gitops.objects import blob_name
+from aicr_gen.gitops.settle import Move, settle
 
 
 class Folder(NamedTuple):
@@ -152,34 +157,27 @@ def dirty(repo: Repo, managed: Sequence[Folder]) -> list[str]:
     return lines
 
 
-def _zero(repo_sha: str) -> str:
-    return "0" * len(repo_sha)
-
-
-def _index_lines(entries: Mapping[str, tuple[str, str] | None], zero: str) -> bytes:
-    """``update-index -z --index-info`` input: each path set to (mode, blob name), or removed (None)."""
-    mode_sha = {name: found or ("0", zero) for name, found in entries.items()}
-    return b"".join(f"{mode} {sha}\t{name}\0".encode() for name, (mode, sha) in sorted(mode_sha.items()))
-
-
-def _write_tree(repo: Repo, base: str, lines: bytes) -> str:
-    """The tree of ``base`` with the index lines applied, built in a temporary index."""
+def _write_tree(repo: Repo, base: str, lines: Mapping[str, Entry | None]) -> str:
+    """The tree of ``base`` with each path set to its entry (or removed: None), built in a temporary index."""
     import tempfile
 
+    zero = "0" * len(base)
+    listed = b"".join(f"{mode} {sha}\t{name}\0".encode()
+                      for name, (mode, sha) in sorted((name, entry or ("0", zero)) for name, entry in lines.items()))
     handle, index = tempfile.mkstemp(prefix="aicr-gen-index-")
     os.close(handle)
     Path(index).unlink()
     env = {"GIT_INDEX_FILE": index}
     try:
         repo.run("read-tree", base, env=env)
-        repo.run("update-index", "-z", "--index-info", env=env, stdin=lines)
+        repo.run("update-index", "-z", "--index-info", env=env, stdin=listed)
         return repo.run("write-tree", env=env)
     finally:
         Path(index).unlink(missing_ok=True)
 
 
-def _commit(repo: Repo, tree_sha: str, parent: str, message: str) -> str:
-    return repo.run("commit-tree", tree_sha, "-p", parent, stdin=message.encode())
+def _commit(repo: Repo, base: str, lines: Mapping[str, Entry | None], message: str) -> str:
+    return repo.run("commit-tree", _write_tree(repo, base, lines), "-p", base, stdin=message.encode())
 
 
 def _current_branch(repo: Repo) -> str | None:
@@ -187,51 +185,6 @@ def _current_branch(repo: Repo) -> str | None:
         return repo.run("symbolic-ref", "-q", "HEAD")
     except GitError:
         return None
-
-
-def _prune(root: Path, names: Iterable[str]) -> None:
-    """Remove the folders of ``names`` (and their parents, up to ``root``) that became empty."""
-    folders = {Path(name).parent for name in names}
-    for folder in sorted({parent for item in folders for parent in (item, *item.parents) if parent != Path()},
-                         key=lambda item: len(item.parts), reverse=True):
-        full = root / folder
-        if full.is_dir() and not full.is_symlink() and not any(full.iterdir()):
-            full.rmdir()
-
-
-def _write_files(repo: Repo, old: Mapping[str, tuple[str, str]], new: Mapping[str, tuple[str, str]],
-                 written: Iterable[str]) -> None:
-    """Work-tree files of the managed paths from the index: those in ``old`` but not ``new`` deleted, the
-    ``written`` ones checked out (``checkout-index``, which also refreshes their index entries)."""
-    root = Path(repo.working_tree_dir)
-    gone = [name for name in old if name not in new]
-    for name in gone:
-        (root / name).unlink(missing_ok=True)
-    _prune(root, gone)
-    listed = b"".join(f"{name}\0".encode() for name in sorted(written))
-    if listed:
-        repo.run("checkout-index", "-f", "-u", "-z", "--stdin", stdin=listed)
-
-
-def _align_worktree(repo: Repo, old: Mapping[str, tuple[str, str]], new: Mapping[str, tuple[str, str]],
-                    inputs: Mapping[str, tuple[str, str]], zero: str, *, everything: bool) -> None:
-    """Index entries and work-tree files of the managed paths as in the new commit (the ones that changed;
-    ``everything``: all of them, --force), and the inputs' index entries as committed (their files are as
-    they were). Files aicr-gen did not write are kept."""
-    changed = {name: found for name, found in new.items() if everything or old.get(name) != found}
-    lines = {**{name: None for name in old if name not in new}, **changed, **inputs}
-    repo.run("update-index", "-z", "--index-info", stdin=_index_lines(lines, zero))
-    _write_files(repo, old, new, changed)
-
-
-def _restore_worktree(repo: Repo, before: Mapping[str, tuple[str, str]], old: Mapping[str, tuple[str, str]],
-                      new: Mapping[str, tuple[str, str]], inputs: Mapping[str, tuple[str, str]], *, zero: str) -> None:
-    """Put back the index entries ``before`` (the index's entries of the managed paths and inputs before the
-    sync) and the managed files as they were at the base."""
-    paths = {*old, *new, *inputs}
-    repo.run("update-index", "-z", "--index-info",
-             stdin=_index_lines({name: before.get(name) for name in paths}, zero))
-    _write_files(repo, new, old, [name for name in old if name in before and new.get(name) != old[name]])
 
 
 def _branch_ref(repo: Repo, branch: str) -> str:
@@ -265,6 +218,34 @@ def target(repo: Repo, branch: str | None) -> Target:
     return Target(ref, existing or head, existing, ref == current)
 
 
+def require_identity(repo: Repo) -> None:
+    """Refuse, before anything is rendered, a machine where git has no identity to commit as (``git var``
+    answers as ``commit-tree`` will: config in any scope, GIT_AUTHOR_*/GIT_COMMITTER_*, EMAIL)."""
+    for who in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+        try:
+            repo.run("var", who)
+        except GitError as err:
+            said = [line for line in err.stderr.splitlines() if line.startswith("fatal:")]
+            reason = said[-1].removeprefix("fatal: ") if said else "no identity"
+            raise InvalidInputError(
+                f"git has no identity to commit as ({reason}); set one with git config --global user.name 'NAME' "
+                "and git config --global user.email 'EMAIL' (or in the repository, without --global), or set "
+                "GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL") from None
+
+
+@contextmanager
+def writing(repo: Repo) -> Iterator[None]:
+    """Turn a file-system failure while writing to the repository (no space, read-only, no permission, a lock
+    another git process holds) into one clear error (``git.explain``); anything else stays a bug."""
+    try:
+        yield
+    except (GitError, OSError) as err:
+        found = explain(err, repo.working_tree_dir)
+        if found is None:
+            raise
+        raise found from None
+
+
 def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
          inputs: Mapping[str, str] | None = None, force: bool = False, push: bool = False) -> Result:
     """Commit the ``managed`` paths as given, with the ``inputs`` (repository path -> stored blob name: the
@@ -285,29 +266,150 @@ def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
             raise FindingsError(f"the new trees would overwrite {len(theirs)} file(s) the last sync did not write; "
                                 "move them out of the managed folders and sync again:\n"
                                 + "\n".join(f"  {name}" for name in theirs))
-    zero = _zero(base)
-    lines = _index_lines({**{name: None for name in old if name not in new}, **new, **given}, zero)
-    new_tree = _write_tree(repo, base, lines)
-    if new_tree == repo.run("rev-parse", f"{base}^{{tree}}"):
-        if where.on_checkout and force:
-            _align_worktree(repo, old, new, given, zero, everything=True)
-        return Result(None, where.ref)
-    sha = _commit(repo, new_tree, base, message)
+    given_at_base = entries(repo, base, [Folder(name, {}, single=True) for name in given])
+    lines: dict[str, Entry | None] = {**{name: None for name in old if name not in new}, **new, **given}
     before = entries(repo, base, [*managed, *(Folder(name, {}, single=True) for name in given)], index=True) \
         if where.on_checkout else {}
-    # The ref must still be where it was read (or, for a new branch, still not exist): never drop a commit.
-    repo.run("update-ref", "-m", "aicr-gen sync", where.ref, sha, where.existing or "")
-    if where.on_checkout:
-        try:
-            _align_worktree(repo, old, new, given, zero, everything=force)
-        except BaseException:
-            repo.run("update-ref", "-m", "aicr-gen sync: rolled back", where.ref, base, sha)
-            _restore_worktree(repo, before, old, new, given, zero=zero)
-            raise
+    moves = [Move(name, before.get(name), old.get(name), new.get(name))
+             for name in sorted({*old, *new}) if force or old.get(name) != new.get(name)]
+    moves += [Move(name, before.get(name), given_at_base.get(name), entry, files=False)
+              for name, entry in sorted(given.items())]
+    with writing(repo):
+        if all({**old, **given_at_base}.get(name) == entry for name, entry in lines.items()):  # nothing to commit
+            if where.on_checkout and force and moves:
+                settle(repo, moves, forward=True, force=True)
+            return Result(None, where.ref)
+        sha = _commit(repo, base, lines, message)
+        journal.pause("committed")
+        if where.on_checkout:
+            left = _move_checkout(repo, where, sha, moves, force=force)
+            if left:
+                sys.stderr.write(f"aicr-gen: warning: {len(left)} file(s) changed while syncing were left as they "
+                                 "are: " + ", ".join(left) + "\n")
+        else:
+            _update_ref(repo, where, sha)
     if push:
         _push(repo, where.ref, sha)
     listed = repo.run("diff-tree", "-r", "--name-only", "-z", base, sha)
     return Result(sha, where.ref, message, tuple(sorted(filter(None, listed.split("\0")))))
+
+
+def _move_checkout(repo: Repo, where: Target, sha: str, moves: Sequence[Move], *, force: bool) -> list[str]:
+    """Move the checked-out branch to ``sha`` and its index and work tree with it, in the critical section:
+    the journal written first, the ref moved (only from where it was read), the paths settled, the journal
+    removed. A failure while settling moves all three back; when that fails too, the journal stays for the next
+    sync (or ``sync --repair``) to finish. Returns the paths left because the user changed them meanwhile."""
+    git_dir = repo.git_dir()
+    with journal.critical(git_dir) as section:
+        journal.pause("locked")
+        _still_at(repo, where, git_dir)
+        journal.write(git_dir, journal.Record(where.ref, where.base, sha,
+                                              {move.name: move.before for move in moves if not move.files}))
+        journal.pause("recorded")
+        try:
+            _update_ref(repo, where, sha)
+        except BaseException:
+            journal.remove(git_dir)
+            raise
+        section.note = f"{where.ref} is at the new commit {sha[:12]}, and so are its index and files"
+        journal.pause("moved")
+        try:
+            left = settle(repo, moves, forward=True, force=force)
+        except BaseException as err:
+            section.note = _roll_back(repo, where, sha, moves, err)
+            raise
+        journal.remove(git_dir)
+    return left
+
+
+def _roll_back(repo: Repo, where: Target, sha: str, moves: Sequence[Move], err: BaseException) -> str:
+    """Put the branch, index and files back after ``err`` stopped them half-way; says what it did, or raises
+    ``err`` explained with the way to finish when it cannot."""
+    root = repo.working_tree_dir
+    try:
+        journal.pause("rolling-back")
+        repo.run("update-ref", "-m", "aicr-gen sync: rolled back", where.ref, where.base, sha)
+        settle(repo, moves, forward=False)
+        journal.remove(repo.git_dir())
+    except (GitError, OSError):
+        found = explain(err, root)
+        if found is None:
+            raise err from None
+        raise type(found)(f"{found}; the sync stopped half-way (its journal is {repo.git_dir() / journal.NAME}): "
+                          f"once that is fixed, rerun it, or run 'aicr-gen sync --repair --repo {root}' to finish "
+                          "it") from None
+    return f"rolled back: {where.ref}, its index and files are as before"
+
+
+def _still_at(repo: Repo, where: Target, git_dir: Path) -> None:
+    """Refuse (exit 3) when the checked-out branch moved since the sync read it, or another git process holds
+    the index."""
+    now = repo.run("rev-parse", "--verify", "-q", f"{where.ref}^{{commit}}", check=False)
+    if now != where.existing or _current_branch(repo) != where.ref:
+        raise _moved(repo, where)
+    if (git_dir / "index.lock").exists():
+        raise lock_held(repo.working_tree_dir, git_dir / "index.lock")
+
+
+def _update_ref(repo: Repo, where: Target, sha: str) -> None:
+    """Move ``where.ref`` to ``sha`` only from the commit it was read at (or, for a new branch, only while it
+    does not exist): never drop a commit."""
+    try:
+        repo.run("update-ref", "-m", "aicr-gen sync", where.ref, sha, where.existing or "")
+    except GitError as err:
+        if "but expected" in err.stderr or "reference already exists" in err.stderr:
+            raise _moved(repo, where) from None
+        raise
+
+
+def _moved(repo: Repo, where: Target) -> UnreachableError:
+    now = repo.run("rev-parse", "--verify", "-q", f"{where.ref}^{{commit}}", check=False)
+    was = where.existing[:12] if where.existing else "absent"
+    return UnreachableError(f"{where.ref} moved while syncing (another sync, or a commit?): it is at "
+                            f"{now[:12] or 'nothing'} now, not {was}; nothing was changed: rerun the sync")
+
+
+def finish_interrupted(repo: Repo) -> str | None:
+    """Finish a sync of the checked-out branch that was interrupted (its journal is there): the index and work
+    tree follow the branch to its commit when it got there, or back to the state before when it did not; paths
+    the user changed since are left. Says what it did; None when there was nothing to finish."""
+    git_dir = repo.git_dir()
+    if not journal.exists(git_dir):
+        return None
+    with writing(repo), journal.critical(git_dir) as section:
+        record = journal.read(git_dir)
+        if record is None:  # its own sync finished it meanwhile
+            return None
+        now = repo.run("rev-parse", "--verify", "-q", f"{record.ref}^{{commit}}", check=False)
+        if _current_branch(repo) != record.ref or now not in (record.base, record.commit):
+            journal.remove(git_dir)
+            return (f"an interrupted sync of {record.ref} was found, but the branch or the checkout moved since; "
+                    "left the index and work tree as they are")
+        forward = now == record.commit
+        left = settle(repo, _journal_moves(repo, record), forward=forward)
+        journal.remove(git_dir)
+        section.note = "finished the interrupted sync" if forward else "undid the interrupted sync"
+    done = (f"finished an interrupted sync: the index and files follow {record.ref} at {record.commit[:12]}"
+            if forward else f"undid an interrupted sync: {record.ref}, its index and files are as before")
+    return done + (f"; left {len(left)} file(s) changed since: {', '.join(left)}" if left else "")
+
+
+def _journal_moves(repo: Repo, record: journal.Record) -> list[Move]:
+    """The paths the journal's commit changed, as moves (the index alone for the inputs it lists)."""
+    listed = iter(repo.run("diff-tree", "-r", "-z", "--no-renames", record.base, record.commit).split("\0"))
+    moves = []
+    for meta in listed:
+        if not meta:
+            continue
+        name = next(listed)
+        old_mode, new_mode, old_sha, new_sha, _status = meta.lstrip(":").split()
+        base = (old_mode, old_sha) if set(old_mode) != {"0"} else None
+        new = (new_mode, new_sha) if set(new_mode) != {"0"} else None
+        if name in record.inputs:
+            moves.append(Move(name, record.inputs[name], base, new, files=False))
+        else:
+            moves.append(Move(name, base, base, new))
+    return moves
 
 
 def _push(repo: Repo, target: str, sha: str) -> None:
