@@ -55,8 +55,12 @@ def write(git_dir: Path, record: Record) -> None:
     data = {"ref": record.ref, "base": record.base, "commit": record.commit,
             "inputs": {name: list(entry) if entry else None for name, entry in sorted(record.inputs.items())}}
     temp = git_dir / f"{NAME}.tmp"
-    temp.write_text(json.dumps(data, indent=1) + "\n")
-    temp.replace(git_dir / NAME)
+    try:
+        temp.write_text(json.dumps(data, indent=1) + "\n")
+        temp.replace(git_dir / NAME)
+    except OSError:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def read(git_dir: Path) -> Record | None:
@@ -123,19 +127,22 @@ def _deferred() -> Iterator[Section]:
         yield section
         return
     caught: list[int] = []
-    previous = {number: signal.signal(number, lambda got, _frame: caught.append(got)) for number in SIGNALS}
+    previous = {number: signal.getsignal(number) for number in SIGNALS}
+    for number in SIGNALS:
+        signal.signal(number, lambda got, _frame: caught.append(got))
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
         yield section
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending signal reaches the handler above now
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-        if caught:
-            sys.stderr.write(f"aicr-gen: {signal.Signals(caught[0]).name} arrived while committing; waited until "
+        for number, handler in previous.items():  # None: a handler set outside Python, taken as the default
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        stopping = [number for number in caught if previous[signal.Signals(number)] != signal.SIG_IGN]  # nohup
+        if stopping:
+            sys.stderr.write(f"aicr-gen: {signal.Signals(stopping[0]).name} arrived while committing; waited until "
                              f"the repository was consistent ({section.note}); stopping\n")
             sys.stderr.flush()
-            signal.raise_signal(caught[0])
+            signal.raise_signal(stopping[0])
 
 
 _PAUSED: set[str] = set()

@@ -4,11 +4,17 @@ live in the repository, so the commit is self-consistent: ``sync --check`` passe
 
 The commit is built off to the side: the caller has stored the blobs (``objects.store``, so SHA-1 and SHA-256
 repositories alike), a temporary index (``GIT_INDEX_FILE``) starts from the base commit's tree, only the
-managed files and the inputs are replaced, and ``write-tree`` / ``commit-tree`` make the commit. The base is
-HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from HEAD).
-Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile; only then,
-on the checked-out branch, are the index entries and work-tree files of the managed paths that changed brought
-in line (and on a failure there the ref, index and files are put back). Everything else is untouched.
+managed files and the inputs are replaced, and ``write-tree`` / ``commit-tree`` make the commit (none when every
+entry is already the base's: an up-to-date sync writes nothing, so it works in a read-only checkout). The base
+is HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from
+HEAD). Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile
+(exit 3: another sync or a commit won the race; rerun). On the checked-out branch that is the middle of a
+critical section (``journal.critical``: one sync at a time, SIGINT/SIGTERM/SIGHUP deferred): a journal in the
+git folder records the move first, then the ref moves, then the index entries and work-tree files of the paths
+that changed follow it (``settle``: atomically per file, never over a change the user made) and the journal is
+removed. A failure there moves all three back; whatever stops the process (SIGKILL, a full disk during the roll
+back), the journal lets the next sync, or ``sync --repair``, finish the move (``finish_interrupted``) without
+--force. Everything else is untouched.
 
 Managed paths are each tree's folder (everything below it is the tree's) and single files beside the trees
 (their inputs records): ``Folder`` holds one of either.
@@ -278,6 +284,8 @@ def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
         if all({**old, **given_at_base}.get(name) == entry for name, entry in lines.items()):  # nothing to commit
             if where.on_checkout and force and moves:
                 settle(repo, moves, forward=True, force=True)
+            if push and where.existing:  # an earlier sync may have been stopped before its push
+                _push(repo, where.ref, where.existing)
             return Result(None, where.ref)
         sha = _commit(repo, base, lines, message)
         journal.pause("committed")

@@ -228,6 +228,21 @@ def test_sigterm_is_deferred_until_the_repository_is_consistent(template: Templa
     assert "up to date" in sync_again(item).out
 
 
+def test_a_push_stopped_by_sigterm_is_made_by_the_next_sync(template: Template, tmp_path: Path) -> None:
+    item = case(template, tmp_path)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(item.repo, "remote", "add", "origin", str(remote))
+    git(item.repo, "push", "-q", "origin", "main")
+    proc = start(item.repo / SPEC, item.repo, "written", tmp_path / "paused", "--push")
+    paused(proc, tmp_path / "paused")
+    proc.send_signal(signal.SIGTERM)
+    assert finish(proc).code == -signal.SIGTERM
+    assert git(remote, "rev-parse", "main").strip() == item.base  # stopped after committing, before pushing
+    assert "up to date" in sync_again(item, "--push").out
+    assert git(remote, "rev-parse", "main").strip() == head(item.repo) != item.base
+
+
 @pytest.mark.parametrize("step", ["committed", "writing"])
 def test_ctrl_c_to_the_process_group(template: Template, tmp_path: Path, step: str) -> None:
     """A terminal's ^C reaches the whole foreground process group."""
