@@ -13,6 +13,10 @@ done.
 ``pause`` is a test-only hook: with ``AICR_GEN_TEST_PAUSE_AT=STEP`` and ``AICR_GEN_TEST_PAUSE_FILE=FILE`` in
 the environment, a sync reaching STEP creates FILE and waits until FILE is removed or a signal arrives (at most
 ``WAIT`` seconds), so tests can send real signals at every step. Unset (production), it is one dictionary look-up.
+The steps, in order: ``committed`` (the commit object exists, nothing moved), ``waiting`` (for another sync's
+lock), ``locked``, ``recorded`` (journal written), ``moved`` (the branch moved), ``indexed`` (the index moved),
+``temporary`` (a file written beside its target, not yet renamed), ``writing`` (one file moved), ``written``
+(all files moved), and ``rolling-back`` (after a failure, before anything is moved back).
 """
 
 from __future__ import annotations
@@ -113,6 +117,7 @@ def _locked(path: Path) -> Iterator[None]:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                pause("waiting")
                 if time.monotonic() > deadline:
                     raise UnreachableError(f"another aicr-gen sync has been committing in {path.parent} for "
                                            f"{WAIT:.0f} s (it holds {path.name}); rerun when it is done") from None

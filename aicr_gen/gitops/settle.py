@@ -41,6 +41,8 @@ class Move(NamedTuple):
 def settle(repo: Repo, moves: Sequence[Move], *, forward: bool, force: bool = False) -> list[str]:
     """Move the paths to the new commit's state (``forward``) or back to the state before; ``force`` moves
     paths the user changed too. Returns the paths left because the user changed them."""
+    if not moves:
+        return []
     like = next(entry[1] for move in moves for entry in (move.before, move.base, move.new) if entry)
     index = _index(repo, [move.name for move in moves])
     lines: dict[str, Entry | None] = {}

@@ -252,6 +252,49 @@ def writing(repo: Repo) -> Iterator[None]:
         raise found from None
 
 
+class _Change(NamedTuple):
+    """What a sync changes: the managed paths' entries at the base (``old``) and after it (``new``), the inputs'
+    entries as ``given`` and at the base."""
+
+    managed: Sequence[Folder]
+    old: dict[str, Entry]
+    new: dict[str, Entry]
+    given: dict[str, Entry]
+    given_at_base: dict[str, Entry]
+
+    def lines(self) -> dict[str, Entry | None]:
+        """Each path the commit sets, to its entry (None: removed)."""
+        return {**{name: None for name in self.old if name not in self.new}, **self.new, **self.given}
+
+    def nothing(self) -> bool:
+        """Whether every path is already as the base has it: no commit."""
+        at_base = {**self.old, **self.given_at_base}
+        return all(at_base.get(name) == entry for name, entry in self.lines().items())
+
+    def refuse_dirty(self, repo: Repo, *, force: bool) -> None:
+        """Refuse uncommitted changes under the managed paths (unless ``force``) and files there the last sync did
+        not write (always)."""
+        changes = dirty(repo, self.managed)
+        if changes and not force:
+            raise FindingsError(f"{len(changes)} uncommitted change(s) under the managed paths; commit or discard "
+                                "them, or rerun with --force:\n" + "\n".join(f"  {line}" for line in changes))
+        theirs = _not_ours(repo, self.old, self.new)
+        if theirs:
+            raise FindingsError(f"the new trees would overwrite {len(theirs)} file(s) the last sync did not write; "
+                                "move them out of the managed folders and sync again:\n"
+                                + "\n".join(f"  {name}" for name in theirs))
+
+    def moves(self, repo: Repo, base: str, *, force: bool) -> list[Move]:
+        """The paths to settle in the checkout, with the index entries they have now: the managed ones that
+        change (``force``: all of them) and the inputs (their index entries only)."""
+        before = entries(repo, base, [*self.managed, *(Folder(name, {}, single=True) for name in self.given)],
+                         index=True)
+        moves = [Move(name, before.get(name), self.old.get(name), self.new.get(name))
+                 for name in sorted({*self.old, *self.new}) if force or self.old.get(name) != self.new.get(name)]
+        return moves + [Move(name, before.get(name), self.given_at_base.get(name), entry, files=False)
+                        for name, entry in sorted(self.given.items())]
+
+
 def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
          inputs: Mapping[str, str] | None = None, force: bool = False, push: bool = False) -> Result:
     """Commit the ``managed`` paths as given, with the ``inputs`` (repository path -> stored blob name: the
@@ -259,38 +302,23 @@ def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
     ``force``, which overwrites only what the last sync wrote."""
     base = where.base
     check_managed(repo, [item.path for item in managed], base)
-    old = entries(repo, base, managed)
-    new = {name: ("100644", sha) for item in managed for name, sha in item.entries().items()}
     given = {name: ("100644", sha) for name, sha in (inputs or {}).items()}
-    if where.on_checkout:
-        changes = dirty(repo, managed)
-        if changes and not force:
-            raise FindingsError(f"{len(changes)} uncommitted change(s) under the managed paths; commit or discard "
-                                "them, or rerun with --force:\n" + "\n".join(f"  {line}" for line in changes))
-        theirs = _not_ours(repo, old, new)
-        if theirs:
-            raise FindingsError(f"the new trees would overwrite {len(theirs)} file(s) the last sync did not write; "
-                                "move them out of the managed folders and sync again:\n"
-                                + "\n".join(f"  {name}" for name in theirs))
-    given_at_base = entries(repo, base, [Folder(name, {}, single=True) for name in given])
-    lines: dict[str, Entry | None] = {**{name: None for name in old if name not in new}, **new, **given}
-    before = entries(repo, base, [*managed, *(Folder(name, {}, single=True) for name in given)], index=True) \
-        if where.on_checkout else {}
-    moves = [Move(name, before.get(name), old.get(name), new.get(name))
-             for name in sorted({*old, *new}) if force or old.get(name) != new.get(name)]
-    moves += [Move(name, before.get(name), given_at_base.get(name), entry, files=False)
-              for name, entry in sorted(given.items())]
+    change = _Change(managed, entries(repo, base, managed),
+                     {name: ("100644", sha) for item in managed for name, sha in item.entries().items()},
+                     given, entries(repo, base, [Folder(name, {}, single=True) for name in given]))
     with writing(repo):
-        if all({**old, **given_at_base}.get(name) == entry for name, entry in lines.items()):  # nothing to commit
-            if where.on_checkout and force and moves:
-                settle(repo, moves, forward=True, force=True)
+        if change.nothing():
+            if where.on_checkout:
+                change.refuse_dirty(repo, force=force)
+                if force:
+                    settle(repo, change.moves(repo, base, force=True), forward=True, force=True)
             if push and where.existing:  # an earlier sync may have been stopped before its push
                 _push(repo, where.ref, where.existing)
             return Result(None, where.ref)
-        sha = _commit(repo, base, lines, message)
+        sha = _commit(repo, base, change.lines(), message)
         journal.pause("committed")
         if where.on_checkout:
-            left = _move_checkout(repo, where, sha, moves, force=force)
+            left = _move_checkout(repo, where, sha, change, force=force)
             if left:
                 sys.stderr.write(f"aicr-gen: warning: {len(left)} file(s) changed while syncing were left as they "
                                  "are: " + ", ".join(left) + "\n")
@@ -302,15 +330,19 @@ def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
     return Result(sha, where.ref, message, tuple(sorted(filter(None, listed.split("\0")))))
 
 
-def _move_checkout(repo: Repo, where: Target, sha: str, moves: Sequence[Move], *, force: bool) -> list[str]:
-    """Move the checked-out branch to ``sha`` and its index and work tree with it, in the critical section:
-    the journal written first, the ref moved (only from where it was read), the paths settled, the journal
-    removed. A failure while settling moves all three back; when that fails too, the journal stays for the next
-    sync (or ``sync --repair``) to finish. Returns the paths left because the user changed them meanwhile."""
+def _move_checkout(repo: Repo, where: Target, sha: str, change: _Change, *, force: bool) -> list[str]:
+    """Move the checked-out branch to ``sha`` and its index and work tree with it, in the critical section
+    (where the branch, the index and the files are looked at again: a sync that lost a race says so, never
+    that the files of the winner are uncommitted changes): the journal written first, the ref moved (only from
+    where it was read), the paths settled, the journal removed. A failure while settling moves all three back;
+    when that fails too, the journal stays for the next sync (or ``sync --repair``) to finish. Returns the paths
+    left because the user changed them meanwhile."""
     git_dir = repo.git_dir()
     with journal.critical(git_dir) as section:
         journal.pause("locked")
         _still_at(repo, where, git_dir)
+        change.refuse_dirty(repo, force=force)
+        moves = change.moves(repo, where.base, force=force)
         journal.write(git_dir, journal.Record(where.ref, where.base, sha,
                                               {move.name: move.before for move in moves if not move.files}))
         journal.pause("recorded")

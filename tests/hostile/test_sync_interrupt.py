@@ -309,6 +309,24 @@ def test_two_syncs_the_loser_says_the_branch_moved(template: Template, tmp_path:
     assert_consistent(item, moved=True)
 
 
+def test_a_sync_started_during_another_ones_critical_section_waits_for_it(template: Template,
+                                                                          tmp_path: Path) -> None:
+    """B starts while A's index has moved but its files have not: B never takes A's half-moved files for
+    uncommitted changes; it waits for A, then finds its tree up to date."""
+    item = case(template, tmp_path)
+    first = start(item.repo / SPEC, item.repo, "indexed", tmp_path / "a")
+    paused(first, tmp_path / "a")
+    second = start(item.repo / SPEC, item.repo, "waiting", tmp_path / "b")
+    paused(second, tmp_path / "b")  # B waits for the lock A holds
+    (tmp_path / "b").unlink()
+    (tmp_path / "a").unlink()
+    won, waited = finish(first), finish(second)
+    assert won.code == 0, won
+    assert waited.code == 0, waited
+    assert "up to date" in waited.out
+    assert_consistent(item, moved=True)
+
+
 def test_a_commit_while_the_journal_is_written_makes_the_sync_lose(template: Template, tmp_path: Path) -> None:
     """The ref moves between the sync's last look and its update-ref: update-ref's old value refuses it."""
     item = case(template, tmp_path)
