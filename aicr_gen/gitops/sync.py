@@ -404,9 +404,10 @@ def _update_ref(repo: Repo, where: Target, sha: str) -> None:
 
 def _moved(repo: Repo, where: Target) -> UnreachableError:
     now = repo.run("rev-parse", "--verify", "-q", f"{where.ref}^{{commit}}", check=False)
-    was = where.existing[:12] if where.existing else "absent"
-    return UnreachableError(f"{where.ref} moved while syncing (another sync, or a commit?): it is at "
-                            f"{now[:12] or 'nothing'} now, not {was}; nothing was changed: rerun the sync")
+    was = f"at {where.existing[:12]}" if where.existing else "absent"
+    moved = f"at {now[:12]}" if now else "gone"
+    return UnreachableError(f"{where.ref} moved while syncing (another sync, or a commit?): it was {was} and is "
+                            f"{moved} now; nothing was changed: rerun the sync")
 
 
 def finish_interrupted(repo: Repo) -> str | None:

@@ -291,21 +291,28 @@ def test_ctrl_c_while_git_writes_the_index_does_not_kill_git(template: Template,
 # ---------------------------------------------------------------------------------------- races
 
 
+def race(item: Case, folder: Path, first_step: str, second_step: str) -> tuple[Result, Result]:
+    """A paused at ``first_step`` (holding the lock), then B at ``second_step``; B goes on first, then A."""
+    first = start(item.repo / SPEC, item.repo, first_step, folder / "a")
+    paused(first, folder / "a")
+    second = start(item.repo / SPEC, item.repo, second_step, folder / "b")
+    paused(second, folder / "b")
+    (folder / "b").unlink()
+    (folder / "a").unlink()
+    won = finish(first)
+    assert won.code == 0, won
+    return won, finish(second)
+
+
 def test_two_syncs_the_loser_says_the_branch_moved(template: Template, tmp_path: Path) -> None:
     """B read the branch before A committed, then waits for A's critical section: it loses, with exit 3."""
     item = case(template, tmp_path)
-    first = start(item.repo / SPEC, item.repo, "locked", tmp_path / "a")
-    paused(first, tmp_path / "a")
-    second = start(item.repo / SPEC, item.repo, "committed", tmp_path / "b")
-    paused(second, tmp_path / "b")
-    (tmp_path / "b").unlink()  # B goes on to the lock A holds
-    (tmp_path / "a").unlink()
-    won, lost = finish(first), finish(second)
-    assert won.code == 0, won
+    _won, lost = race(item, tmp_path, "locked", "committed")
     assert lost.code == 3, lost
     assert_clean(lost)
-    assert lost.err == (f"aicr-gen: error: refs/heads/main moved while syncing (another sync, or a commit?): it is "
-                        f"at {head(item.repo)[:12]} now, not {item.base[:12]}; nothing was changed: rerun the sync\n")
+    assert lost.err == (f"aicr-gen: error: refs/heads/main moved while syncing (another sync, or a commit?): it was "
+                        f"at {item.base[:12]} and is at {head(item.repo)[:12]} now; nothing was changed: rerun the "
+                        "sync\n")
     assert_consistent(item, moved=True)
 
 
@@ -314,14 +321,7 @@ def test_a_sync_started_during_another_ones_critical_section_waits_for_it(templa
     """B starts while A's index has moved but its files have not: B never takes A's half-moved files for
     uncommitted changes; it waits for A, then finds its tree up to date."""
     item = case(template, tmp_path)
-    first = start(item.repo / SPEC, item.repo, "indexed", tmp_path / "a")
-    paused(first, tmp_path / "a")
-    second = start(item.repo / SPEC, item.repo, "waiting", tmp_path / "b")
-    paused(second, tmp_path / "b")  # B waits for the lock A holds
-    (tmp_path / "b").unlink()
-    (tmp_path / "a").unlink()
-    won, waited = finish(first), finish(second)
-    assert won.code == 0, won
+    _won, waited = race(item, tmp_path, "indexed", "waiting")  # B paused while waiting for the lock A holds
     assert waited.code == 0, waited
     assert "up to date" in waited.out
     assert_consistent(item, moved=True)
@@ -351,21 +351,9 @@ def test_a_branch_created_meanwhile_makes_a_branch_sync_lose(template: Template,
     (tmp_path / "paused").unlink()
     result = finish(proc)
     assert result.code == 3, result
-    assert "refs/heads/update moved while syncing" in result.err and "not absent" in result.err
+    assert "refs/heads/update moved while syncing" in result.err
+    assert f"it was absent and is at {item.base[:12]} now" in result.err
     assert head(item.repo) == git(item.repo, "rev-parse", "update").strip() == item.base
-
-
-def test_index_lock_held_by_another_git(template: Template, tmp_path: Path) -> None:
-    item = case(template, tmp_path)
-    lock = item.repo / ".git" / "index.lock"
-    lock.write_text("")
-    result = run("sync", str(item.repo / SPEC), "--repo", str(item.repo))
-    assert result.code == 3, result
-    assert result.err == (f"aicr-gen: error: {item.repo}: another git process is writing the repository (it holds "
-                          f"{lock}); rerun when it is done, or remove that file if no git process is running\n")
-    lock.unlink()
-    assert_consistent(item, moved=False)
-    sync_again(item)
 
 
 def test_user_changes_after_a_kill_are_never_touched(template: Template, tmp_path: Path) -> None:
@@ -385,15 +373,24 @@ def test_user_changes_after_a_kill_are_never_touched(template: Template, tmp_pat
     assert "up to date" in sync_again(item).out
 
 
-def test_a_journal_that_does_not_parse_is_named(template: Template, tmp_path: Path) -> None:
+@pytest.mark.parametrize("left", [
+    ("index.lock", "", 3, "{repo}: another git process is writing the repository (it holds {path}); rerun when it "
+                          "is done, or remove that file if no git process is running"),
+    ("aicr-gen-sync", "{{not json", 2, "{path}: an interrupted sync's journal that does not parse (not written by "
+                                       "this aicr-gen?); check 'git status', then remove the file"),
+])
+def test_a_file_left_in_the_git_folder_is_named(template: Template, tmp_path: Path,
+                                                left: tuple[str, str, int, str]) -> None:
+    """git's index lock held by another process (exit 3: rerun), or a journal that is not ours (exit 2)."""
+    name, content, code, says = left
     item = case(template, tmp_path)
-    journal = item.repo / ".git" / "aicr-gen-sync"
-    journal.write_text("{not json")
+    path = item.repo / ".git" / name
+    path.write_text(content.format())
     result = run("sync", str(item.repo / SPEC), "--repo", str(item.repo))
-    assert result.code == 2, result
-    assert result.err == (f"aicr-gen: error: {journal}: an interrupted sync's journal that does not parse (not "
-                          "written by this aicr-gen?); check 'git status', then remove the file\n")
-    journal.unlink()
+    assert result.code == code, result
+    assert result.err == f"aicr-gen: error: {says.format(repo=item.repo, path=path)}\n"
+    path.unlink()
+    assert_consistent(item, moved=False)
     sync_again(item)
 
 
