@@ -6,8 +6,8 @@ user's and is left, unless forced): each path moves only from one of its two kno
 path changed since the sync began is never touched (it is returned instead); the index changes in one
 ``update-index`` (git's ``index.lock``, renamed into place), then each file is written to a temporary file beside
 it and renamed over it (POSIX ``rename(2)`` is atomic: a reader, or a kill, sees the old file or the new one, never
-half of one; a temporary file left by a kill is removed by the next move); last, the index's stat data are
-refreshed (``update-index --refresh``), as checkout does, so ``git status`` need not hash the files again.
+half of one; a temporary file left by a kill is removed by the next move); last, the stat data of the files
+written are refreshed in the index (``add --refresh``), as checkout does, so ``git status`` need not hash them.
 """
 
 from __future__ import annotations
@@ -82,8 +82,9 @@ def settle(repo: Repo, moves: Sequence[Move], *, forward: bool, force: bool = Fa
         if number == 0 and len(writes) > 1:
             pause("writing")
     pause("written")
-    if writes:
-        repo.run("update-index", "-q", "--refresh", check=False)  # stat data only: a failure costs speed, not truth
+    if writes:  # their stat data only (a failure costs speed, not truth)
+        repo.run("--literal-pathspecs", "add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul",
+                 stdin=b"".join(f"{name}\0".encode() for name in writes), check=False)
     return sorted(left)
 
 
