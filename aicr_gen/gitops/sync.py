@@ -73,14 +73,27 @@ class Result(NamedTuple):
 
 
 def open_repo(folder: str) -> Repo:
-    """The repository whose work tree holds ``folder`` (its root, from anywhere inside it)."""
+    """The repository whose work tree holds ``folder`` (its root, from anywhere inside it), once git agrees to
+    work in it (a repository another user owns is refused by git's ``safe.directory`` rule, as CI containers
+    often meet it)."""
     path = Path(os.path.abspath(folder))  # noqa: PTH100 - normalised, symlinks kept: the folder as the user named it
     if path.exists() and is_git_dir(path) and path.name != ".git":
         raise InvalidInputError(f"--repo {folder}: a bare repository has no work tree; give a clone's folder")
     root = work_tree(path) if path.exists() else None
     if root is None:
         raise InvalidInputError(f"--repo {folder}: not inside a Git work tree (run 'git init' there first)")
-    return Repo(str(root))
+    repo = Repo(str(root))
+    try:
+        repo.run("rev-parse", "--git-dir")
+    except GitError as err:
+        if "dubious ownership" in err.stderr:
+            raise InvalidInputError(f"--repo {folder}: git refuses to work in {root}, which another user owns "
+                                    "(safe.directory); if you trust it: git config --global --add safe.directory "
+                                    f"{root}") from None
+        said = [line.removeprefix("fatal: ") for line in err.stderr.splitlines() if line.startswith("fatal:")]
+        raise InvalidInputError(f"--repo {folder}: git cannot read the repository at {root} "
+                                f"({said[0] if said else err.stderr.strip()})") from None
+    return repo
 
 
 def _head(repo: Repo) -> str:

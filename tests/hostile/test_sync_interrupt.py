@@ -1,9 +1,9 @@
 """Interrupted and concurrent syncs (issue 24): real ``aicr-gen sync`` processes stopped by real signals at every
 step (``AICR_GEN_TEST_PAUSE_AT``, see ``aicr_gen.gitops.journal``), two syncs racing for one branch, git's own
-index lock held, a full disk (a small tmpfs), a read-only repository or folder (read-only mounts) and a machine
-with no git identity. After each: the exit code and message, and the repository consistent — as before, or at
-the new commit with its index and files, or finished by the next sync without --force — with the user's own
-files untouched.
+index lock held, a full disk (a small tmpfs), a read-only repository or folder (read-only mounts), a folder even
+root cannot write (``chattr +i``), a repository another user owns and a machine with no git identity. After
+each: the exit code and message, and the repository consistent — as before, or at the new commit with its index
+and files, or finished by the next sync without --force — with the user's own files untouched.
 """
 
 from __future__ import annotations
@@ -407,7 +407,8 @@ def mount(*args: str) -> None:
 def mounts() -> Iterator[list[Path]]:
     """Mount points to unmount after the test (last first)."""
     if os.geteuid() != 0:
-        pytest.skip("a real full disk and read-only mounts need root (mount -t tmpfs, mount --bind -o ro)")
+        pytest.skip("a real full disk, read-only mounts, immutable folders and other owners need root (mount -t "
+                    "tmpfs, mount --bind -o ro, chattr +i, chown)")
     points: list[Path] = []
     yield points
     for point in reversed(points):
@@ -497,14 +498,39 @@ def test_read_only_repository(template: Template, tmp_path: Path, mounts: list[P
     assert status(item.repo) == item.status and head(item.repo) == item.base
 
 
-def test_read_only_managed_folder_rolls_back(template: Template, tmp_path: Path, mounts: list[Path]) -> None:
+@pytest.mark.parametrize("how", ["read-only mount", "immutable folder"])
+def test_an_unwritable_managed_folder_rolls_back(template: Template, tmp_path: Path, mounts: list[Path],
+                                                 how: str) -> None:
+    """The branch and index move, then a file cannot be written (EROFS, or EPERM even for root): all of it
+    is moved back, with one message."""
     item = case(template, tmp_path)
-    read_only(item.repo / MANAGED, mounts)
-    result = run("sync", str(item.repo / SPEC), "--repo", str(item.repo))
+    folder = item.repo / MANAGED / "sentinel"  # written after other files of the tree (sorted)
+    if how == "read-only mount":
+        read_only(folder, mounts)
+    elif subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode:
+        pytest.skip(f"chattr +i is not supported on the file system of {tmp_path}")
+    try:
+        result = run("sync", str(item.repo / SPEC), "--repo", str(item.repo))
+    finally:
+        if how == "immutable folder":
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
     assert result.code == 2, result
     assert_clean(result)
-    assert "the file system is read-only" in result.err and "--repair" not in result.err
+    fix = "the file system is read-only" if how == "read-only mount" else "permission denied; run as a user who can"
+    assert result.err.startswith(f"aicr-gen: error: {item.repo}: {fix}")
+    assert "--repair" not in result.err and "\n" not in result.err.rstrip("\n")
     assert_consistent(item, moved=False)
+
+
+def test_a_repository_another_user_owns(template: Template, tmp_path: Path, mounts: list[Path]) -> None:
+    """git's safe.directory rule, as CI containers meet it: one message with git's own way out."""
+    item = case(template, tmp_path)
+    subprocess.run(["chown", "-R", "65534:65534", str(item.repo)], check=True)
+    result = run("sync", str(item.repo / SPEC), "--repo", str(item.repo), env={"GIT_CONFIG_GLOBAL": os.devnull})
+    assert result.code == 2, result
+    assert result.err == (f"aicr-gen: error: --repo {item.repo}: git refuses to work in {item.repo}, which another "
+                          "user owns (safe.directory); if you trust it: git config --global --add safe.directory "
+                          f"{item.repo}\n")
 
 
 def test_killed_while_rolling_back_is_finished_later(template: Template, tmp_path: Path,
