@@ -181,6 +181,7 @@ def test_branch_leaves_checkout_alone(spec: Path, repo: Path) -> None:
 
 @pytest.mark.parametrize("step", ["_commit", "settle"])
 def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, step: str) -> None:
+    from aicr_gen.gitops import advance
     from aicr_gen.gitops import sync as gitsync
 
     assert sync(spec, repo) == 0
@@ -192,7 +193,8 @@ def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pyte
     git(repo, "add", "notes.txt")
     before = state(repo)
     files = sorted(str(p.relative_to(repo)) for p in (repo / MANAGED).rglob("*"))
-    real = getattr(gitsync, step)
+    module = advance if step == "settle" else gitsync  # where the step is called from
+    real = getattr(module, step)
 
     def boom(*args: object, **kwargs: object) -> object:
         if step == "settle":
@@ -201,7 +203,7 @@ def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pyte
                 return left
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(gitsync, step, boom)
+    monkeypatch.setattr(module, step, boom)
     assert sync(spec, repo) == 2
     assert state(repo) == before
     assert sorted(str(p.relative_to(repo)) for p in (repo / MANAGED).rglob("*")) == files

@@ -13,8 +13,9 @@ def run(args: argparse.Namespace) -> int:
     """Sync the specs as one commit; ``--check`` compares their trees with HEAD (or the index); ``--repair``
     without specs only finishes an interrupted sync (every sync does that first)."""
     from aicr_gen.gitops import check_specs, sync_specs
+    from aicr_gen.gitops.advance import finish_interrupted
     from aicr_gen.gitops.specs import expand
-    from aicr_gen.gitops.sync import finish_interrupted, open_repo
+    from aicr_gen.gitops.sync import open_repo
 
     if args.repair and args.check:
         raise InvalidInputError("--repair finishes an interrupted sync and --check writes nothing; give one of them")

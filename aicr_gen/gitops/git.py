@@ -6,7 +6,8 @@ As GitPython did, commands run in the work tree with the caller's environment (s
 still applies) plus ``LC_ALL=C`` and ``LANGUAGE=C``, so git's messages are the English ones ``sync`` parses; text
 output is UTF-8 (undecodable bytes kept as surrogates) without its final newline.
 
-``explain`` says what a failure of the repository's file system means (no space, read-only, no permission) and
+``explain`` (and ``writing``, around what writes to the repository) says what a failure of the repository's file
+system means (no space, read-only, no permission) and
 when another git process holds the index lock, in one line; any other failure is a bug and stays one.
 """
 
@@ -16,7 +17,8 @@ import errno
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from aicr_gen.errors import AicrGenError, InvalidInputError, UnreachableError
@@ -110,3 +112,16 @@ def explain(err: BaseException, root: str) -> AicrGenError | None:
             if err.errno in codes:
                 return InvalidInputError(f"{root}: {fix} ({err.strerror}: {err.filename})")
     return None
+
+
+@contextmanager
+def writing(repo: Repo) -> Iterator[None]:
+    """Turn a file-system failure while writing to the repository (no space, read-only, no permission, a lock
+    another git process holds) into one clear error (``explain``); anything else stays a bug."""
+    try:
+        yield
+    except (GitError, OSError) as err:
+        found = explain(err, repo.working_tree_dir)
+        if found is None:
+            raise
+        raise found from None

@@ -8,13 +8,9 @@ managed files and the inputs are replaced, and ``write-tree`` / ``commit-tree`` 
 entry is already the base's: an up-to-date sync writes nothing, so it works in a read-only checkout). The base
 is HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from
 HEAD). Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile
-(exit 3: another sync or a commit won the race; rerun). On the checked-out branch that is the middle of a
-critical section (``journal.critical``: one sync at a time, SIGINT/SIGTERM/SIGHUP deferred): a journal in the
-git folder records the move first, then the ref moves, then the index entries and work-tree files of the paths
-that changed follow it (``settle``: atomically per file, never over a change the user made) and the journal is
-removed. A failure there moves all three back; whatever stops the process (SIGKILL, a full disk during the roll
-back), the journal lets the next sync, or ``sync --repair``, finish the move (``finish_interrupted``) without
---force. Everything else is untouched.
+(exit 3: another sync or a commit won the race; rerun); on the checked-out branch it moves with its index and
+work tree as one step from the repository's point of view (``advance.checkout``: a journal, a lock, deferred
+signals; an interrupted move is finished by the next sync or ``sync --repair``). Everything else is untouched.
 
 Managed paths are each tree's folder (everything below it is the tree's) and single files beside the trees
 (their inputs records): ``Folder`` holds one of either.
@@ -24,14 +20,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
-from aicr_gen.gitops import journal
-from aicr_gen.gitops.git import GitError, Repo, explain, is_git_dir, lock_held, work_tree
+from aicr_gen.gitops import advance, journal
+from aicr_gen.gitops.advance import current_branch
+from aicr_gen.gitops.git import GitError, Repo, is_git_dir, work_tree, writing
 from aicr_gen.gitops.journal import Entry
 from aicr_gen.gitops.objects import blob_name
 from aicr_gen.gitops.settle import Move, settle
@@ -199,13 +195,6 @@ def _commit(repo: Repo, base: str, lines: Mapping[str, Entry | None], message: s
     return repo.run("commit-tree", _write_tree(repo, base, lines), "-p", base, stdin=message.encode())
 
 
-def _current_branch(repo: Repo) -> str | None:
-    try:
-        return repo.run("symbolic-ref", "-q", "HEAD")
-    except GitError:
-        return None
-
-
 def _branch_ref(repo: Repo, branch: str) -> str:
     try:
         repo.run("check-ref-format", "--branch", branch)
@@ -227,7 +216,7 @@ def target(repo: Repo, branch: str | None) -> Target:
     """Where a sync commits: HEAD's branch, or (``branch``) that branch without touching the checkout:
     appended to its tip, or forked from HEAD when it does not exist."""
     head = _head(repo)
-    current = _current_branch(repo)
+    current = current_branch(repo)
     if branch is None and current is None:
         raise InvalidInputError(f"{repo.working_tree_dir}: HEAD is detached (no branch is checked out), so a commit "
                                 "would belong to no branch; give --branch NAME to commit on a branch, or check "
@@ -250,19 +239,6 @@ def require_identity(repo: Repo) -> None:
                 f"git has no identity to commit as ({reason}); set one with git config --global user.name 'NAME' "
                 "and git config --global user.email 'EMAIL' (or in the repository, without --global), or set "
                 "GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL") from None
-
-
-@contextmanager
-def writing(repo: Repo) -> Iterator[None]:
-    """Turn a file-system failure while writing to the repository (no space, read-only, no permission, a lock
-    another git process holds) into one clear error (``git.explain``); anything else stays a bug."""
-    try:
-        yield
-    except (GitError, OSError) as err:
-        found = explain(err, repo.working_tree_dir)
-        if found is None:
-            raise
-        raise found from None
 
 
 class _Change(NamedTuple):
@@ -296,6 +272,12 @@ class _Change(NamedTuple):
             raise FindingsError(f"the new trees would overwrite {len(theirs)} file(s) the last sync did not write; "
                                 "move them out of the managed folders and sync again:\n"
                                 + "\n".join(f"  {name}" for name in theirs))
+
+    def ready(self, repo: Repo, base: str, *, force: bool) -> list[Move]:
+        """In the critical section, once the branch is known not to have moved: the dirty paths refused, the moves
+        read."""
+        self.refuse_dirty(repo, force=force)
+        return self.moves(repo, base, force=force)
 
     def moves(self, repo: Repo, base: str, *, force: bool) -> list[Move]:
         """The paths to settle in the checkout, with the index entries they have now: the managed ones that
@@ -331,139 +313,17 @@ def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
         sha = _commit(repo, base, change.lines(), message)
         journal.pause("committed")
         if where.on_checkout:
-            left = _move_checkout(repo, where, sha, change, force=force)
+            left = advance.checkout(repo, where.ref, base, sha, lambda: change.ready(repo, base, force=force),
+                                    force=force)
             if left:
                 sys.stderr.write(f"aicr-gen: warning: {len(left)} file(s) changed while syncing were left as they "
                                  "are: " + ", ".join(left) + "\n")
         else:
-            _update_ref(repo, where, sha)
+            advance.branch(repo, where.ref, where.existing, sha)
     if push:
         _push(repo, where.ref, sha)
     listed = repo.run("diff-tree", "-r", "--name-only", "-z", base, sha)
     return Result(sha, where.ref, message, tuple(sorted(filter(None, listed.split("\0")))))
-
-
-def _move_checkout(repo: Repo, where: Target, sha: str, change: _Change, *, force: bool) -> list[str]:
-    """Move the checked-out branch to ``sha`` and its index and work tree with it, in the critical section
-    (where the branch, the index and the files are looked at again: a sync that lost a race says so, never
-    that the files of the winner are uncommitted changes): the journal written first, the ref moved (only from
-    where it was read), the paths settled, the journal removed. A failure while settling moves all three back;
-    when that fails too, the journal stays for the next sync (or ``sync --repair``) to finish. Returns the paths
-    left because the user changed them meanwhile."""
-    git_dir = repo.git_dir()
-    with journal.critical(git_dir) as section:
-        journal.pause("locked")
-        _still_at(repo, where, git_dir)
-        change.refuse_dirty(repo, force=force)
-        moves = change.moves(repo, where.base, force=force)
-        journal.write(git_dir, journal.Record(where.ref, where.base, sha,
-                                              {move.name: move.before for move in moves if not move.files}))
-        journal.pause("recorded")
-        try:
-            _update_ref(repo, where, sha)
-        except BaseException:
-            journal.remove(git_dir)
-            raise
-        section.note = f"{where.ref} is at the new commit {sha[:12]}, and so are its index and files"
-        journal.pause("moved")
-        try:
-            left = settle(repo, moves, forward=True, force=force)
-        except BaseException as err:
-            section.note = _roll_back(repo, where, sha, moves, err)
-            raise
-        journal.remove(git_dir)
-    return left
-
-
-def _roll_back(repo: Repo, where: Target, sha: str, moves: Sequence[Move], err: BaseException) -> str:
-    """Put the branch, index and files back after ``err`` stopped them half-way; says what it did, or raises
-    ``err`` explained with the way to finish when it cannot."""
-    root = repo.working_tree_dir
-    try:
-        journal.pause("rolling-back")
-        repo.run("update-ref", "-m", "aicr-gen sync: rolled back", where.ref, where.base, sha)
-        settle(repo, moves, forward=False)
-        journal.remove(repo.git_dir())
-    except (GitError, OSError):
-        found = explain(err, root)
-        if found is None:
-            raise err from None
-        raise type(found)(f"{found}; the sync stopped half-way (its journal is {repo.git_dir() / journal.NAME}): "
-                          f"once that is fixed, rerun it, or run 'aicr-gen sync --repair --repo {root}' to finish "
-                          "it") from None
-    return f"rolled back: {where.ref}, its index and files are as before"
-
-
-def _still_at(repo: Repo, where: Target, git_dir: Path) -> None:
-    """Refuse (exit 3) when the checked-out branch moved since the sync read it, or another git process holds
-    the index."""
-    now = repo.run("rev-parse", "--verify", "-q", f"{where.ref}^{{commit}}", check=False)
-    if now != where.existing or _current_branch(repo) != where.ref:
-        raise _moved(repo, where)
-    if (git_dir / "index.lock").exists():
-        raise lock_held(repo.working_tree_dir, git_dir / "index.lock")
-
-
-def _update_ref(repo: Repo, where: Target, sha: str) -> None:
-    """Move ``where.ref`` to ``sha`` only from the commit it was read at (or, for a new branch, only while it
-    does not exist): never drop a commit."""
-    try:
-        repo.run("update-ref", "-m", "aicr-gen sync", where.ref, sha, where.existing or "")
-    except GitError as err:
-        if "but expected" in err.stderr or "reference already exists" in err.stderr:
-            raise _moved(repo, where) from None
-        raise
-
-
-def _moved(repo: Repo, where: Target) -> UnreachableError:
-    now = repo.run("rev-parse", "--verify", "-q", f"{where.ref}^{{commit}}", check=False)
-    was = f"at {where.existing[:12]}" if where.existing else "absent"
-    moved = f"at {now[:12]}" if now else "gone"
-    return UnreachableError(f"{where.ref} moved while syncing (another sync, or a commit?): it was {was} and is "
-                            f"{moved} now; nothing was changed: rerun the sync")
-
-
-def finish_interrupted(repo: Repo) -> str | None:
-    """Finish a sync of the checked-out branch that was interrupted (its journal is there): the index and work
-    tree follow the branch to its commit when it got there, or back to the state before when it did not; paths
-    the user changed since are left. Says what it did; None when there was nothing to finish."""
-    git_dir = repo.git_dir()
-    if not journal.exists(git_dir):
-        return None
-    with writing(repo), journal.critical(git_dir) as section:
-        record = journal.read(git_dir)
-        if record is None:  # its own sync finished it meanwhile
-            return None
-        now = repo.run("rev-parse", "--verify", "-q", f"{record.ref}^{{commit}}", check=False)
-        if _current_branch(repo) != record.ref or now not in (record.base, record.commit):
-            journal.remove(git_dir)
-            return (f"an interrupted sync of {record.ref} was found, but the branch or the checkout moved since; "
-                    "left the index and work tree as they are")
-        forward = now == record.commit
-        left = settle(repo, _journal_moves(repo, record), forward=forward)
-        journal.remove(git_dir)
-        section.note = "finished the interrupted sync" if forward else "undid the interrupted sync"
-    done = (f"finished an interrupted sync: the index and files follow {record.ref} at {record.commit[:12]}"
-            if forward else f"undid an interrupted sync: {record.ref}, its index and files are as before")
-    return done + (f"; left {len(left)} file(s) changed since: {', '.join(left)}" if left else "")
-
-
-def _journal_moves(repo: Repo, record: journal.Record) -> list[Move]:
-    """The paths the journal's commit changed, as moves (the index alone for the inputs it lists)."""
-    listed = iter(repo.run("diff-tree", "-r", "-z", "--no-renames", record.base, record.commit).split("\0"))
-    moves = []
-    for meta in listed:
-        if not meta:
-            continue
-        name = next(listed)
-        old_mode, new_mode, old_sha, new_sha, _status = meta.lstrip(":").split()
-        base = (old_mode, old_sha) if set(old_mode) != {"0"} else None
-        new = (new_mode, new_sha) if set(new_mode) != {"0"} else None
-        if name in record.inputs:
-            moves.append(Move(name, record.inputs[name], base, new, files=False))
-        else:
-            moves.append(Move(name, base, base, new))
-    return moves
 
 
 def _push(repo: Repo, target: str, sha: str) -> None:

@@ -23,10 +23,11 @@ from typing import NamedTuple
 
 from aicr_gen.errors import OK, InvalidInputError
 from aicr_gen.gitops import commit_message, fingerprint, record
+from aicr_gen.gitops.advance import finish_interrupted
 from aicr_gen.gitops.collisions import Owned
-from aicr_gen.gitops.git import Repo
+from aicr_gen.gitops.git import Repo, writing
 from aicr_gen.gitops.render_many import Job, Rendered, Survey, SyncJob, for_sync, run_all, survey, workers_for
-from aicr_gen.gitops.sync import Folder, Result, entries, finish_interrupted, require_identity, sync, target, writing
+from aicr_gen.gitops.sync import Folder, Result, entries, require_identity, sync, target
 
 
 class Options(NamedTuple):
