@@ -124,6 +124,14 @@ def paused(proc: subprocess.Popen[str], marker: Path) -> None:
         time.sleep(0.01)
 
 
+def killed_at(item: Case, folder: Path, step: str) -> None:
+    """A sync of the case's spec stopped by SIGKILL at ``step``."""
+    proc = start(item.repo / SPEC, item.repo, step, folder / "paused")
+    paused(proc, folder / "paused")
+    proc.kill()
+    assert proc.wait(TIMEOUT) == -signal.SIGKILL
+
+
 def finish(proc: subprocess.Popen[str]) -> Result:
     out, err = proc.communicate(timeout=TIMEOUT)
     return Result(proc.returncode, out, err)
@@ -171,10 +179,7 @@ def sync_again(item: Case, *extra: str) -> Result:
 def test_sigkill_at_any_step_is_finished_by_the_next_sync_without_force(template: Template, tmp_path: Path,
                                                                         step: str) -> None:
     item = case(template, tmp_path)
-    proc = start(item.repo / SPEC, item.repo, step, tmp_path / "paused")
-    paused(proc, tmp_path / "paused")
-    proc.kill()
-    assert proc.wait(TIMEOUT) == -signal.SIGKILL
+    killed_at(item, tmp_path, step)
     journal = item.repo / ".git" / "aicr-gen-sync"
     moved = step not in {*STEPS_BEFORE, "locked", "recorded"}
     assert (head(item.repo) != item.base) == moved
@@ -193,10 +198,7 @@ def test_sigkill_at_any_step_is_finished_by_the_next_sync_without_force(template
 
 def test_sync_repair_alone_finishes_it(template: Template, tmp_path: Path) -> None:
     item = case(template, tmp_path)
-    proc = start(item.repo / SPEC, item.repo, "writing", tmp_path / "paused")
-    paused(proc, tmp_path / "paused")
-    proc.kill()
-    proc.wait(TIMEOUT)
+    killed_at(item, tmp_path, "writing")
     result = run("sync", "--repair", "--repo", str(item.repo))
     assert result.code == 0, result
     assert result.out.startswith("aicr-gen: finished an interrupted sync: the index and files follow refs/heads/main")
@@ -358,10 +360,7 @@ def test_a_branch_created_meanwhile_makes_a_branch_sync_lose(template: Template,
 
 def test_user_changes_after_a_kill_are_never_touched(template: Template, tmp_path: Path) -> None:
     item = case(template, tmp_path)
-    proc = start(item.repo / SPEC, item.repo, "moved", tmp_path / "paused")
-    paused(proc, tmp_path / "paused")
-    proc.kill()
-    proc.wait(TIMEOUT)
+    killed_at(item, tmp_path, "moved")
     values = item.repo / MANAGED / "sentinel" / "values.yaml"  # changed by the commit
     values.write_text("# mine now\n")
     result = run("sync", str(item.repo / SPEC), "--repo", str(item.repo))
@@ -537,10 +536,7 @@ def test_killed_while_rolling_back_is_finished_later(template: Template, tmp_pat
                                                      mounts: list[Path]) -> None:
     item = case(template, tmp_path)
     read_only(item.repo / MANAGED, mounts)
-    proc = start(item.repo / SPEC, item.repo, "rolling-back", tmp_path / "paused")
-    paused(proc, tmp_path / "paused")
-    proc.kill()
-    proc.wait(TIMEOUT)
+    killed_at(item, tmp_path, "rolling-back")
     subprocess.run(["umount", str(item.repo / MANAGED)], check=True)
     mounts.pop()
     assert "finished an interrupted sync" in sync_again(item).out
