@@ -253,7 +253,7 @@ def _sync_parser(commands: Any) -> None:
     sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
     sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
     sync.add_argument("--repair", action="store_true", help="finish a sync that was interrupted (killed, out of "
-                      "space) and exit; every sync does this first")
+                      "space); without SPEC only that (every sync does it first)")
     sync.add_argument("--jobs", "-j", type=int, metavar="N", help="render in N processes (default: one per CPU; "
                       "the commit is the same whatever N)")
 
