@@ -196,6 +196,30 @@ def test_sigkill_at_any_step_is_finished_by_the_next_sync_without_force(template
         assert "committed" in result.out
 
 
+def test_a_fleet_sync_killed_while_writing_is_finished(tmp_path: Path) -> None:
+    """Many trees in one commit (a fleet-wide pin bump): killed half-way through the files, finished by the next
+    sync of the same specs."""
+    from tests.test_fleet_sync import bump, fleet_repo
+
+    repo = fleet_repo(tmp_path / "gitops", 4)
+    specs = repo / "specs" / "*.yaml"
+    assert run("sync", str(specs), "--repo", str(repo)).code == 0
+    base = head(repo)
+    bump(repo)
+    proc = start(specs, repo, "writing", tmp_path / "paused")
+    paused(proc, tmp_path / "paused")
+    proc.kill()
+    proc.wait(TIMEOUT)
+    assert head(repo) != base and git(repo, "diff", "--name-only", "HEAD")  # what used to be left
+    again = run("sync", str(specs), "--repo", str(repo))
+    assert again.code == 0, again
+    assert "finished an interrupted sync" in again.out and "every tree is up to date" in again.out
+    assert git(repo, "rev-list", "--count", f"{base}..HEAD").strip() == "1"
+    assert status(repo) == ""
+    assert not list(repo.rglob(".aicr-gen-tmp-*"))
+    subprocess.run(["git", "-C", str(repo), "fsck", "--no-dangling", "--no-progress"], check=True, capture_output=True)
+
+
 def test_sync_repair_alone_finishes_it(template: Template, tmp_path: Path) -> None:
     item = case(template, tmp_path)
     killed_at(item, tmp_path, "writing")
