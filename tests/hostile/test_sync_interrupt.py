@@ -220,6 +220,16 @@ def test_a_fleet_sync_killed_while_writing_is_finished(tmp_path: Path) -> None:
     subprocess.run(["git", "-C", str(repo), "fsck", "--no-dangling", "--no-progress"], check=True, capture_output=True)
 
 
+def test_a_recovery_killed_half_way_is_finished_by_the_next(template: Template, tmp_path: Path) -> None:
+    """Finishing is itself restartable: the journal stays until the index and files follow the branch."""
+    item = case(template, tmp_path)
+    killed_at(item, tmp_path, "moved")
+    (tmp_path / "again").mkdir()
+    killed_at(item, tmp_path / "again", "writing")  # in the recovery's own writing of the files
+    assert (item.repo / ".git" / "aicr-gen-sync").exists()
+    assert "finished an interrupted sync" in sync_again(item).out
+
+
 def test_sync_repair_alone_finishes_it(template: Template, tmp_path: Path) -> None:
     item = case(template, tmp_path)
     killed_at(item, tmp_path, "writing")
