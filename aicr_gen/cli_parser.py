@@ -249,7 +249,7 @@ def _completion_parser(commands: Any) -> None:
 def _sync_parser(commands: Any) -> None:
     sync = commands.add_parser("sync", help="render ClusterSpecs' trees and commit them to a Git repository as one "
                                "commit")
-    sync.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns (one commit "
+    sync.add_argument("spec_files", metavar="SPEC", nargs="*", help="ClusterSpec files or glob patterns (one commit "
                       "for all; nothing is written unless every spec renders)")
     sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
     sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
@@ -261,6 +261,8 @@ def _sync_parser(commands: Any) -> None:
                       "to be committed, as in a pre-commit hook) instead of HEAD")
     sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
     sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
+    sync.add_argument("--repair", action="store_true", help="finish a sync that was interrupted (killed, out of "
+                      "space); without SPEC only that (every sync does it first)")
     sync.add_argument("--jobs", "-j", type=int, metavar="N", help="render in N processes (default: one per CPU; "
                       "the commit is the same whatever N)")
 

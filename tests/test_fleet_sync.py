@@ -162,7 +162,7 @@ def _everything(repo: Path) -> tuple[Any, ...]:
 @pytest.mark.parametrize("failure", ["render", "git"])
 def test_a_failure_anywhere_leaves_head_index_work_tree_and_refs_untouched(
         cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
-    from aicr_gen.gitops import sync as gitsync
+    from aicr_gen.gitops import advance
 
     repo = fleet_repo(tmp_path / "gitops", 6)
     assert sync(cli, repo).code == 0
@@ -173,13 +173,15 @@ def test_a_failure_anywhere_leaves_head_index_work_tree_and_refs_untouched(
         spec = repo / "specs" / "c03.yaml"
         spec.write_text(spec.read_text() + "  versions: {no-such-component: v1}\n")
     else:
-        real = gitsync._align_worktree
+        real = advance.settle
 
-        def boom(*args: Any, **kwargs: Any) -> None:
-            real(*args, **kwargs)  # fail once the files are written
-            raise RuntimeError("injected")
+        def boom(*args: Any, **kwargs: Any) -> list[str]:
+            left = real(*args, **kwargs)
+            if kwargs["forward"]:  # fail once the files are written (the roll-back goes through)
+                raise RuntimeError("injected")
+            return left
 
-        monkeypatch.setattr(gitsync, "_align_worktree", boom)
+        monkeypatch.setattr(advance, "settle", boom)
     before = _everything(repo)
     files = sorted(str(path.relative_to(repo)) for path in repo.rglob("*") if ".git" not in path.parts)
     result = sync(cli, repo, "--jobs", "1")

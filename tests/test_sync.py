@@ -179,8 +179,9 @@ def test_branch_leaves_checkout_alone(spec: Path, repo: Path) -> None:
     assert git(repo, "rev-parse", "aicr/update").strip() == tip
 
 
-@pytest.mark.parametrize("step", ["_commit", "_align_worktree"])
+@pytest.mark.parametrize("step", ["_commit", "settle"])
 def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, step: str) -> None:
+    from aicr_gen.gitops import advance
     from aicr_gen.gitops import sync as gitsync
 
     assert sync(spec, repo) == 0
@@ -192,14 +193,17 @@ def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pyte
     git(repo, "add", "notes.txt")
     before = state(repo)
     files = sorted(str(p.relative_to(repo)) for p in (repo / MANAGED).rglob("*"))
-    real = getattr(gitsync, step)
+    module = advance if step == "settle" else gitsync  # where the step is called from
+    real = getattr(module, step)
 
     def boom(*args: object, **kwargs: object) -> object:
-        if step == "_align_worktree":
-            real(*args, **kwargs)  # fail after the files were changed
+        if step == "settle":
+            left = real(*args, **kwargs)  # fail after the files were changed (the roll-back goes through)
+            if not kwargs["forward"]:
+                return left
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(gitsync, step, boom)
+    monkeypatch.setattr(module, step, boom)
     assert sync(spec, repo) == 2
     assert state(repo) == before
     assert sorted(str(p.relative_to(repo)) for p in (repo / MANAGED).rglob("*")) == files

@@ -1,19 +1,26 @@
 """``aicr-gen sync``: render ClusterSpecs' trees and commit them to a Git repository as one commit (or
-``--check`` them)."""
+``--check`` them, or ``--repair`` a sync that was interrupted)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import OK, InvalidInputError
 
 
 def run(args: argparse.Namespace) -> int:
-    """Sync the specs as one commit; ``--check`` compares their trees with HEAD (or the index)."""
+    """Sync the specs as one commit; ``--check`` compares their trees with HEAD (or the index); ``--repair``
+    without specs only finishes an interrupted sync (every sync does that first)."""
     from aicr_gen.gitops import check_specs, sync_specs
+    from aicr_gen.gitops.advance import finish_interrupted
     from aicr_gen.gitops.specs import expand
     from aicr_gen.gitops.sync import open_repo
 
+    if args.repair and args.check:
+        raise InvalidInputError("--repair finishes an interrupted sync and --check writes nothing; give one of them")
+    if not args.spec_files and not args.repair:
+        raise InvalidInputError("give at least one SPEC (or --repair, to finish an interrupted sync)")
     specs = expand(args.spec_files)
     if args.staged and not args.check:
         raise InvalidInputError("--staged compares with the index and needs --check; add --check")
@@ -24,6 +31,9 @@ def run(args: argparse.Namespace) -> int:
     repo = open_repo(args.repo)
     if args.check:
         return check_specs.run(repo, specs, args.path, staged=args.staged, jobs=args.jobs)
+    if not specs:
+        sys.stdout.write(f"aicr-gen: {finish_interrupted(repo) or 'no interrupted sync to finish'}\n")
+        return OK
     options = sync_specs.Options(path=args.path, branch=args.branch, title=args.message, force=args.force,
                                  push=args.push, jobs=args.jobs)
     return sync_specs.run(repo, specs, options)

@@ -4,11 +4,13 @@ live in the repository, so the commit is self-consistent: ``sync --check`` passe
 
 The commit is built off to the side: the caller has stored the blobs (``objects.store``, so SHA-1 and SHA-256
 repositories alike), a temporary index (``GIT_INDEX_FILE``) starts from the base commit's tree, only the
-managed files and the inputs are replaced, and ``write-tree`` / ``commit-tree`` make the commit. The base is
-HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from HEAD).
-Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile; only then,
-on the checked-out branch, are the index entries and work-tree files of the managed paths that changed brought
-in line (and on a failure there the ref, index and files are put back). Everything else is untouched.
+managed files and the inputs are replaced, and ``write-tree`` / ``commit-tree`` make the commit (none when every
+entry is already the base's: an up-to-date sync writes nothing, so it works in a read-only checkout). The base
+is HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from
+HEAD). Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile
+(exit 3: another sync or a commit won the race; rerun); on the checked-out branch it moves with its index and
+work tree as one step from the repository's point of view (``advance.checkout``: a journal, a lock, deferred
+signals; an interrupted move is finished by the next sync or ``sync --repair``). Everything else is untouched.
 
 Managed paths are each tree's folder (everything below it is the tree's) and single files beside the trees
 (their inputs records): ``Folder`` holds one of either.
@@ -17,13 +19,18 @@ Managed paths are each tree's folder (everything below it is the tree's) and sin
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
-from aicr_gen.gitops.git import GitError, Repo, is_git_dir, work_tree
+from aicr_gen.gitops import advance, journal
+from aicr_gen.gitops.advance import current_branch
+from aicr_gen.gitops.git import GitError, Repo, is_git_dir, work_tree, writing
+from aicr_gen.gitops.journal import Entry
 from aicr_gen.gitops.objects import blob_name
+from aicr_gen.gitops.settle import Move, settle
 
 
 class Folder(NamedTuple):
@@ -62,14 +69,27 @@ class Result(NamedTuple):
 
 
 def open_repo(folder: str) -> Repo:
-    """The repository whose work tree holds ``folder`` (its root, from anywhere inside it)."""
+    """The repository whose work tree holds ``folder`` (its root, from anywhere inside it), once git agrees to
+    work in it (a repository another user owns is refused by git's ``safe.directory`` rule, as CI containers
+    often meet it)."""
     path = Path(os.path.abspath(folder))  # noqa: PTH100 - normalised, symlinks kept: the folder as the user named it
     if path.exists() and is_git_dir(path) and path.name != ".git":
         raise InvalidInputError(f"--repo {folder}: a bare repository has no work tree; give a clone's folder")
     root = work_tree(path) if path.exists() else None
     if root is None:
         raise InvalidInputError(f"--repo {folder}: not inside a Git work tree (run 'git init' there first)")
-    return Repo(str(root))
+    repo = Repo(str(root))
+    try:
+        repo.run("rev-parse", "--git-dir")
+    except GitError as err:
+        if "dubious ownership" in err.stderr:
+            raise InvalidInputError(f"--repo {folder}: git refuses to work in {root}, which another user owns "
+                                    "(safe.directory); if you trust it: git config --global --add safe.directory "
+                                    f"{root}") from None
+        said = [line.removeprefix("fatal: ") for line in err.stderr.splitlines() if line.startswith("fatal:")]
+        raise InvalidInputError(f"--repo {folder}: git cannot read the repository at {root} "
+                                f"({said[0] if said else err.stderr.strip()})") from None
+    return repo
 
 
 def _head(repo: Repo) -> str:
@@ -152,86 +172,27 @@ def dirty(repo: Repo, managed: Sequence[Folder]) -> list[str]:
     return lines
 
 
-def _zero(repo_sha: str) -> str:
-    return "0" * len(repo_sha)
-
-
-def _index_lines(entries: Mapping[str, tuple[str, str] | None], zero: str) -> bytes:
-    """``update-index -z --index-info`` input: each path set to (mode, blob name), or removed (None)."""
-    mode_sha = {name: found or ("0", zero) for name, found in entries.items()}
-    return b"".join(f"{mode} {sha}\t{name}\0".encode() for name, (mode, sha) in sorted(mode_sha.items()))
-
-
-def _write_tree(repo: Repo, base: str, lines: bytes) -> str:
-    """The tree of ``base`` with the index lines applied, built in a temporary index."""
+def _write_tree(repo: Repo, base: str, lines: Mapping[str, Entry | None]) -> str:
+    """The tree of ``base`` with each path set to its entry (or removed: None), built in a temporary index."""
     import tempfile
 
+    zero = "0" * len(base)
+    listed = b"".join(f"{mode} {sha}\t{name}\0".encode()
+                      for name, (mode, sha) in sorted((name, entry or ("0", zero)) for name, entry in lines.items()))
     handle, index = tempfile.mkstemp(prefix="aicr-gen-index-")
     os.close(handle)
     Path(index).unlink()
     env = {"GIT_INDEX_FILE": index}
     try:
         repo.run("read-tree", base, env=env)
-        repo.run("update-index", "-z", "--index-info", env=env, stdin=lines)
+        repo.run("update-index", "-z", "--index-info", env=env, stdin=listed)
         return repo.run("write-tree", env=env)
     finally:
         Path(index).unlink(missing_ok=True)
 
 
-def _commit(repo: Repo, tree_sha: str, parent: str, message: str) -> str:
-    return repo.run("commit-tree", tree_sha, "-p", parent, stdin=message.encode())
-
-
-def _current_branch(repo: Repo) -> str | None:
-    try:
-        return repo.run("symbolic-ref", "-q", "HEAD")
-    except GitError:
-        return None
-
-
-def _prune(root: Path, names: Iterable[str]) -> None:
-    """Remove the folders of ``names`` (and their parents, up to ``root``) that became empty."""
-    folders = {Path(name).parent for name in names}
-    for folder in sorted({parent for item in folders for parent in (item, *item.parents) if parent != Path()},
-                         key=lambda item: len(item.parts), reverse=True):
-        full = root / folder
-        if full.is_dir() and not full.is_symlink() and not any(full.iterdir()):
-            full.rmdir()
-
-
-def _write_files(repo: Repo, old: Mapping[str, tuple[str, str]], new: Mapping[str, tuple[str, str]],
-                 written: Iterable[str]) -> None:
-    """Work-tree files of the managed paths from the index: those in ``old`` but not ``new`` deleted, the
-    ``written`` ones checked out (``checkout-index``, which also refreshes their index entries)."""
-    root = Path(repo.working_tree_dir)
-    gone = [name for name in old if name not in new]
-    for name in gone:
-        (root / name).unlink(missing_ok=True)
-    _prune(root, gone)
-    listed = b"".join(f"{name}\0".encode() for name in sorted(written))
-    if listed:
-        repo.run("checkout-index", "-f", "-u", "-z", "--stdin", stdin=listed)
-
-
-def _align_worktree(repo: Repo, old: Mapping[str, tuple[str, str]], new: Mapping[str, tuple[str, str]],
-                    inputs: Mapping[str, tuple[str, str]], zero: str, *, everything: bool) -> None:
-    """Index entries and work-tree files of the managed paths as in the new commit (the ones that changed;
-    ``everything``: all of them, --force), and the inputs' index entries as committed (their files are as
-    they were). Files aicr-gen did not write are kept."""
-    changed = {name: found for name, found in new.items() if everything or old.get(name) != found}
-    lines = {**{name: None for name in old if name not in new}, **changed, **inputs}
-    repo.run("update-index", "-z", "--index-info", stdin=_index_lines(lines, zero))
-    _write_files(repo, old, new, changed)
-
-
-def _restore_worktree(repo: Repo, before: Mapping[str, tuple[str, str]], old: Mapping[str, tuple[str, str]],
-                      new: Mapping[str, tuple[str, str]], inputs: Mapping[str, tuple[str, str]], *, zero: str) -> None:
-    """Put back the index entries ``before`` (the index's entries of the managed paths and inputs before the
-    sync) and the managed files as they were at the base."""
-    paths = {*old, *new, *inputs}
-    repo.run("update-index", "-z", "--index-info",
-             stdin=_index_lines({name: before.get(name) for name in paths}, zero))
-    _write_files(repo, new, old, [name for name in old if name in before and new.get(name) != old[name]])
+def _commit(repo: Repo, base: str, lines: Mapping[str, Entry | None], message: str) -> str:
+    return repo.run("commit-tree", _write_tree(repo, base, lines), "-p", base, stdin=message.encode())
 
 
 def _branch_ref(repo: Repo, branch: str) -> str:
@@ -255,7 +216,7 @@ def target(repo: Repo, branch: str | None) -> Target:
     """Where a sync commits: HEAD's branch, or (``branch``) that branch without touching the checkout:
     appended to its tip, or forked from HEAD when it does not exist."""
     head = _head(repo)
-    current = _current_branch(repo)
+    current = current_branch(repo)
     if branch is None and current is None:
         raise InvalidInputError(f"{repo.working_tree_dir}: HEAD is detached (no branch is checked out), so a commit "
                                 "would belong to no branch; give --branch NAME to commit on a branch, or check "
@@ -265,6 +226,70 @@ def target(repo: Repo, branch: str | None) -> Target:
     return Target(ref, existing or head, existing, ref == current)
 
 
+def require_identity(repo: Repo) -> None:
+    """Refuse, before anything is rendered, a machine where git has no identity to commit as (``git var``
+    answers as ``commit-tree`` will: config in any scope, GIT_AUTHOR_*/GIT_COMMITTER_*, EMAIL)."""
+    for who in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
+        try:
+            repo.run("var", who)
+        except GitError as err:
+            said = [line for line in err.stderr.splitlines() if line.startswith("fatal:")]
+            reason = said[-1].removeprefix("fatal: ") if said else "no identity"
+            raise InvalidInputError(
+                f"git has no identity to commit as ({reason}); set one with git config --global user.name 'NAME' "
+                "and git config --global user.email 'EMAIL' (or in the repository, without --global), or set "
+                "GIT_AUTHOR_NAME, GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL") from None
+
+
+class _Change(NamedTuple):
+    """What a sync changes: the managed paths' entries at the base (``old``) and after it (``new``), the inputs'
+    entries as ``given`` and at the base."""
+
+    managed: Sequence[Folder]
+    old: dict[str, Entry]
+    new: dict[str, Entry]
+    given: dict[str, Entry]
+    given_at_base: dict[str, Entry]
+
+    def lines(self) -> dict[str, Entry | None]:
+        """Each path the commit sets, to its entry (None: removed)."""
+        return {**{name: None for name in self.old if name not in self.new}, **self.new, **self.given}
+
+    def nothing(self) -> bool:
+        """Whether every path is already as the base has it: no commit."""
+        at_base = {**self.old, **self.given_at_base}
+        return all(at_base.get(name) == entry for name, entry in self.lines().items())
+
+    def refuse_dirty(self, repo: Repo, *, force: bool) -> None:
+        """Refuse uncommitted changes under the managed paths (unless ``force``) and files there the last sync did
+        not write (always)."""
+        changes = dirty(repo, self.managed)
+        if changes and not force:
+            raise FindingsError(f"{len(changes)} uncommitted change(s) under the managed paths; commit or discard "
+                                "them, or rerun with --force:\n" + "\n".join(f"  {line}" for line in changes))
+        theirs = _not_ours(repo, self.old, self.new)
+        if theirs:
+            raise FindingsError(f"the new trees would overwrite {len(theirs)} file(s) the last sync did not write; "
+                                "move them out of the managed folders and sync again:\n"
+                                + "\n".join(f"  {name}" for name in theirs))
+
+    def ready(self, repo: Repo, base: str, *, force: bool) -> list[Move]:
+        """In the critical section, once the branch is known not to have moved: the dirty paths refused, the moves
+        read."""
+        self.refuse_dirty(repo, force=force)
+        return self.moves(repo, base, force=force)
+
+    def moves(self, repo: Repo, base: str, *, force: bool) -> list[Move]:
+        """The paths to settle in the checkout, with the index entries they have now: the managed ones that
+        change (``force``: all of them) and the inputs (their index entries only)."""
+        before = entries(repo, base, [*self.managed, *(Folder(name, {}, single=True) for name in self.given)],
+                         index=True)
+        moves = [Move(name, before.get(name), self.old.get(name), self.new.get(name))
+                 for name in sorted({*self.old, *self.new}) if force or self.old.get(name) != self.new.get(name)]
+        return moves + [Move(name, before.get(name), self.given_at_base.get(name), entry, files=False)
+                        for name, entry in sorted(self.given.items())]
+
+
 def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
          inputs: Mapping[str, str] | None = None, force: bool = False, push: bool = False) -> Result:
     """Commit the ``managed`` paths as given, with the ``inputs`` (repository path -> stored blob name: the
@@ -272,38 +297,29 @@ def sync(repo: Repo, where: Target, managed: Sequence[Folder], message: str, *,
     ``force``, which overwrites only what the last sync wrote."""
     base = where.base
     check_managed(repo, [item.path for item in managed], base)
-    old = entries(repo, base, managed)
-    new = {name: ("100644", sha) for item in managed for name, sha in item.entries().items()}
     given = {name: ("100644", sha) for name, sha in (inputs or {}).items()}
-    if where.on_checkout:
-        changes = dirty(repo, managed)
-        if changes and not force:
-            raise FindingsError(f"{len(changes)} uncommitted change(s) under the managed paths; commit or discard "
-                                "them, or rerun with --force:\n" + "\n".join(f"  {line}" for line in changes))
-        theirs = _not_ours(repo, old, new)
-        if theirs:
-            raise FindingsError(f"the new trees would overwrite {len(theirs)} file(s) the last sync did not write; "
-                                "move them out of the managed folders and sync again:\n"
-                                + "\n".join(f"  {name}" for name in theirs))
-    zero = _zero(base)
-    lines = _index_lines({**{name: None for name in old if name not in new}, **new, **given}, zero)
-    new_tree = _write_tree(repo, base, lines)
-    if new_tree == repo.run("rev-parse", f"{base}^{{tree}}"):
-        if where.on_checkout and force:
-            _align_worktree(repo, old, new, given, zero, everything=True)
-        return Result(None, where.ref)
-    sha = _commit(repo, new_tree, base, message)
-    before = entries(repo, base, [*managed, *(Folder(name, {}, single=True) for name in given)], index=True) \
-        if where.on_checkout else {}
-    # The ref must still be where it was read (or, for a new branch, still not exist): never drop a commit.
-    repo.run("update-ref", "-m", "aicr-gen sync", where.ref, sha, where.existing or "")
-    if where.on_checkout:
-        try:
-            _align_worktree(repo, old, new, given, zero, everything=force)
-        except BaseException:
-            repo.run("update-ref", "-m", "aicr-gen sync: rolled back", where.ref, base, sha)
-            _restore_worktree(repo, before, old, new, given, zero=zero)
-            raise
+    change = _Change(managed, entries(repo, base, managed),
+                     {name: ("100644", sha) for item in managed for name, sha in item.entries().items()},
+                     given, entries(repo, base, [Folder(name, {}, single=True) for name in given]))
+    with writing(repo):
+        if change.nothing():
+            if where.on_checkout:
+                change.refuse_dirty(repo, force=force)
+                if force:
+                    settle(repo, change.moves(repo, base, force=True), forward=True, force=True)
+            if push and where.existing:  # an earlier sync may have been stopped before its push
+                _push(repo, where.ref, where.existing)
+            return Result(None, where.ref)
+        sha = _commit(repo, base, change.lines(), message)
+        journal.pause("committed")
+        if where.on_checkout:
+            left = advance.checkout(repo, where.ref, base, sha, lambda: change.ready(repo, base, force=force),
+                                    force=force)
+            if left:
+                sys.stderr.write(f"aicr-gen: warning: {len(left)} file(s) changed while syncing were left as they "
+                                 "are: " + ", ".join(left) + "\n")
+        else:
+            advance.branch(repo, where.ref, where.existing, sha)
     if push:
         _push(repo, where.ref, sha)
     listed = repo.run("diff-tree", "-r", "--name-only", "-z", base, sha)

@@ -1,15 +1,16 @@
 """``aicr-gen sync SPEC...``: every spec loaded and validated, the ones whose inputs changed since their tree's
 record rendered (in worker processes when many), and all of it committed as one commit by ``sync.sync``.
 
-In order, and nothing is written before the last step: every spec is surveyed (all problems reported at once,
-exit 2), two specs sharing a folder or a cluster name, or naming different repositories, are refused; a spec
-whose inputs record at the base says its tree is what rendering would give is skipped (neither rendered nor
-checked against its policies again: they are among the inputs); the others are rendered and checked (again
-all problems at once); no tree may define an Argo CD or Flux object another cluster's tree defines in the
-same control plane, among the run's trees and against every other tree of the repository as its inputs
-record lists it (exit 2 naming both clusters: ``refuse_collisions``); the blobs are stored and ``sync.sync``
-makes the one commit, with a new inputs record per rendered tree and the specs' files that live in the
-repository.
+In order, and nothing of this sync is written before the last step: git must have an identity to commit as
+(checked first, exit 2); an earlier sync of this work tree that was interrupted is finished
+(``sync.finish_interrupted``); every spec is surveyed (all problems reported at once, exit 2), two specs sharing
+a folder or a cluster name, or naming different repositories, are refused; a spec whose inputs record at the
+base says its tree is what rendering would give is skipped (neither rendered nor checked against its policies
+again: they are among the inputs); the others are rendered and checked (again all problems at once); no tree may
+define an Argo CD or Flux object another cluster's tree defines in the same control plane, among the run's trees
+and against every other tree of the repository as its inputs record lists it (exit 2 naming both clusters:
+``refuse_collisions``); the blobs are stored and ``sync.sync`` makes the one commit, with a new inputs record per
+rendered tree and the specs' files that live in the repository.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from typing import NamedTuple
 
 from aicr_gen.errors import OK, InvalidInputError
 from aicr_gen.gitops import commit_message, fingerprint, record
+from aicr_gen.gitops.advance import finish_interrupted
 from aicr_gen.gitops.collisions import Owned
-from aicr_gen.gitops.git import Repo
+from aicr_gen.gitops.git import Repo, writing
 from aicr_gen.gitops.render_many import Job, Rendered, Survey, SyncJob, for_sync, run_all, survey, workers_for
-from aicr_gen.gitops.sync import Folder, Result, entries, sync, target
+from aicr_gen.gitops.sync import Folder, Result, entries, require_identity, sync, target
 
 
 class Options(NamedTuple):
@@ -180,6 +182,7 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
     from aicr_gen.gitops.objects import name_in, object_format, read_blobs, store
     from aicr_gen.gitops.specs import distinct, one_repository
 
+    _begin(repo)
     where = target(repo, options.branch)
     root = Path(repo.working_tree_dir).resolve()
     workers = workers_for(len(specs), options.jobs)
@@ -230,11 +233,20 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
                         Folder(record.path_of(item.path), {"": name_in(kept, fmt)}, single=True)]
     input_names = {name: name_in(data, fmt) for name, data in inputs.items()}
     blobs.update({input_names[name]: data for name, data in inputs.items()})
-    store(repo, blobs)
+    with writing(repo):
+        store(repo, blobs)
     text = _message(synced, rendered, len(surveys), options.title, own_inputs)
     outcome = sync(repo, where, managed, text, inputs=input_names, force=options.force, push=options.push)
     _report(outcome, synced, surveys, len(todo), inputs)
     return OK
+
+
+def _begin(repo: Repo) -> None:
+    """Before anything is rendered: git can commit here, and an interrupted sync is finished."""
+    require_identity(repo)
+    finished = finish_interrupted(repo)
+    if finished:
+        sys.stdout.write(f"aicr-gen: {finished}\n")
 
 
 def _message(synced: Sequence[commit_message.Synced], rendered: Sequence[Rendered], given: int, title: str | None,
