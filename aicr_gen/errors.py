@@ -1,6 +1,6 @@
 """Errors that carry the process exit code; the CLI turns them into one clear message.
 
-Exit codes: 0 ok, 1 findings, 2 invalid input or usage, 3 source unreachable.
+Exit codes: 0 ok, 1 findings, 2 invalid input or usage, 3 source unreachable or changed under us (rerun).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class FindingsError(AicrGenError):
 
 
 class UnreachableError(AicrGenError):
-    """A source (cluster API, ConfigMap) could not be reached or does not exist (exit 3)."""
+    """A source (cluster API, ConfigMap, registry, URL) could not be reached, misbehaved or does not exist, or
+    something changed under us (a branch moved, a git lock held while syncing): a rerun may succeed (exit 3)."""
 
     exit_code = 3
