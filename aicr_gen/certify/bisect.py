@@ -45,7 +45,7 @@ HEALTHY_POOL = 16
 PER_NODE_VARIANTS = frozenset({"dcgm-level3", "dcgm-level4", "nccl-loopback", "nccl-loopback-nvswitch"})
 """Catalog entries that test every node on its own: their failed nodes need no bisection."""
 
-_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
 
 
 @dataclass(frozen=True, slots=True)

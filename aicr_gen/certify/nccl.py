@@ -33,7 +33,7 @@ def parse_nccl(raw: bytes, source: str) -> Report:
     return Report(kind="nccl", source=source, result=FAILED if reasons else PASSED, reasons=reasons, nccl=runs)
 
 
-_RANK = re.compile(r"^#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)$")
+_RANK = re.compile(r"^#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s*(.*)\Z")
 _FAILURE = re.compile(r"Test (?:NCCL |CUDA )?failure|exited on signal|returned a non-zero exit code")
 _FAILURE_HOST = re.compile(r"^(?:\.\.\s+)?([^\s:]+)(?::| pid \d+:)\s+Test ")
 _TIME_COLUMNS = ("time", "cputime")

@@ -22,7 +22,7 @@ from aicr_gen.yamlio import Document, Path, decode, load_bytes, shorten
 MAX_GUNZIP = 32 * 1024 * 1024
 """Bound on a decompressed node list: 10,000 failed nodes with long messages stay far below it."""
 
-NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\Z")
 """A Kubernetes node name (DNS-1123 subdomain)."""
 
 _GROUPS = ("nvcre.nvidia.com/", "cre.nvidia.com/")

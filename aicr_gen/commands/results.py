@@ -15,7 +15,7 @@ from typing import Any
 
 # ``file:line: field.path: message`` (or ``file:line: message``), as every input error of aicr-gen starts.
 _WHERE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): (?:(?P<path>[\w.\[\]/-]+|\(document root\)): )?"
-                    r"(?P<message>.*)$", re.DOTALL)
+                    r"(?P<message>.*)\Z", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def spec_name(query: dict[str, str]) -> str:
     return name or "cluster"
 
 
-_FLOOR = re.compile(r"^\s*>=\s*(\d+(?:\.\d+)?)\s*$")
+_FLOOR = re.compile(r"^\s*>=\s*(\d+(?:\.\d+)?)\s*\Z")
 _NCCL_FLOOR = "nccl-all-reduce-bw"  # AICR's NCCL all-reduce bus-bandwidth constraints (GB/s): -net, -nvls, ...
 
 
@@ -246,7 +246,7 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
 
 # ------------------------------------------------------------------------------------------- spec show
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*$")
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_./-]*\Z")
 _WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}  # YAML 1.1 reads them as booleans or null
 
 

@@ -34,7 +34,7 @@ else:
 
 OPERATORS = (">=", "<=", "==", "!=", ">", "<")
 _OPERATOR_CHARS = "<>=!~^"
-_VERSION = re.compile(r"^[vV]?(\d+(?:\.\d+)*)(?:[-+~_](.*))?$")
+_VERSION = re.compile(r"^[vV]?(\d+(?:\.\d+)*)(?:[-+~_](.*))?\Z")
 _PRE_RELEASE = re.compile(r"^(alpha|beta|rc|pre|dev)", re.IGNORECASE)
 _TOKEN_SPLIT = re.compile(r"[.\-+~_]")
 

@@ -31,10 +31,10 @@ SECRET_WORDS = frozenset({"password", "passwd", "passphrase", "pass", "pwd", "to
                           "salt", "signature", "kubeconfig", "dockerconfigjson"})
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 REDACTED = "<redacted>"
-_UNIT_FILE = re.compile(r"^\d{3}-(?P<unit>[^/]+)/(?P<file>values\.yaml|helmrelease\.yaml|chart/values\.yaml)$")
-_STATIC_FILE = re.compile(r"^static/(?P<unit>[^/]+)\.yaml$")  # argocd-helm: the baked values of a chart unit
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_PLAIN_TEXT = re.compile(r"^[\w./:@+-]+$")
+_UNIT_FILE = re.compile(r"^\d{3}-(?P<unit>[^/]+)/(?P<file>values\.yaml|helmrelease\.yaml|chart/values\.yaml)\Z")
+_STATIC_FILE = re.compile(r"^static/(?P<unit>[^/]+)\.yaml\Z")  # argocd-helm: the baked values of a chart unit
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z")
+_PLAIN_TEXT = re.compile(r"^[\w./:@+-]+\Z")
 
 
 @dataclass(frozen=True)

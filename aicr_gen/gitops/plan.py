@@ -30,8 +30,8 @@ RISK_ORDER = ("gpu-driver", "gpu-operator", "network-operator", "os-constraint",
 _DRIVER = re.compile(r"driver", re.IGNORECASE)
 _KERNEL = re.compile(r"^OS\.|kernel", re.IGNORECASE)
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
-_LOWER_FIRST = re.compile(rf"^\s*value\s*(>=|>|<=|<)\s*{_NUMBER}\s*$")
-_NUMBER_FIRST = re.compile(rf"^\s*{_NUMBER}\s*(<=|<|>=|>)\s*value\s*$")
+_LOWER_FIRST = re.compile(rf"^\s*value\s*(>=|>|<=|<)\s*{_NUMBER}\s*\Z")
+_NUMBER_FIRST = re.compile(rf"^\s*{_NUMBER}\s*(<=|<|>=|>)\s*value\s*\Z")
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 Risk = Literal["gpu-driver", "gpu-operator", "network-operator", "os-constraint", "nvsentinel", "certification"]

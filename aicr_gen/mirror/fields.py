@@ -28,7 +28,7 @@ STRING, REGISTRY, REPOSITORY, GPU_OPERATOR = "string", "registry", "repository",
 _TAG_KEYS = ("tag", "version")
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 IMAGE_LINE = re.compile(r"^(?P<head>\s*(?:-\s+)?image:\s*)(?P<quote>[\"']?)(?P<ref>[^\"'\s#{}]+)(?P=quote)"
-                        r"(?P<tail>\s*(?:#.*)?)$")
+                        r"(?P<tail>\s*(?:#.*)?)\Z")
 """An ``image:`` line with a literal value (a template expression is not one)."""
 
 

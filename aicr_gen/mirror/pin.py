@@ -35,10 +35,10 @@ from aicr_gen.mirror.fields import GPU_OPERATOR, IMAGE_LINE, STRING, ImageField,
 from aicr_gen.mirror.lock import MirrorLock
 from aicr_gen.mirror.reference import ImageRef, parse_image
 
-_REPO_URL = re.compile(r"^(?P<indent>\s*(?:-\s+)?)repoURL:\s*[\"']?(?P<url>oci://[^\"'\s]+)[\"']?\s*$")
-_TARGET = re.compile(r"^(?P<head>\s*targetRevision:\s*)(?P<quote>[\"']?)(?P<version>[^\"'\s]+)(?P=quote)\s*$")
-_FLUX_URL = re.compile(r"^\s*url:\s*[\"']?(?P<url>oci://[^\"'\s]+)[\"']?\s*$")
-_FLUX_TAG = re.compile(r"^(?P<indent>\s*)tag:\s*[\"']?(?P<version>[^\"'\s]+)[\"']?\s*$")
+_REPO_URL = re.compile(r"^(?P<indent>\s*(?:-\s+)?)repoURL:\s*[\"']?(?P<url>oci://[^\"'\s]+)[\"']?\s*\Z")
+_TARGET = re.compile(r"^(?P<head>\s*targetRevision:\s*)(?P<quote>[\"']?)(?P<version>[^\"'\s]+)(?P=quote)\s*\Z")
+_FLUX_URL = re.compile(r"^\s*url:\s*[\"']?(?P<url>oci://[^\"'\s]+)[\"']?\s*\Z")
+_FLUX_TAG = re.compile(r"^(?P<indent>\s*)tag:\s*[\"']?(?P<version>[^\"'\s]+)[\"']?\s*\Z")
 _HELM_OCI = re.compile(r"(?P<url>oci://[^\s\"']+) --version (?P<version>[^\s\"']+)")
 
 

@@ -40,10 +40,10 @@ INDEX_LIMIT = 32 * 1024 * 1024
 ALLOWED_HOSTS = "AICR_GEN_VENDOR_ALLOWED_HOSTS"
 """Comma-separated repository hosts exempt from the address check (an internal chart mirror); not in AICR."""
 
-_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*$")
-_VERSION = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._+-]*$")
-_TARBALL = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._+-]*\.tgz$")
-_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
+_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*\Z")
+_VERSION = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._+-]*\Z")
+_TARBALL = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._+-]*\.tgz\Z")
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?\Z")
 # The ranges Go's net.IP methods and AICR's policy refuse (Python's is_private covers more, e.g. TEST-NET)
 _REFUSED = [(ipaddress.ip_network(net), reason) for net, reason in (
     ("169.254.169.254/32", "cloud-metadata"), ("100.100.100.200/32", "cloud-metadata"),

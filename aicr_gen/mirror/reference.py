@@ -28,13 +28,13 @@ _OFFICIAL = "library"
 _MAX_NAME = 255
 
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_PATH = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
+_PATH = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*\Z")
 _DOMAIN_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _HOST = rf"(?:{_DOMAIN_LABEL}(?:\.{_DOMAIN_LABEL})*|\[[a-fA-F0-9:]+\])"
-_DOMAIN = re.compile(rf"^{_HOST}(?::[0-9]+)?$")
-_TAG = re.compile(r"^[\w][\w.-]{0,127}$")
-_DIGEST = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$")
-_HEX64 = re.compile(r"^[a-f0-9]{64}$")
+_DOMAIN = re.compile(rf"^{_HOST}(?::[0-9]+)?\Z")
+_TAG = re.compile(r"^[\w][\w.-]{0,127}\Z")
+_DIGEST = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}\Z")
+_HEX64 = re.compile(r"^[a-f0-9]{64}\Z")
 
 
 class ImageRef(NamedTuple):

@@ -31,7 +31,7 @@ from aicr_gen.yamlio import Path, format_path
 
 _YAML = (".yaml", ".yml")
 _SKIPPED = ("recipe.yaml", "checksums.txt", "Chart.yaml")
-_TEMPLATE_LINE = re.compile(r"^\s*\{\{.*\}\}\s*$")
+_TEMPLATE_LINE = re.compile(r"^\s*\{\{.*\}\}\s*\Z")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}")
 _HELM_INSTALL = re.compile(r"^\s*helm upgrade --install (.*?)\\?$", re.MULTILINE)
 

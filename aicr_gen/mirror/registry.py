@@ -53,9 +53,9 @@ MANIFEST_LIMIT = 4 * 1024 * 1024
 """Bytes of a manifest read whole (containerd's ``MaxManifestSize``)."""
 TOKEN_LIMIT = 1024 * 1024
 CONFIG_LIMIT = 4 * 1024 * 1024
-_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}\Z")
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
-_B64TOKEN = re.compile(r"^[A-Za-z0-9._~+/-]+=*$")  # RFC 6750 section 2.1
+_B64TOKEN = re.compile(r"^[A-Za-z0-9._~+/-]+=*\Z")  # RFC 6750 section 2.1
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 USER_ENV, PASSWORD_ENV = "AICR_GEN_REGISTRY_USERNAME", "AICR_GEN_REGISTRY_PASSWORD"
 

@@ -81,9 +81,9 @@ _RETRIED = frozenset({429, 502, 503, 504})
 _REDIRECTED = frozenset({301, 302, 303, 307, 308})
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
 _SENSITIVE = frozenset({"authorization", "proxy-authorization", "cookie"})
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
-_URL_TEXT = re.compile(r"^[\x21-\x7e]+$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
+_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*\Z")
+_URL_TEXT = re.compile(r"^[\x21-\x7e]+\Z")
 _BROKEN = (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError)
 """What urllib3, http.client, ssl and socket raise for a peer that fails or breaks the protocol."""
 

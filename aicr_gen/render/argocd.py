@@ -66,9 +66,9 @@ end
 return hs"""
 """Lua health check of an Application for argocd-cm: its own health once it is synced, Progressing before."""
 _BAND = 4
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_PREFIX = re.compile(r"^([a-z0-9][-a-z0-9]*)?$")
-_SEMVER_V = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]*)?$")
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_PREFIX = re.compile(r"^([a-z0-9][-a-z0-9]*)?\Z")
+_SEMVER_V = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]*)?\Z")
 
 
 def sync_wave(unit: Unit) -> int:
@@ -78,7 +78,7 @@ def sync_wave(unit: Unit) -> int:
 
 def check_prefix(prefix: str) -> str:
     """A ``namePrefix`` that keeps Application names DNS labels."""
-    if not _PREFIX.match(prefix):
+    if not _PREFIX.fullmatch(prefix):
         raise InvalidInputError(
             f"--set deployer:namePrefix={prefix}: use lower-case letters, digits and '-', starting with a letter "
             "or digit")
@@ -101,7 +101,7 @@ def application_name(options: Options, unit: Unit) -> str:
     name = check_prefix(options.name_prefix) + unit.name
     if options.shared:
         name = shared_name(name)
-    elif len(name) > MAX_NAME or not _NAME.match(name):
+    elif len(name) > MAX_NAME or not _NAME.fullmatch(name):
         raise InvalidInputError(
             f"Application name {name!r} ({len(name)} characters) is longer than {MAX_NAME}, the limit Argo CD "
             "inherits from Helm release names; shorten --set deployer:namePrefix")

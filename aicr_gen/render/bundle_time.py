@@ -126,7 +126,7 @@ ALLOCATION_POLICY = {"gpu-operator": ("devicePlugin.enabled",), "gpu-operator-oc
                      "nvidia-dra-driver-gpu": ("gpuResourcesEnabledOverride", "resources.gpus.enabled"),
                      "nvidia-dra-driver-gpu-ocp": ("gpuResourcesEnabledOverride", "resources.gpus.enabled")}
 """The values that decide which component advertises whole GPUs (AICR pkg/allocpolicy ``Descriptor``)."""
-_PATH = re.compile(r"^[^.\s]+(\.[^.\s]+)*$")
+_PATH = re.compile(r"^[^.\s]+(\.[^.\s]+)*\Z")
 
 
 def owned_paths(recipe: Mapping[str, Any], source: str = "recipe") -> dict[str, list[str]]:

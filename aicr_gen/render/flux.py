@@ -63,8 +63,8 @@ TIMEOUT = "10m"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 _OCI = "oci://"
 _PREFIX = {HELM_REPOSITORY: "helmrepo", OCI_REPOSITORY: "ocirepo", GIT_REPOSITORY: "gitrepo"}
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_SCP_URL = re.compile(r"^(?P<user>[^@/:]+)@(?P<host>[^:/]+):(?P<path>.+)$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
+_SCP_URL = re.compile(r"^(?P<user>[^@/:]+)@(?P<host>[^:/]+):(?P<path>.+)\Z")
 _GIT_SCHEMES = ("https://", "http://", "ssh://")
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 else:
     from aicr_gen.records import NamedTuple
 
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 PRE, MAIN, POST, READINESS = "pre", "main", "post", "readiness"
 FLAGS = ("hasSelfRefCRDs", "manifestsUseChartCRDs")
 UPSTREAM, LOCAL, KUSTOMIZE = "upstream", "local", "kustomize"

@@ -20,11 +20,11 @@ if TYPE_CHECKING:
 else:
     from aicr_gen.records import NamedTuple
 
-_INT = re.compile(r"^[-+]?[0-9]+$")
-_FLOAT = re.compile(r"^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
-_SPECIAL_FLOAT = re.compile(r"^[-+]?(inf|infinity|nan)$", re.IGNORECASE)
-_HEX_FLOAT = re.compile(r"^[-+]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][-+]?[0-9]+$")
-_SEGMENT = re.compile(r"^(?P<key>[^\[\]]+)(?P<indexes>(\[[0-9]+\])*)$")
+_INT = re.compile(r"^[-+]?[0-9]+\Z")
+_FLOAT = re.compile(r"^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
+_SPECIAL_FLOAT = re.compile(r"^[-+]?(inf|infinity|nan)\Z", re.IGNORECASE)
+_HEX_FLOAT = re.compile(r"^[-+]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][-+]?[0-9]+\Z")
+_SEGMENT = re.compile(r"^(?P<key>[^\[\]]+)(?P<indexes>(\[[0-9]+\])*)\Z")
 
 
 class Override(NamedTuple):

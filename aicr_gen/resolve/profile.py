@@ -15,7 +15,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve.merge import deep_merge
 from aicr_gen.resolve.refs import is_enabled
 
-_TOKEN = re.compile(r"^[A-Za-z0-9._-]+$")
+_TOKEN = re.compile(r"^[A-Za-z0-9._-]+\Z")
 
 
 def parse_selection(text: str | None) -> tuple[str, str] | None:
