@@ -14,9 +14,14 @@ Pure: values in, values out.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from aicr_gen.errors import InvalidInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 SCHEME = "oci://"
 _HOST = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(:[0-9]+)?\Z")
