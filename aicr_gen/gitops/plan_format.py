@@ -14,19 +14,18 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from aicr_gen import markdown as md
-from aicr_gen.gitops.plan import ClusterPlan, Plan
+from aicr_gen.gitops.change_model import grouped, risk_lines
+from aicr_gen.gitops.plan import ClusterPlan, Plan, changes_of
 
 BUDGET = 60_000  # under GitHub's 65,536-character comment limit, with room for a marker and a heading
 LINE = 400  # longest line of a list; longer ones are cut
 CAPS = {"highRisk": 40, "policies": 40, "effects": 10, "components": 60, "values": 150, "constraints": 40,
-        "sentinel": 40, "certification": 40, "files": 200}
+        "sources": 20, "sentinel": 40, "certification": 40, "files": 200}
 SHRINK = (1, 4, 16, 64)  # each section is tried with the caps divided by these, then as a summary alone
 SUMMARY_RISKS = 30
 UNCHANGED_NAMES = 100
 GROUPS = 20  # changes several clusters share, listed in the header
 GROUP_NAMES = 10  # cluster names shown per shared change
-LABELS = {"gpu-driver": "GPU driver", "gpu-operator": "GPU operator", "network-operator": "network operator",
-          "os-constraint": "kernel/OS", "nvsentinel": "NVSentinel", "certification": "certification"}
 ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
 
 
@@ -91,8 +90,7 @@ def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
     def cap(name: str) -> int:
         return max(1, CAPS[name] // shrink)
 
-    lines = _bullets("High-risk", [f"{LABELS[item.category]}: {item.text}" for item in cluster.highRisk],
-                     cap("highRisk"), "high-risk changes")
+    lines = _bullets("High-risk", risk_lines(changes_of(cluster)), cap("highRisk"), "high-risk changes")
     if cluster.policies:
         found = [f"{ERROR if item.severity == 'error' else WARNING} {item.severity} {item.policy} at "
                  f"{item.path}: {item.message}" for item in cluster.policies]
@@ -103,6 +101,7 @@ def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
         shown = _capped([item.text for item in cluster.values], cap("values"), "values")
         lines += ["", "**Values**", "", *_block(shown)]
     lines += _bullets("Constraints", [item.text for item in cluster.constraints], cap("constraints"), "constraints")
+    lines += _bullets("Sources", cluster.sources, cap("sources"), "source moves")
     lines += _bullets("NVSentinel", cluster.sentinel, cap("sentinel"), "NVSentinel changes")
     lines += _bullets("Certification", cluster.certification, cap("certification"), "certification changes")
     files = cluster.files
@@ -133,9 +132,7 @@ def _header(plan: Plan) -> list[str]:
     commit = md.code(plan.baseCommit[:12])
     against = commit if plan.baseCommit.startswith(plan.base) else f"{md.code(plan.base)} ({commit})"
     lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
-    from aicr_gen.gitops.changes import grouped
-
-    shared = grouped([(cluster.name, [f"{LABELS[item.category]}: {_text(item.text)}" for item in cluster.highRisk])
+    shared = grouped([(cluster.name, [_text(line) for line in risk_lines(changes_of(cluster))])
                       for cluster in _ordered(plan.clusters)])
     risks = [f"**{_text(names[0])}**: {risk}" if len(names) == 1 else f"{risk} on {_names(names)}"
              for risk, names in shared]
