@@ -26,6 +26,8 @@ LABELS = {"gpu-driver": "GPU driver", "gpu-operator": "GPU operator", "network-o
           "os-constraint": "kernel/OS", "sources": "sources", "nvsentinel": "NVSentinel",
           "certification": "certification", "downgrade": "downgrade"}
 TITLE_WORDS = 72  # a commit title longer than this says the kinds of change instead of the change itself
+LINES = 200  # lines of a section before the rest is counted
+GROUP_NAMES = 10  # cluster names shown with a change several clusters make
 
 
 class _Model(BaseModel):
@@ -132,10 +134,25 @@ def kinds(changes: Changes) -> list[str]:
     out += [f"{counted['source moved']} chart sources moved"] if counted["source moved"] else []
     out += ["image sources moved"] if changes.sources else []
     out += ["constraints"] if changes.constraints else []
-    out += ["NVSentinel"] if changes.sentinel else []
-    out += ["certification"] if changes.certification else []
-    out += ["values"] if changes.values and not changes.components else []
-    return out
+    out += [f"NVSentinel {', '.join(dict.fromkeys(_area(line) for line in changes.sentinel))}"] \
+        if changes.sentinel else []
+    out += [f"certification {', '.join(dict.fromkeys(_area(line) for line in changes.certification))}"] \
+        if changes.certification else []
+    return out or (["values"] if changes.values else [])
+
+
+AREAS = {"circuit": "circuit breaker", "rule": "rule sets", "mode": "mode", "category": "categories",
+         "threshold": "thresholds", "no": "thresholds", "schedule": "schedule", "pool": "pools",
+         "NVSentinel": "deployed", "certification": "added"}
+"""The part of NVSentinel or certification a line is about, by its first word (``circuit breaker ...``)."""
+
+
+def _area(line: str) -> str:
+    """``circuit breaker``, ``rule sets``, ``thresholds``...; a switch (``dry run on``) is its name."""
+    first = line.split(" ", 1)[0]
+    if first in ("NVSentinel", "certification"):
+        return line.rsplit(" ", 1)[-1]  # deployed, removed, added
+    return AREAS.get(first) or line.rsplit(" ", 1)[0]
 
 
 def headline(changes: Changes) -> str:
@@ -173,3 +190,50 @@ def grouped(per_cluster: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str,
             found.setdefault(line, []).append(cluster)
     order = {line: index for index, line in enumerate(found)}
     return sorted(found.items(), key=lambda item: (-len(item[1]), order[item[0]]))
+
+
+def _folded(lines: Sequence[str]) -> list[str]:
+    shown = list(lines[:LINES])
+    return [*shown, f"- ... and {len(lines) - LINES} more (aicr-gen plan --format json lists them all)"] \
+        if len(lines) > LINES else shown
+
+
+def change_sections(changes: Changes) -> list[str]:
+    """One cluster's changes as headed lists (``High-risk:``, ``Components:``, ``Constraints:``, ``Sources:``,
+    ``NVSentinel:``, ``Certification:``, ``Values:``), blank lines between: the body of its commit message and of
+    its section of ``plan --format text``."""
+    sections: list[str] = []
+    components = [item.text for item in changes.components] or (
+        [] if changes.new else ["recipe changed (no component changes)" if "recipe.yaml" in changes.changed
+                                else "none changed"])
+    for heading, lines in (("High-risk:", risk_lines(changes)), ("Components:", components),
+                           ("Constraints:", [item.text for item in changes.constraints]),
+                           ("Sources:", changes.sources), ("NVSentinel:", changes.sentinel),
+                           ("Certification:", changes.certification),
+                           ("Values:", [item.text for item in changes.values])):
+        if lines:
+            sections += ["", heading, *_folded([f"- {line}" for line in lines])]
+    return sections[1:]
+
+
+def _who(clusters: Sequence[str], total: int) -> str:
+    """``gpu-a`` (one cluster), ``50 clusters`` (every one that changed), else ``3 clusters (a, b, c)``."""
+    if len(clusters) == 1:
+        return clusters[0]
+    if len(clusters) == total:
+        return f"{len(clusters)} clusters"
+    more = f" and {len(clusters) - GROUP_NAMES} more" if len(clusters) > GROUP_NAMES else ""
+    return f"{len(clusters)} clusters ({', '.join(clusters[:GROUP_NAMES])}{more})"
+
+
+def fleet_sections(clusters: Sequence[tuple[str, Changes]]) -> list[str]:
+    """Several clusters' changes, each once with the clusters that make it (``- 50 clusters: bumped ...``,
+    ``- gpu-a: certification: ...``), under ``High-risk:`` and ``Changes:``; new clusters are left to their own
+    line. Each section starts with a blank line."""
+    sections: list[str] = []
+    for heading, lines_of in (("High-risk:", risk_lines), ("Changes:", facts)):
+        shared = grouped([(name, lines_of(changes)) for name, changes in clusters if not changes.new])
+        if shared:
+            sections += ["", heading, *_folded([f"- {_who(names, len(clusters))}: {line}"
+                                                for line, names in shared])]
+    return sections

@@ -433,9 +433,10 @@ def stack_digest(tree: Mapping[str, bytes]) -> str | None:
 
 def source_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> tuple[list[ComponentChange], list[str]]:
     """Where the cluster pulls from, as the deployer files say it (``mirror.refs.discover``; a site mirror moves
-    them without touching the recipe): each chart whose repository moved, as a ``moved`` component (chart name,
-    version), and the image references whose registry moved, counted per move (``12 image references: nvcr.io
-    -> mirror.example:5000/nvcr.io``). Read only from the deployer folder both trees are read from."""
+    them without touching the recipe): each chart whose repository moved, as a ``moved`` component (named as the
+    recipe names the component of that chart), and the image references whose registry moved, counted per move
+    (``12 image references: nvcr.io -> mirror.example:5000``). Read from the deployer folder values are read
+    from and the files outside deployer folders."""
     from aicr_gen.mirror.reference import ImageRef
     from aicr_gen.mirror.refs import Chart, discover
 
@@ -449,7 +450,9 @@ def source_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> tuple[
         charts.append({item.ref.name: item.ref for item in found if isinstance(item.ref, Chart)})
         images.append({(item.origin.file, item.origin.field): item.ref for item in found
                        if isinstance(item.ref, ImageRef)})
-    moved = [component_change(name, {"version": charts[0][name].version}, {"version": charts[1][name].version},
+    component = {str(ref.get("chart") or name): name for name, ref in _refs(_yaml(new, RECIPE)).items()}
+    moved = [component_change(component.get(name, name), {"version": charts[0][name].version},
+                              {"version": charts[1][name].version},
                               (f"source {charts[0][name].repository} -> {charts[1][name].repository}",))
              for name in sorted(set(charts[0]) & set(charts[1]))
              if charts[0][name].repository != charts[1][name].repository]

@@ -25,12 +25,10 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.change_model import Changes, facts, fleet_headline, grouped, headline, risk_lines
+from aicr_gen.gitops.change_model import LINES, Changes, change_sections, fleet_headline, fleet_sections, headline
 from aicr_gen.oneline import one_line
 
-LINES = 200  # lines of a message section before the rest is counted
 CLUSTERS = 1000  # cluster lines of a fleet message before the rest is counted
-GROUP_NAMES = 10  # cluster names shown with a change several clusters make
 
 
 class Synced(NamedTuple):
@@ -43,7 +41,7 @@ class Synced(NamedTuple):
     recipe: str
 
 
-def _folded(lines: Sequence[str], noun: str, limit: int = LINES) -> list[str]:
+def _folded(lines: Sequence[str], noun: str, limit: int) -> list[str]:
     shown = list(lines[:limit])
     return [*shown, f"- ... and {len(lines) - limit} more {noun} (aicr-gen plan lists them all)"] \
         if len(lines) > limit else shown
@@ -66,28 +64,11 @@ def cluster_line(item: Synced) -> str:
     return f"{item.name}: {headline(item.changes)}; {_files(item.changes)}"
 
 
-def _sections(changes: Changes) -> list[str]:
-    """The change model as headed lists (what ``plan`` shows a cluster's section as)."""
-    sections: list[str] = []
-    for heading, lines in (("High-risk:", risk_lines(changes)),
-                           ("Components:", [item.text for item in changes.components]),
-                           ("Constraints:", [item.text for item in changes.constraints]),
-                           ("Sources:", changes.sources), ("NVSentinel:", changes.sentinel),
-                           ("Certification:", changes.certification),
-                           ("Values:", [item.text for item in changes.values])):
-        if lines:
-            sections += ["", heading, *_folded([f"- {line}" for line in lines], "changes")]
-    if not changes.components and not changes.new:
-        sections = ["", "Components:", "- recipe changed (no component changes)" if "recipe.yaml" in changes.changed
-                    else "- none changed", *sections]
-    return sections[1:]
-
-
 def message(name: str, path: str, changes: Changes, recipe: str, *, title: str | None = None,
             inputs: Sequence[str] = ()) -> str:
     """The message of a commit changing one cluster: a title (``--message``, else ``aicr-gen: sync NAME:
     HEADLINE``), what changed for a reviewer, then the trailers (``recipe``: the sha256 of its recipe)."""
-    sections = _sections(changes)
+    sections = change_sections(changes)
     if inputs:
         sections += ["", "Inputs committed with the tree:", *(f"- {name}" for name in sorted(inputs))]
     folders: dict[str, Counter[str]] = {}
@@ -107,16 +88,6 @@ def message(name: str, path: str, changes: Changes, recipe: str, *, title: str |
     return _join(_title(title, f"aicr-gen: sync {name}: {headline(changes)}"), sections, recipe)
 
 
-def _who(clusters: Sequence[str], total: int) -> str:
-    """``gpu-a`` (one cluster), ``50 clusters`` (every one of a fleet), else ``3 clusters (a, b, c)``."""
-    if len(clusters) == 1:
-        return clusters[0]
-    if len(clusters) == total:
-        return f"{len(clusters)} clusters"
-    more = f" and {len(clusters) - GROUP_NAMES} more" if len(clusters) > GROUP_NAMES else ""
-    return f"{len(clusters)} clusters ({', '.join(clusters[:GROUP_NAMES])}{more})"
-
-
 def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = None,
                   inputs: Sequence[str] = ()) -> str:
     """The message of a commit over several specs (``synced`` changed, of ``given``): every change once, with
@@ -125,16 +96,11 @@ def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = N
     changed = [item for item in ordered if item.changes is not None]
     new = sum(1 for item in changed if item.changes is not None and item.changes.new)
     sections = [f"{len(ordered)} of {given} clusters changed{f' ({new} new)' if new else ''}."]
-    for heading, lines_of in (("High-risk:", risk_lines), ("Changes:", facts)):
-        shared = grouped([(item.name, lines_of(item.changes)) for item in changed
-                          if item.changes is not None and not item.changes.new])
-        if shared:
-            sections += ["", heading, *_folded([f"- {_who(clusters, len(changed))}: {line}"
-                                                for line, clusters in shared], "changes")]
+    sections += fleet_sections([(item.name, item.changes) for item in changed if item.changes is not None])
     sections += ["", "Clusters:", *_folded([f"- {cluster_line(item)}" for item in ordered], "clusters", CLUSTERS)]
     if inputs:
         sections += ["", "Inputs committed with the trees:", *_folded([f"- {name}" for name in sorted(inputs)],
-                                                                       "inputs")]
+                                                                       "inputs", LINES)]
     listing = "".join(f"{item.recipe}  {item.path}/recipe.yaml\n" for item in ordered)
     if len(changed) == 1 and changed[0].changes is not None:
         default = f"aicr-gen: sync {changed[0].name}: {headline(changed[0].changes)}"
