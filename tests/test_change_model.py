@@ -132,6 +132,21 @@ def test_certification_added_or_removed_says_what_it_enforces() -> None:
         "threshold busBandwidthGBps loosened: value >= 300 -> value >= 250"]
 
 
+def test_a_pools_certification_loosened_or_removed_is_high_risk() -> None:
+    def pools(**specs: dict[str, Any]) -> dict[str, bytes]:
+        return {RECIPE: b"componentRefs: []\n", **{f"pools/{pool}/{CERTIFICATION}": yaml.safe_dump({"spec": spec})
+                                                   .encode() for pool, spec in specs.items()}}
+
+    nccl = [{"domain": "communication", "variant": "nccl-all-reduce"}]
+    old = pools(h100={"categories": nccl, "thresholds": {"busBandwidthGBps": "value >= 300"}},
+                gb200={"categories": nccl, "thresholds": {"busBandwidthGBps": "value >= 500"}})
+    new = pools(h100={"categories": nccl, "thresholds": {"busBandwidthGBps": "value >= 200"}})
+    assert [(item.category, item.text) for item in compare(old, new).highRisk] == [
+        ("certification", "pool gb200: certification removed"),
+        ("certification", "pool gb200: category removed: communication/nccl-all-reduce"),
+        ("certification", "pool h100: threshold busBandwidthGBps loosened: value >= 300 -> value >= 200")]
+
+
 def test_headline_names_a_few_changes_else_their_kinds() -> None:
     one = compare({RECIPE: b"componentRefs: [{name: gpu-operator, version: v25.10.1}]\n"},
                   {RECIPE: b"componentRefs: [{name: gpu-operator, version: v26.3.3}]\n"})

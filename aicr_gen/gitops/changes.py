@@ -412,9 +412,15 @@ def sentinel_switch(tree: Mapping[str, bytes], name: str) -> bool:
                 _get(values, "global", name, "enabled"))
 
 
-def thresholds(tree: Mapping[str, bytes]) -> dict[str, str]:
-    """The certification's global thresholds (key -> CEL expression)."""
-    found = _get(_yaml(tree, CERTIFICATION), "spec", "thresholds")
+def certification_pools(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[str]:
+    """The pools with a certification of their own in either tree, sorted."""
+    return _pools(old, new, CERTIFICATION)
+
+
+def thresholds(tree: Mapping[str, bytes], prefix: str = "") -> dict[str, str]:
+    """The certification's thresholds (key -> CEL expression): the cluster's, or with ``prefix``
+    (``pools/<pool>/``) a pool's."""
+    found = _get(_yaml(tree, f"{prefix}{CERTIFICATION}"), "spec", "thresholds")
     return {str(key): str(value) for key, value in found.items()} if isinstance(found, dict) else {}
 
 

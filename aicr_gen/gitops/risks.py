@@ -57,23 +57,32 @@ def loosened(old: str, new: str) -> bool | None:
     return len(now[0]) > len(was[0])  # > -> >= (or < -> <=) admits the bound itself
 
 
+def _unpooled(line: str) -> str:
+    """A certification line without its ``pool <name>: `` lead."""
+    return line.split(": ", 1)[1] if line.startswith("pool ") and ": " in line else line
+
+
 def _certification_risks(old: Mapping[str, bytes], new: Mapping[str, bytes],
                          lines: list[str]) -> list[HighRisk]:
+    """The cluster's certification and each pool's (its lines led by ``pool <name>:``)."""
     out = [HighRisk(category="certification", text=line) for line in lines
-           if line in ("certification removed", "post-change certification off")
-           or line.startswith("category removed: ")]
-    if tree_changes.CERTIFICATION not in new:
-        return out
-    before, after = tree_changes.thresholds(old), tree_changes.thresholds(new)
-    for key in sorted(before):
-        if key not in after:
-            out.append(HighRisk(category="certification", text=f"threshold {key} removed (was {before[key]})"))
-        elif before[key] != after[key]:
-            looser = loosened(before[key], after[key])
-            if looser is not False:
-                verdict = "loosened" if looser else "changed (check it is not looser)"
+           if _unpooled(line) in ("certification removed", "post-change certification off")
+           or _unpooled(line).startswith("category removed: ")]
+    for pool in ["", *tree_changes.certification_pools(old, new)]:
+        prefix, lead = (f"pools/{pool}/", f"pool {pool}: ") if pool else ("", "")
+        if f"{prefix}{tree_changes.CERTIFICATION}" not in new:
+            continue
+        before, after = tree_changes.thresholds(old, prefix), tree_changes.thresholds(new, prefix)
+        for key in sorted(before):
+            if key not in after:
                 out.append(HighRisk(category="certification",
-                                    text=f"threshold {key} {verdict}: {before[key]} -> {after[key]}"))
+                                    text=f"{lead}threshold {key} removed (was {before[key]})"))
+            elif before[key] != after[key]:
+                looser = loosened(before[key], after[key])
+                if looser is not False:
+                    verdict = "loosened" if looser else "changed (check it is not looser)"
+                    out.append(HighRisk(category="certification",
+                                        text=f"{lead}threshold {key} {verdict}: {before[key]} -> {after[key]}"))
     return out
 
 
