@@ -274,9 +274,9 @@ def _plan_parser(commands: Any) -> None:
     plan.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
     plan.add_argument("--base", default="HEAD", metavar="REF",
                       help="commit to compare with, e.g. origin/main or a pull request's base (default: HEAD)")
-    plan.add_argument("--format", dest="plan_format", choices=("markdown", "json"), default="markdown",
-                      help="markdown (one GitHub comment, under 65,000 characters) or json (aicr-gen schema plan); "
-                           "default: markdown")
+    plan.add_argument("--format", dest="plan_format", choices=("markdown", "text", "json"), default="markdown",
+                      help="markdown (one GitHub comment, under 65,000 characters), text (as sync's commit message "
+                           "words it) or json (aicr-gen schema plan); default: markdown")
     plan.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE (atomically; default stdout)")
     plan.add_argument("--fail-on", choices=("policy",), help="policy: exit 1 when a spec has a policy error")
     plan.add_argument("--jobs", "-j", type=int, metavar="N", help="render in N processes (default: one per CPU)")

@@ -48,7 +48,7 @@ def _bumped(*names: str) -> Callable[[dict[str, Any]], None]:
 @pytest.mark.parametrize("deployer", ["argocd", "helm", "helmfile", "argocd-helm", "flux"])
 def test_values_changed_per_component_alike_from_every_deployer(tmp_path: Path, deployer: str) -> None:
     changes = compare(_tree(tmp_path, _deployers(deployer)), _tree(tmp_path, _bumped(deployer)))
-    assert [item.describe() for item in changes.values] == [
+    assert [item.text for item in changes.values] == [
         "gpu-operator: + driver.licensingConfig: {\"nlsToken\": \"<redacted>\"}",
         DRIVER,
         "gpu-operator: + toolkit.env: [{\"name\": \"A\"}]",
@@ -57,7 +57,7 @@ def test_values_changed_per_component_alike_from_every_deployer(tmp_path: Path, 
         f"nvidia-dra-driver-gpu: controller.podAnnotations[\"{DRA}\"] v26.3.3 -> v26.4.0",
         f"nvidia-dra-driver-gpu: kubeletPlugin.podAnnotations[\"{DRA}\"] v26.3.3 -> v26.4.0"]
     assert [item.redacted for item in changes.values] == [True, False, False, False, False, False]
-    assert [item.describe() for item in changes.components] == ["bumped gpu-operator v26.3.3 -> v26.4.0"]
+    assert [item.text for item in changes.components] == ["bumped gpu-operator v26.3.3 -> v26.4.0"]
 
 
 def test_values_compare_across_deployers_and_a_deployer_added(tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_values_compare_across_deployers_and_a_deployer_added(tmp_path: Path) ->
     assert value_changes(argocd, _tree(tmp_path, _deployers("flux"))) == []  # argocd -> flux: same values
     assert value_changes(argocd, _tree(tmp_path, _deployers("argocd", "flux"))) == []
     both = compare(_tree(tmp_path, _deployers("flux", "helm")), _tree(tmp_path, _bumped("argocd", "helm")))
-    assert DRIVER in [item.describe() for item in both.values]  # helm, the folder both trees have
+    assert DRIVER in [item.text for item in both.values]  # helm, the folder both trees have
 
 
 def recipe(*components: str, versions: dict[str, str] | None = None,
@@ -85,7 +85,7 @@ def test_values_added_removed_changed_by_key_path_and_local_charts_unwrapped() -
     new = {**old, "argocd/001-op/values.yaml": b"toolkit:\n  enabled: true\nlist: [1, 3]\nnodeSelector:\n  a.b/c: y\n",
            "argocd/002-local/values.yaml": b"local:\n  replicas: 2\n",
            "argocd/003-local-post/values.yaml": b"local:\n  replicas: 2\n"}
-    assert [item.describe() for item in value_changes(old, new)] == [
+    assert [item.text for item in value_changes(old, new)] == [
         "local: replicas 1 -> 2",  # nested under its name in the local chart; the -post unit is not counted again
         "op: list[1] 2 -> 3", "op: - mig (was {\"strategy\": \"single\"})",
         "op: nodeSelector[\"a.b/c\"] x -> y", "op: + toolkit: {\"enabled\": true}"]
@@ -106,7 +106,7 @@ def test_values_under_secret_keys_are_redacted_but_switches_shown() -> None:
     new = {**old, "helm/001-app/values.yaml":
            b"auth:\n  enabled: true\n  password: new-pass\n  extra: {apiKey: k-123, user: bob}\nimage: {tag: v2}\n"}
     found = value_changes(old, new)
-    lines = [item.describe() for item in found]
+    lines = [item.text for item in found]
     assert lines == ["app: auth.enabled false -> true", "app: + auth.extra: {\"apiKey\": \"<redacted>\", "
                      "\"user\": \"<redacted>\"}", "app: auth.password <redacted> -> <redacted>",
                      "app: image.tag v1 -> v2"]
@@ -118,7 +118,7 @@ def test_constraints_and_stack_digest(tmp_path: Path) -> None:
     old = {"recipe.yaml": recipe("a", constraints={"OS.release.VERSION_ID": "22.04", "K8s.server.version": ">= 1.33"})}
     new = {"recipe.yaml": recipe("a", constraints={"OS.release.VERSION_ID": "24.04",
                                                     "OS.sysctl./proc/sys/kernel/osrelease": ">= 6.8"})}
-    assert [item.describe() for item in compare(old, new).constraints] == [
+    assert [item.text for item in compare(old, new).constraints] == [
         "constraint K8s.server.version removed (was >= 1.33)",
         "constraint OS.release.VERSION_ID: 22.04 -> 24.04",
         "constraint OS.sysctl./proc/sys/kernel/osrelease added: >= 6.8"]

@@ -119,7 +119,7 @@ def test_many_specs_make_one_commit_with_a_tree_and_a_record_each(cli: Any, tmp_
         assert inputs["spec"] == f"specs/c{number:02d}.yaml" and inputs["path"] == f"clusters/c{number:02d}"
         assert set(inputs["inputs"]) == {f"specs/c{number:02d}.yaml", "fleet.yaml", "aicr-gen:catalog"}
     text = message(repo)
-    assert text.startswith("aicr-gen: sync 6 clusters\n\n6 of 6 clusters changed (6 new).\n")
+    assert text.startswith("aicr-gen: sync 6 clusters: new clusters\n\n6 of 6 clusters changed (6 new).\n")
     assert "- c00: new cluster, " in text and "- c05: new cluster, " in text
     assert "Aicr-Gen-Recipe-Digest: sha256:" in text and "Aicr-Gen-Version: " in text
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
@@ -133,12 +133,13 @@ def test_a_bump_is_one_line_per_cluster_grouped_and_folded(cli: Any, tmp_path: P
     repo = fleet_repo(tmp_path / "gitops", 6)
     assert sync(cli, repo).code == 0
     bump(repo)
-    monkeypatch.setattr(commit_message, "LINES", 4)
+    monkeypatch.setattr(commit_message, "CLUSTERS", 4)
     assert sync(cli, repo).code == 0
     text = message(repo)
-    assert "- bumped gpu-operator v26.3.3 -> v26.4.0 on 6 clusters" in text
-    assert "- c00: bumped gpu-operator v26.3.3 -> v26.4.0; " in text
-    assert "- ... and 2 more clusters" in text and "- c04:" not in text
+    assert text.startswith("aicr-gen: sync 6 clusters: gpu-operator v26.3.3 -> v26.4.0\n")
+    assert "- 6 clusters: bumped gpu-operator v26.3.3 -> v26.4.0\n" in text
+    assert "- c00: gpu-operator v26.3.3 -> v26.4.0; " in text
+    assert "- ... and 2 more clusters (aicr-gen plan lists them all)" in text and "- c04:" not in text
     assert "fleet.yaml" in git(repo, "diff-tree", "-r", "--name-only", "HEAD")
     assert cli("sync", str(repo / "specs" / "c01.yaml"), "--repo", str(repo), "--check").code == 0
 
@@ -245,7 +246,7 @@ def test_unchanged_specs_are_neither_rendered_nor_checked_by_rendering(cli: Any,
     result = sync(cli, repo, "--jobs", "1")
     assert result.code == 0 and renders == ["clusters/c02"]
     assert "1 rendered, 4 unchanged since their record" in result.out
-    assert message(repo).startswith("aicr-gen: sync 1 clusters\n\n1 of 5 clusters changed.")
+    assert message(repo).startswith("aicr-gen: sync c02: gpu-operator v26.3.3 -> v26.5.0\n\n1 of 5 clusters changed.")
     renders.clear()
     assert sync(cli, repo, "--jobs", "1").code == 0 and renders == []
     assert "nothing to commit" in sync(cli, repo, "--jobs", "1").out

@@ -11,18 +11,10 @@ import jsonschema
 import pytest
 import yaml
 
-from aicr_gen.gitops.plan import (
-    API_VERSION,
-    ClusterPlan,
-    ComponentChange,
-    FileChanges,
-    HighRisk,
-    ValueChange,
-    cluster_plan,
-    loosened,
-    plan,
-)
+from aicr_gen.gitops.change_model import ComponentChange, HighRisk, ValueChange
+from aicr_gen.gitops.plan import API_VERSION, ClusterPlan, FileChanges, cluster_plan, plan
 from aicr_gen.gitops.plan_format import BUDGET, markdown
+from aicr_gen.gitops.risks import loosened
 from tests.conftest import ROOT, Result
 from tests.test_changes import recipe
 from tests.test_sync import ENV, git, init_repo
@@ -122,7 +114,7 @@ def test_a_change_shows_components_values_sentinel_risks_and_what_merging_sets_o
     assert "hunter2" not in text
     for line in ("- bumped gpu-operator v26.3.3 -> v26.4.0", "gpu-operator: driver.version 580.173.02 -> 590.48.01",
                  "gpu-operator: + driver.licensingConfig: {\"nlsToken\": \"<redacted>\"}",
-                 "- mode monitor -> quarantine", "- lifecycle manager on", "- circuit breaker percentage - -> 10",
+                 "- mode monitor -> quarantine", "- lifecycle manager on", "- circuit breaker percentage unset -> 10%",
                  "NVSentinel: NVSentinel leaves monitor mode: monitor -> quarantine",
                  "GPU operator: bumped gpu-operator v26.3.3 -> v26.4.0",
                  "changed argocd/012-gpu-operator/values.yaml", "added   validation/validation-request.yaml"):

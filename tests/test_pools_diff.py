@@ -185,7 +185,8 @@ def test_the_sync_commit_message_names_pool_certification_and_driver_changes(cli
     spec.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     assert cli("sync", str(spec), "--repo", str(repo)).code == 0, "sync"
     message = git("log", "-1", "--format=%B")
-    assert ("- bumped NVIDIADriver/h100 580.173.02 -> 570.195.03 (kernelModuleType open -> proprietary)"
+    # 570 is older than 580: a downgrade, named so (it used to read "bumped")
+    assert ("- DOWNGRADED NVIDIADriver/h100 580.173.02 -> 570.195.03 (kernelModuleType open -> proprietary)"
             in message), message
     assert "NVIDIADriver/gb200" not in message
     assert '- pool gb200: threshold busBandwidthGBps: value >= 500 -> value >= 600' in message
@@ -238,7 +239,7 @@ def test_a_pools_driver_bump_is_a_high_risk_change_in_the_plan(cli: Any, tmp_pat
     assert result.code == 0, result
     (cluster,) = json.loads(result.out)["clusters"]
     risks = [(risk["category"], risk["text"]) for risk in cluster["highRisk"]]
-    assert ("gpu-driver", "bumped NVIDIADriver/h100 580.173.02 -> 570.195.03") in risks, risks
+    assert ("gpu-driver", "DOWNGRADED NVIDIADriver/h100 580.173.02 -> 570.195.03") in risks, risks
     assert data["spec"]["sentinel"]["lifecycle"]  # so the driver bump asks for a ValidationRequest after the rollout
     assert any(effect["kind"] == "validation-request" and "NVIDIADriver/h100" in effect["text"]
                for effect in cluster["onMerge"]), cluster["onMerge"]

@@ -134,8 +134,8 @@ def test_change_summarised_and_removed_files_deleted(spec: Path, repo: Path) -> 
     assert git(repo, "rev-list", "--count", f"{first}..HEAD").strip() == "1"
     body = git(repo, "log", "-1", "--format=%B")
     assert "NVSentinel:\n- mode monitor -> quarantine\n" in body
-    assert "- circuit breaker percentage - -> 10" in body
-    assert "Certification:\n- certification removed\n" in body
+    assert "- circuit breaker percentage unset -> 10%" in body and " - -> " not in body
+    assert "Certification:\n- certification removed\n- category removed: communication/nccl-all-reduce\n" in body
     assert f"  removed {MANAGED}/certification/certification.yaml" in body
     assert "- certification/: " in body and " removed" in body
     assert "missing " not in body and "stale " not in body and "extra " not in body  # the --check words
@@ -583,8 +583,8 @@ def test_message_names_certification_and_sentinel_changes(spec: Path, repo: Path
     body = git(repo, "log", "-1", "--format=%B")
     for line in ("- threshold busBandwidthGBps: value >= 300 -> value >= 250",
                  "- threshold algBandwidthGBps added: value >= 100", "- schedule added: '0 3 * * 0'",
-                 "- mode monitor -> quarantine", "- circuit breaker percentage - -> 10",
-                 "- circuit breaker maxNodes - -> 2", "- rule set added: GPU fatal error ruleset"):
+                 "- mode monitor -> quarantine", "- circuit breaker percentage unset -> 10%",
+                 "- circuit breaker maxNodes no bound -> 2", "- rule set added: GPU fatal error ruleset"):
         assert line in body, f"{line!r} not in:\n{body}"
     edit(spec, lambda data: data["spec"]["certification"].pop("schedule"))
     assert sync(spec, repo) == 0

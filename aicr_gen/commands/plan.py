@@ -27,7 +27,7 @@ def base_commit(repo: Repo, base: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Write the plan (Markdown or JSON); exit 1 with ``--fail-on policy`` when a spec has a policy error."""
     from aicr_gen.gitops.plan import plan
-    from aicr_gen.gitops.plan_format import as_json, markdown
+    from aicr_gen.gitops.plan_format import as_json, as_text, markdown
     from aicr_gen.gitops.specs import expand
     from aicr_gen.gitops.sync import open_repo
     from aicr_gen.output import write_text
@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
     repo = open_repo(args.repo)
     commit = base_commit(repo, args.base)
     result = plan(args.base, commit, cluster_plans(repo, specs, commit, args.jobs))
-    write_text(args.output, as_json(result) if args.plan_format == "json" else markdown(result))
+    render = {"json": as_json, "text": as_text}.get(args.plan_format, markdown)
+    write_text(args.output, render(result))
     if args.fail_on == "policy" and result.policyErrors:
         failing = [cluster.spec for cluster in result.clusters
                    if any(item.severity == "error" for item in cluster.policies)]

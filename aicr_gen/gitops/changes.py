@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from aicr_gen.gitops.change_model import Changes, ComponentChange, ConstraintChange, ValueChange
+
+if TYPE_CHECKING:
+    from aicr_gen.mirror.reference import ImageRef
 
 RECIPE = "recipe.yaml"
 SENTINEL = "sentinel/values.yaml"
@@ -35,77 +41,6 @@ _UNIT_FILE = re.compile(r"^\d{3}-(?P<unit>[^/]+)/(?P<file>values\.yaml|helmrelea
 _STATIC_FILE = re.compile(r"^static/(?P<unit>[^/]+)\.yaml\Z")  # argocd-helm: the baked values of a chart unit
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z")
 _PLAIN_TEXT = re.compile(r"^[\w./:@+-]+\Z")
-
-
-@dataclass(frozen=True)
-class ComponentChange:
-    """One component: ``added``, ``removed``, ``bumped`` (version) or ``changed`` (namespace or source)."""
-
-    name: str
-    kind: str
-    old_version: str = ""
-    new_version: str = ""
-    details: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        version = {"added": self.new_version, "removed": self.old_version,
-                   "bumped": f"{self.old_version} -> {self.new_version}"}.get(self.kind, self.new_version)
-        extra = f" ({'; '.join(self.details)})" if self.details else ""
-        return f"{self.kind} {self.name} {version}".rstrip() + extra
-
-
-@dataclass(frozen=True)
-class ValueChange:
-    """One value of a component present on both sides, by key path: ``added``, ``removed`` or ``changed``.
-    ``old``/``new`` are display texts (``<redacted>`` under a secret-looking key), None where absent."""
-
-    component: str
-    path: str
-    kind: str
-    old: str | None = None
-    new: str | None = None
-    redacted: bool = False
-
-    def describe(self) -> str:
-        if self.kind == "added":
-            return f"{self.component}: + {self.path}: {self.new}"
-        if self.kind == "removed":
-            return f"{self.component}: - {self.path} (was {self.old})"
-        return f"{self.component}: {self.path} {self.old} -> {self.new}"
-
-
-@dataclass(frozen=True)
-class ConstraintChange:
-    """One recipe constraint (``constraints[].name``, e.g. ``OS.release.VERSION_ID``); None where absent."""
-
-    name: str
-    old: str | None = None
-    new: str | None = None
-
-    def describe(self) -> str:
-        if self.old is None:
-            return f"constraint {self.name} added: {self.new}"
-        if self.new is None:
-            return f"constraint {self.name} removed (was {self.old})"
-        return f"constraint {self.name}: {self.old} -> {self.new}"
-
-
-@dataclass(frozen=True)
-class Changes:
-    """Everything that differs; empty lists where nothing did."""
-
-    components: list[ComponentChange] = field(default_factory=list)
-    values: list[ValueChange] = field(default_factory=list)
-    constraints: list[ConstraintChange] = field(default_factory=list)
-    sentinel: list[str] = field(default_factory=list)
-    certification: list[str] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-
-    @property
-    def files(self) -> int:
-        return len(self.added) + len(self.changed) + len(self.removed)
 
 
 def _yaml(tree: Mapping[str, bytes], name: str) -> dict[str, Any]:
@@ -133,23 +68,54 @@ def _refs(recipe: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             if isinstance(ref, dict) and ref.get("name")}
 
 
+def component_change(name: str, was: Mapping[str, Any] | None, now: Mapping[str, Any] | None,
+                     details: tuple[str, ...] = ()) -> ComponentChange | None:
+    """One component's change (None when nothing of it did): its version compared as ``drift.versions`` compares
+    versions (``v26.3.3`` and ``26.3.3`` are one version, ``1.34.0-rc.1`` comes before ``1.34.0``, a driver's
+    ``580.95.05`` before ``590.48.01``): newer is ``bumped``, older ``downgraded``, a change between texts that are
+    not versions ``changed``; the same version elsewhere (``details``) is ``moved``."""
+    from aicr_gen.drift.versions import compare as compare_versions
+
+    old_version = str(was.get("version", "")) if was is not None else ""
+    new_version = str(now.get("version", "")) if now is not None else ""
+    if was is None or now is None:
+        kind = "added" if was is None else "removed"
+        shown = new_version if was is None else old_version
+    elif old_version != new_version:
+        order = compare_versions(new_version, old_version)
+        kind = {1: "bumped", -1: "downgraded"}.get(order if order is not None else 0, "changed")
+        shown = f"{old_version or 'unset'} -> {new_version or 'unset'}"
+        if order == 0:  # the same version spelt another way (v26.3.3 / 26.3.3)
+            kind, shown = ("moved", new_version) if details else ("changed", shown)
+    elif details:
+        kind, shown = "moved", new_version
+    else:
+        return None
+    words = {"downgraded": "DOWNGRADED"}.get(kind, kind)
+    extra = f" ({'; '.join(details)})" if details else ""
+    return ComponentChange(name=name, change=kind, oldVersion=old_version or None, newVersion=new_version or None,
+                           details=list(details), text=f"{words} {name} {shown}".rstrip() + extra)
+
+
+def _moved(was: Mapping[str, Any], now: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"{key} {setting(was.get(key))} -> {setting(now.get(key))}"
+                 for key in keys if was.get(key) != now.get(key))
+
+
+def setting(value: Any) -> str:
+    """A setting as a reviewer reads it: ``unset`` where it is absent or empty."""
+    return "unset" if value in (None, "") else show(value)
+
+
 def component_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[ComponentChange]:
-    """Components added, removed, bumped or moved (namespace, source), by name."""
+    """Components added, removed, bumped, downgraded or moved (namespace, source, chart), by name: added and
+    removed first, then the others."""
     before, after = _refs(_yaml(old, RECIPE)), _refs(_yaml(new, RECIPE))
-    out = [ComponentChange(name, "added", new_version=str(after[name].get("version", "")))
-           for name in sorted(set(after) - set(before))]
-    out += [ComponentChange(name, "removed", old_version=str(before[name].get("version", "")))
-            for name in sorted(set(before) - set(after))]
-    for name in sorted(set(before) & set(after)):
-        was, now = before[name], after[name]
-        details = tuple(f"{key} {was.get(key, '') or '-'} -> {now.get(key, '') or '-'}"
-                        for key in ("namespace", "source", "chart") if was.get(key) != now.get(key))
-        old_version, new_version = str(was.get("version", "")), str(now.get("version", ""))
-        if old_version != new_version:
-            out.append(ComponentChange(name, "bumped", old_version, new_version, details))
-        elif details:
-            out.append(ComponentChange(name, "changed", old_version, new_version, details))
-    return out
+    names = [*sorted(set(after) - set(before)), *sorted(set(before) - set(after)), *sorted(set(before) & set(after))]
+    found = (component_change(name, before.get(name), after.get(name),
+                              _moved(before[name], after[name], ("namespace", "source", "chart"))
+                              if name in before and name in after else ()) for name in names)
+    return [item for item in found if item is not None]
 
 
 def _mode(values: Mapping[str, Any]) -> str:
@@ -160,30 +126,56 @@ def _switch(label: str, was: Any, now: Any) -> list[str]:
     return [] if bool(was) == bool(now) else [f"{label} {'on' if now else 'off'}"]
 
 
+BREAKER_UNSET = {"percentage": "unset", "duration": "unset", "maxNodes": "no bound"}
+"""How an absent circuit-breaker setting reads: no percentage or window where NVSentinel takes no action (monitor
+mode or not deployed: certify/sentinel.py writes both whenever it quarantines), no absolute bound without
+``maxNodes``."""
+
+
+def breaker(values: Mapping[str, Any]) -> dict[str, Any]:
+    """NVSentinel's circuit breaker in its values (``fault-quarantine.circuitBreaker``), empty without one."""
+    found = _get(values, "fault-quarantine", "circuitBreaker")
+    return found if isinstance(found, dict) else {}
+
+
+def breaker_text(key: str, value: Any) -> str:
+    """A circuit-breaker setting as a reviewer reads it: ``10%``, ``5m``, ``2``, or what its absence means."""
+    if value is None:
+        return BREAKER_UNSET[key]
+    return f"{value}%" if key == "percentage" else str(value)
+
+
+def rule_sets(values: Mapping[str, Any]) -> dict[str, Any]:
+    """NVSentinel's fault-quarantine rule sets by name."""
+    return {str(item.get("name")): item for item in _get(values, "fault-quarantine", "ruleSets") or []
+            if isinstance(item, dict)}
+
+
 def sentinel_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[str]:
-    """NVSentinel: deployed or not, mode, dry run, lifecycle manager, validation, rule sets, circuit breaker."""
-    if (SENTINEL in old) != (SENTINEL in new):
-        return [f"NVSentinel values {'added' if SENTINEL in new else 'removed'} (mode "
-                f"{_mode(_yaml(new if SENTINEL in new else old, SENTINEL))})"]
+    """NVSentinel: deployed or not, mode, dry run, lifecycle manager, validation, rule sets (by name), circuit
+    breaker (each setting old -> new, an absent one named by what it means: ``unset``, ``no bound``)."""
+    out = [f"NVSentinel {'deployed' if SENTINEL in new else 'removed'}"] if (SENTINEL in old) != (SENTINEL in new) \
+        else []
     was, now = _yaml(old, SENTINEL), _yaml(new, SENTINEL)
-    out = [f"mode {_mode(was)} -> {_mode(now)}"] if _mode(was) != _mode(now) else []
+    modes = [_mode(was) if SENTINEL in old else "not deployed", _mode(now) if SENTINEL in new else "not deployed"]
+    out += [f"mode {modes[0]} -> {modes[1]}"] if modes[0] != modes[1] else []
     out += _switch("dry run", _get(was, "global", "dryRun"), _get(now, "global", "dryRun"))
     out += _switch("lifecycle manager", _get(was, "global", "lifecycleManager", "enabled"),
                    _get(now, "global", "lifecycleManager", "enabled"))
     out += _switch("post-remediation validation", _get(was, "fault-quarantine", "validation", "enabled"),
                    _get(now, "fault-quarantine", "validation", "enabled"))
-    sets = [{str(item.get("name")): item for item in _get(values, "fault-quarantine", "ruleSets") or []
-             if isinstance(item, dict)} for values in (was, now)]
+    sets = [rule_sets(was), rule_sets(now)]
     out += [f"rule set added: {name}" for name in sorted(set(sets[1]) - set(sets[0]))]
     out += [f"rule set removed: {name}" for name in sorted(set(sets[0]) - set(sets[1]))]
     out += [f"rule set changed: {name}" for name in sorted(set(sets[0]) & set(sets[1]))
             if sets[0][name] != sets[1][name]]
-    breakers = [_get(values, "fault-quarantine", "circuitBreaker") or {} for values in (was, now)]
-    for key in ("percentage", "duration", "maxNodes"):
+    breakers = [breaker(was), breaker(now)]
+    if breakers[0] and breakers[1]:
+        out += _switch("circuit breaker", breakers[0].get("enabled", True), breakers[1].get("enabled", True))
+    for key in BREAKER_UNSET:
         before, after = breakers[0].get(key), breakers[1].get(key)
         if before != after:
-            out.append(f"circuit breaker {key} {'-' if before is None else before} -> "
-                       f"{'-' if after is None else after}")
+            out.append(f"circuit breaker {key} {breaker_text(key, before)} -> {breaker_text(key, after)}")
     return out
 
 
@@ -203,20 +195,23 @@ def _pools(old: Mapping[str, bytes], new: Mapping[str, bytes], file: str) -> lis
 
 
 def _certification_changes(old: Mapping[str, bytes], new: Mapping[str, bytes], prefix: str) -> list[str]:
+    """One certification's changes; one added or removed lists what it enforces (or enforced) line by line, as
+    against an empty one, so a reviewer reads its categories and thresholds, not just ``certification added``."""
     cert = f"{prefix}{CERTIFICATION}"
-    if (cert in old) != (cert in new):
-        return [f"certification {'added' if cert in new else 'removed'}"]
+    out = [f"certification {'added' if cert in new else 'removed'}"] if (cert in old) != (cert in new) else []
     was, now = _yaml(old, cert).get("spec") or {}, _yaml(new, cert).get("spec") or {}
     categories = [{f"{item.get('domain')}/{item.get('variant')}" for item in spec.get("categories") or []
                    if isinstance(item, dict)} for spec in (was, now)]
-    out = [f"category added: {name}" for name in sorted(categories[1] - categories[0])]
+    out += [f"category added: {name}" for name in sorted(categories[1] - categories[0])]
     out += [f"category removed: {name}" for name in sorted(categories[0] - categories[1])]
     before, after = was.get("thresholds") or {}, now.get("thresholds") or {}
     for key in sorted(set(before) | set(after)):
         if before.get(key) != after.get(key):
-            out.append(f"threshold {key}: {before.get(key, '-')} -> {after.get(key, '-')}"
-                       if key in before and key in after else
-                       f"threshold {key} {'added' if key in after else 'removed'}: {after.get(key, before.get(key))}")
+            out.append(f"threshold {key}: {before[key]} -> {after[key]}" if key in before and key in after else
+                       f"threshold {key} added: {after[key]}" if key in after else
+                       f"threshold {key} removed (was {before[key]})")
+    if cert in new and not after and (cert not in old or before):
+        out.append("no thresholds: results are reported, none fails the run")
     schedules = [_get(_yaml(tree, f"{prefix}{CRONJOB}"), "spec", "schedule") for tree in (old, new)]
     if schedules[0] != schedules[1]:
         out.append(f"schedule added: {schedules[1]!r}" if schedules[0] is None else
@@ -250,25 +245,17 @@ def _drivers(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> dict[str,
 
 
 def driver_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[ComponentChange]:
-    """The pools' NVIDIADrivers as components named ``NVIDIADriver/<pool>``: added, removed, bumped (version) or
-    changed (other settings, as details). A new tree (no recipe before) lists none: its components say it."""
+    """The pools' NVIDIADrivers as components named ``NVIDIADriver/<pool>``, as ``component_change`` names them
+    (other settings as details). A new tree (no recipe before) lists none: its components say it."""
     if RECIPE not in old:
         return []
     before, after = _drivers(old, new), _drivers(new, old)
-    out = [ComponentChange(f"NVIDIADriver/{pool}", "added", new_version=str(after[pool].get("version", "")))
-           for pool in sorted(set(after) - set(before))]
-    out += [ComponentChange(f"NVIDIADriver/{pool}", "removed", old_version=str(before[pool].get("version", "")))
-            for pool in sorted(set(before) - set(after))]
-    for pool in sorted(set(before) & set(after)):
-        was, now = before[pool], after[pool]
-        details = tuple(f"{key} {show(was[key]) if key in was else '-'} -> {show(now[key]) if key in now else '-'}"
-                        for key in sorted(set(was) | set(now), key=str)
-                        if key != "version" and was.get(key) != now.get(key))
-        old_version, new_version = str(was.get("version", "")), str(now.get("version", ""))
-        if old_version != new_version or details:
-            out.append(ComponentChange(f"NVIDIADriver/{pool}", "bumped" if old_version != new_version else "changed",
-                                       old_version, new_version, details))
-    return out
+    pools = [*sorted(set(after) - set(before)), *sorted(set(before) - set(after)), *sorted(set(before) & set(after))]
+    found = (component_change(f"NVIDIADriver/{pool}", before.get(pool), after.get(pool),
+                              _moved(before[pool], after[pool], tuple(sorted((set(before[pool]) | set(after[pool]))
+                                                                             - {"version"}, key=str)))
+                              if pool in before and pool in after else ()) for pool in pools)
+    return [item for item in found if item is not None]
 
 
 def constraint_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[ConstraintChange]:
@@ -276,8 +263,17 @@ def constraint_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> li
     before, after = (
         {str(item.get("name")): str(item.get("value")) for item in _yaml(tree, RECIPE).get("constraints") or []
          if isinstance(item, dict) and item.get("name")} for tree in (old, new))
-    return [ConstraintChange(name, before.get(name), after.get(name))
+    return [ConstraintChange(name=name, old=before.get(name), new=after.get(name),
+                             text=_constraint_text(name, before.get(name), after.get(name)))
             for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
+
+
+def _constraint_text(name: str, old: str | None, new: str | None) -> str:
+    if old is None:
+        return f"constraint {name} added: {new}"
+    if new is None:
+        return f"constraint {name} removed (was {old})"
+    return f"constraint {name}: {old} -> {new}"
 
 
 def _values_folder(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> str | None:
@@ -366,14 +362,23 @@ def _diff(component: str, was: Any, now: Any, path: str, secret: bool) -> Iterat
                 yield from _diff(component, was[key], now[key], _key(path, key), below)
                 continue
             shown, hidden = _redact(now[key] if key in now else was[key], below)
-            yield ValueChange(component, _key(path, key), "added" if key in now else "removed",
-                              None if key in now else show(shown), show(shown) if key in now else None, hidden)
+            yield _value(component, _key(path, key), "added" if key in now else "removed",
+                         old=None if key in now else show(shown), new=show(shown) if key in now else None,
+                         redacted=hidden)
     elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
         for index, (before, after) in enumerate(zip(was, now, strict=True)):
             yield from _diff(component, before, after, _key(path, index), secret)
     elif was != now:
         (old, old_hidden), (new, new_hidden) = _redact(was, secret), _redact(now, secret)
-        yield ValueChange(component, path or "(values)", "changed", show(old), show(new), old_hidden or new_hidden)
+        yield _value(component, path or "(values)", "changed", old=show(old), new=show(new),
+                     redacted=old_hidden or new_hidden)
+
+
+def _value(component: str, path: str, kind: Literal["added", "removed", "changed"], *, old: str | None,
+           new: str | None, redacted: bool) -> ValueChange:
+    text = (f"{component}: + {path}: {new}" if kind == "added" else f"{component}: - {path} (was {old})"
+            if kind == "removed" else f"{component}: {path} {old} -> {new}")
+    return ValueChange(component=component, path=path, change=kind, old=old, new=new, redacted=redacted, text=text)
 
 
 def value_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[ValueChange]:
@@ -390,6 +395,11 @@ def value_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[Va
     return out
 
 
+def sentinel_values(tree: Mapping[str, bytes]) -> dict[str, Any]:
+    """NVSentinel's values in the tree (empty without them)."""
+    return _yaml(tree, SENTINEL)
+
+
 def sentinel_mode(tree: Mapping[str, bytes]) -> str | None:
     """NVSentinel's mode in the tree (``monitor``/``quarantine``), None when the tree has no NVSentinel values."""
     return _mode(_yaml(tree, SENTINEL)) if SENTINEL in tree else None
@@ -402,9 +412,15 @@ def sentinel_switch(tree: Mapping[str, bytes], name: str) -> bool:
                 _get(values, "global", name, "enabled"))
 
 
-def thresholds(tree: Mapping[str, bytes]) -> dict[str, str]:
-    """The certification's global thresholds (key -> CEL expression)."""
-    found = _get(_yaml(tree, CERTIFICATION), "spec", "thresholds")
+def certification_pools(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[str]:
+    """The pools with a certification of their own in either tree, sorted."""
+    return _pools(old, new, CERTIFICATION)
+
+
+def thresholds(tree: Mapping[str, bytes], prefix: str = "") -> dict[str, str]:
+    """The certification's thresholds (key -> CEL expression): the cluster's, or with ``prefix``
+    (``pools/<pool>/``) a pool's."""
+    found = _get(_yaml(tree, f"{prefix}{CERTIFICATION}"), "spec", "thresholds")
     return {str(key): str(value) for key, value in found.items()} if isinstance(found, dict) else {}
 
 
@@ -421,20 +437,54 @@ def stack_digest(tree: Mapping[str, bytes]) -> str | None:
     return None
 
 
+def source_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> tuple[list[ComponentChange], list[str]]:
+    """Where the cluster pulls from, as the deployer files say it (``mirror.refs.discover``; a site mirror moves
+    them without touching the recipe): each chart whose repository moved, as a ``moved`` component (named as the
+    recipe names the component of that chart), and the image references whose registry moved, counted per move
+    (``12 image references: nvcr.io -> mirror.example:5000``). Read from the deployer folder values are read
+    from and the files outside deployer folders."""
+    from aicr_gen.mirror.reference import ImageRef
+    from aicr_gen.mirror.refs import Chart, discover
+
+    charts: list[dict[str, Chart]] = []
+    images: list[dict[tuple[str, str], ImageRef]] = []
+    for tree, other in ((old, new), (new, old)):
+        folder = _values_folder(tree, other)
+        found = discover({name: data for name, data in tree.items()
+                          if (folder is not None and name.startswith(f"{folder}/")) or name.split("/", 1)[0]
+                          not in VALUES_FOLDERS}) if RECIPE in old else []
+        charts.append({item.ref.name: item.ref for item in found if isinstance(item.ref, Chart)})
+        images.append({(item.origin.file, item.origin.field): item.ref for item in found
+                       if isinstance(item.ref, ImageRef)})
+    component = {str(ref.get("chart") or name): name for name, ref in _refs(_yaml(new, RECIPE)).items()}
+    moved = [component_change(component.get(name, name), {"version": charts[0][name].version},
+                              {"version": charts[1][name].version},
+                              (f"source {charts[0][name].repository} -> {charts[1][name].repository}",))
+             for name in sorted(set(charts[0]) & set(charts[1]))
+             if charts[0][name].repository != charts[1][name].repository]
+    registries = Counter(f"{images[0][key].domain} -> {_registry(images[1][key], images[0][key].path)}"
+                         for key in set(images[0]) & set(images[1]) if images[0][key].name != images[1][key].name)
+    lines = [f"{count} image reference{'' if count == 1 else 's'}: {move}" for move, count in
+             sorted(registries.items(), key=lambda item: (-item[1], item[0]))]
+    return [item for item in moved if item is not None], lines
+
+
+def _registry(image: ImageRef, path: str) -> str:
+    """Where ``image`` is pulled from, less the repository path it keeps (``mirror.example:5000/site`` of
+    ``mirror.example:5000/site/nvidia/driver`` for ``nvidia/driver``)."""
+    return image.name.removesuffix(f"/{path}") if image.name.endswith(f"/{path}") else image.domain
+
+
 def compare(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> Changes:
-    """How ``new`` differs from ``old`` (both trees of the managed folder)."""
-    return Changes(components=component_changes(old, new) + driver_changes(old, new), values=value_changes(old, new),
-                   constraints=constraint_changes(old, new), sentinel=sentinel_changes(old, new),
-                   certification=certification_changes(old, new),
-                   added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
-                   changed=sorted(name for name in set(old) & set(new) if old[name] != new[name]))
+    """How ``new`` differs from ``old`` (both trees of the managed folder), with its high-risk changes."""
+    from aicr_gen.gitops.risks import high_risk
 
-
-def grouped(per_cluster: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, list[str]]]:
-    """The same change made in several clusters, once: ``(change, clusters)`` from ``(cluster, changes)``,
-    the change most clusters share first (then by text); clusters in the order given."""
-    found: dict[str, list[str]] = {}
-    for cluster, lines in per_cluster:
-        for line in dict.fromkeys(lines):
-            found.setdefault(line, []).append(cluster)
-    return sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))
+    components = component_changes(old, new) + driver_changes(old, new)
+    listed = {item.name for item in components}
+    charts, images = source_changes(old, new)
+    found = Changes(components=components + [item for item in charts if item.name not in listed],
+                    values=value_changes(old, new), constraints=constraint_changes(old, new),
+                    sentinel=sentinel_changes(old, new), certification=certification_changes(old, new),
+                    sources=images, added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
+                    changed=sorted(name for name in set(old) & set(new) if old[name] != new[name]))
+    return replace(found, highRisk=high_risk(found, old, new))

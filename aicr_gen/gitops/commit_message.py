@@ -1,9 +1,13 @@
-"""The commit message of ``aicr-gen sync`` (pure: what changed in, text out).
+"""The commit message of ``aicr-gen sync`` (pure: the change model in, text out).
 
-One cluster: a title, its components, NVSentinel and certification changes, the inputs committed with its tree,
-its files by folder and by name, then the trailers. Several: ``aicr-gen: sync N clusters``, the changes several
-clusters share (once, with how many), a line per changed cluster (``a: bumped gpu-operator v26.3.3 -> v26.4.0;
-3 files changed``), both folded past ``LINES``, the inputs committed, the same trailers.
+Both messages are written from ``change_model``, as ``aicr-gen plan`` is, so a commit and a plan name a change
+the same way. One cluster: ``aicr-gen: sync NAME: HEADLINE`` (``aicr-gen: sync gpu-a: gpu-operator v25.10.1 ->
+v26.3.3``), its high-risk changes, components, constraints, sources, NVSentinel, certification and values, the
+inputs committed with its tree, its files by folder and by name, then the trailers. Several specs: ``aicr-gen: sync
+N clusters: HEADLINE`` (the change when every cluster makes the same one, else the kinds of change; the cluster's
+name when one changed), the high-risk changes and every change, each once with the clusters it is in (``50
+clusters: bumped ...``, one cluster by name), a line per changed cluster, the inputs committed, the same trailers.
+Lists past ``LINES`` (clusters: ``CLUSTERS``) end with a count of the rest: ``aicr-gen plan`` lists them all.
 
 Spec text (names, versions, labels, file names, ``--message``) never shapes the message: each line is written
 with ``one_line`` (a line break or other control character in a value is a space), so a value cannot add a line,
@@ -21,11 +25,10 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.changes import Changes, grouped
+from aicr_gen.gitops.change_model import LINES, Changes, change_sections, fleet_headline, fleet_sections, headline
 from aicr_gen.oneline import one_line
 
-LINES = 50  # list lines of a message section before the rest is counted
-COMPONENTS_PER_LINE = 3
+CLUSTERS = 1000  # cluster lines of a fleet message before the rest is counted
 
 
 class Synced(NamedTuple):
@@ -38,13 +41,10 @@ class Synced(NamedTuple):
     recipe: str
 
 
-def _folded(lines: Sequence[str], noun: str) -> list[str]:
-    shown = list(lines[:LINES])
-    return [*shown, f"- ... and {len(lines) - LINES} more {noun}"] if len(lines) > LINES else shown
-
-
-def _new(changes: Changes) -> bool:
-    return not changes.changed and not changes.removed and "recipe.yaml" in changes.added
+def _folded(lines: Sequence[str], noun: str, limit: int) -> list[str]:
+    shown = list(lines[:limit])
+    return [*shown, f"- ... and {len(lines) - limit} more {noun} (aicr-gen plan lists them all)"] \
+        if len(lines) > limit else shown
 
 
 def _files(changes: Changes) -> str:
@@ -58,31 +58,17 @@ def _files(changes: Changes) -> str:
 
 
 def cluster_line(item: Synced) -> str:
-    """One line for a cluster: its component changes (at most a few) and its file counts."""
+    """One line for a cluster: its headline and its file counts."""
     if item.changes is None:
         return f"{item.name}: inputs record refreshed (tree unchanged)"
-    if _new(item.changes):
-        return f"{item.name}: new cluster, {len(item.changes.components)} components, {_files(item.changes)}"
-    described = [change.describe() for change in item.changes.components]
-    parts = described[:COMPONENTS_PER_LINE]
-    if len(described) > COMPONENTS_PER_LINE:
-        parts.append(f"{len(described) - COMPONENTS_PER_LINE} more components")
-    if not described:
-        parts = ["recipe changed" if "recipe.yaml" in item.changes.changed else "no component changes"]
-    return f"{item.name}: {'; '.join([*parts, _files(item.changes)])}"
+    return f"{item.name}: {headline(item.changes)}; {_files(item.changes)}"
 
 
 def message(name: str, path: str, changes: Changes, recipe: str, *, title: str | None = None,
             inputs: Sequence[str] = ()) -> str:
-    """The message of a commit changing one cluster: a title (``--message``, else a summary), what changed for
-    a reviewer, then the trailers (``recipe``: the sha256 of its recipe)."""
-    sections: list[str] = ["Components:", *(f"- {item.describe()}" for item in changes.components)]
-    if not changes.components:
-        sections.append("- recipe changed (no component changes)" if "recipe.yaml" in changes.changed
-                        else "- none changed")
-    for heading, lines in (("NVSentinel:", changes.sentinel), ("Certification:", changes.certification)):
-        if lines:
-            sections += ["", heading, *(f"- {line}" for line in lines)]
+    """The message of a commit changing one cluster: a title (``--message``, else ``aicr-gen: sync NAME:
+    HEADLINE``), what changed for a reviewer, then the trailers (``recipe``: the sha256 of its recipe)."""
+    sections = change_sections(changes)
     if inputs:
         sections += ["", "Inputs committed with the tree:", *(f"- {name}" for name in sorted(inputs))]
     folders: dict[str, Counter[str]] = {}
@@ -99,28 +85,29 @@ def message(name: str, path: str, changes: Changes, recipe: str, *, title: str |
     sections += ["", *(f"  {kind:<7} {path}/{file}" for kind, file in listed[:LINES])]
     if len(listed) > LINES:
         sections.append(f"  ... and {len(listed) - LINES} more")
-    return _join(_title(title, f"aicr-gen: sync {name}"), sections, recipe)
+    return _join(_title(title, f"aicr-gen: sync {name}: {headline(changes)}"), sections, recipe)
 
 
 def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = None,
                   inputs: Sequence[str] = ()) -> str:
-    """The message of a commit changing several clusters (``synced``, of ``given`` specs)."""
+    """The message of a commit over several specs (``synced`` changed, of ``given``): every change once, with
+    the clusters it is in."""
     ordered = sorted(synced, key=lambda item: item.path)
-    shared = [(change, clusters) for change, clusters in grouped(
-        [(item.name, [change.describe() for change in item.changes.components]) for item in ordered
-         if item.changes is not None and not _new(item.changes)]) if len(clusters) > 1]
-    new = sum(1 for item in ordered if item.changes is not None and _new(item.changes))
+    changed = [item for item in ordered if item.changes is not None]
+    new = sum(1 for item in changed if item.changes is not None and item.changes.new)
     sections = [f"{len(ordered)} of {given} clusters changed{f' ({new} new)' if new else ''}."]
-    if shared:
-        sections += ["", "Changes in several clusters:",
-                     *_folded([f"- {change} on {len(clusters)} clusters" for change, clusters in shared], "changes")]
-    sections += ["", "Clusters:", *_folded([f"- {cluster_line(item)}" for item in ordered], "clusters")]
+    sections += fleet_sections([(item.name, item.changes) for item in changed if item.changes is not None])
+    sections += ["", "Clusters:", *_folded([f"- {cluster_line(item)}" for item in ordered], "clusters", CLUSTERS)]
     if inputs:
         sections += ["", "Inputs committed with the trees:", *_folded([f"- {name}" for name in sorted(inputs)],
-                                                                       "inputs")]
+                                                                       "inputs", LINES)]
     listing = "".join(f"{item.recipe}  {item.path}/recipe.yaml\n" for item in ordered)
-    return _join(_title(title, f"aicr-gen: sync {len(ordered)} clusters"), sections,
-                 hashlib.sha256(listing.encode()).hexdigest())
+    if len(changed) == 1 and changed[0].changes is not None:
+        default = f"aicr-gen: sync {changed[0].name}: {headline(changed[0].changes)}"
+    else:
+        summary = fleet_headline([item.changes for item in changed if item.changes is not None])
+        default = f"aicr-gen: sync {len(ordered)} cluster{'' if len(ordered) == 1 else 's'}: {summary}"
+    return _join(_title(title, default), sections, hashlib.sha256(listing.encode()).hexdigest())
 
 
 def _title(title: str | None, default: str) -> str:

@@ -1,4 +1,5 @@
-"""A ``Plan`` as JSON or as Markdown that fits one GitHub comment (pure: a plan in, text out).
+"""A ``Plan`` as JSON, as plain text (``sync``'s commit message words) or as Markdown that fits one GitHub comment
+(pure: a plan in, text out).
 
 The Markdown opens with the totals and every cluster's high-risk changes, then one collapsible ``<details>``
 section per cluster that changes or has policy findings (high-risk clusters first, then those with policy errors,
@@ -14,19 +15,19 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from aicr_gen import markdown as md
-from aicr_gen.gitops.plan import ClusterPlan, Plan
+from aicr_gen.gitops.change_model import change_sections, fleet_sections, grouped, headline, risk_lines
+from aicr_gen.gitops.plan import ClusterPlan, Plan, changes_of
+from aicr_gen.oneline import one_line
 
 BUDGET = 60_000  # under GitHub's 65,536-character comment limit, with room for a marker and a heading
 LINE = 400  # longest line of a list; longer ones are cut
 CAPS = {"highRisk": 40, "policies": 40, "effects": 10, "components": 60, "values": 150, "constraints": 40,
-        "sentinel": 40, "certification": 40, "files": 200}
+        "sources": 20, "sentinel": 40, "certification": 40, "files": 200}
 SHRINK = (1, 4, 16, 64)  # each section is tried with the caps divided by these, then as a summary alone
 SUMMARY_RISKS = 30
 UNCHANGED_NAMES = 100
 GROUPS = 20  # changes several clusters share, listed in the header
 GROUP_NAMES = 10  # cluster names shown per shared change
-LABELS = {"gpu-driver": "GPU driver", "gpu-operator": "GPU operator", "network-operator": "network operator",
-          "os-constraint": "kernel/OS", "nvsentinel": "NVSentinel", "certification": "certification"}
 ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
 
 
@@ -35,6 +36,37 @@ def as_json(plan: Plan) -> str:
     from aicr_gen.yamlio import dump_json
 
     return dump_json(plan.model_dump(mode="json"))
+
+
+def as_text(plan: Plan) -> str:
+    """The plan as plain text, written as ``sync``'s commit message is (``change_model``'s sections): one changed
+    cluster in full; several as every change once with the clusters that make it, then a line per cluster. Then
+    each policy error and what merging sets off. Never cut (each line on its one line, ``oneline``)."""
+    shown = [cluster for cluster in plan.clusters if _news(cluster)]
+    changed = [cluster for cluster in shown if cluster.changed]
+    lines = [f"aicr-gen plan against {plan.base} ({plan.baseCommit[:12]}): " + " \u00b7 ".join(_totals(plan))]
+    if len(changed) == 1:
+        cluster = changed[0]
+        lines += ["", f"{cluster.name} ({cluster.path}): {headline(changes_of(cluster))}", "",
+                  *change_sections(changes_of(cluster))]
+    elif changed:
+        lines += fleet_sections([(cluster.name, changes_of(cluster)) for cluster in changed])
+        lines += ["", "Clusters:", *(f"- {cluster.name} ({cluster.path}): {headline(changes_of(cluster))}"
+                                     for cluster in changed)]
+    errors = [f"- {cluster.name}: {item.policy} at {item.path}: {item.message}" for cluster in shown
+              for item in cluster.policies if item.severity == "error"]
+    lines += ["", "Policy errors:", *errors] if errors else []
+    effects = [f"- {cluster.name}: {item.text}" for cluster in changed for item in cluster.onMerge]
+    lines += ["", "Merging will set off:", *effects] if effects else []
+    quiet = [cluster.name for cluster in plan.clusters if not _news(cluster)]
+    lines += ["", f"Unchanged ({len(quiet)}): {', '.join(quiet)}"] if quiet else []
+    lines += ["", "Merging changes no cluster's tree."] if not changed else []
+    return "".join(f"{one_line(line)}\n" for line in lines)
+
+
+def _totals(plan: Plan) -> list[str]:
+    return [f"{plan.changedClusters} of {_plural(len(plan.clusters), 'cluster')} change",
+            _plural(plan.highRisk, "high-risk change"), _plural(plan.policyErrors, "policy error")]
 
 
 def _plural(count: int, noun: str) -> str:
@@ -91,8 +123,7 @@ def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
     def cap(name: str) -> int:
         return max(1, CAPS[name] // shrink)
 
-    lines = _bullets("High-risk", [f"{LABELS[item.category]}: {item.text}" for item in cluster.highRisk],
-                     cap("highRisk"), "high-risk changes")
+    lines = _bullets("High-risk", risk_lines(changes_of(cluster)), cap("highRisk"), "high-risk changes")
     if cluster.policies:
         found = [f"{ERROR if item.severity == 'error' else WARNING} {item.severity} {item.policy} at "
                  f"{item.path}: {item.message}" for item in cluster.policies]
@@ -103,6 +134,7 @@ def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
         shown = _capped([item.text for item in cluster.values], cap("values"), "values")
         lines += ["", "**Values**", "", *_block(shown)]
     lines += _bullets("Constraints", [item.text for item in cluster.constraints], cap("constraints"), "constraints")
+    lines += _bullets("Sources", cluster.sources, cap("sources"), "source moves")
     lines += _bullets("NVSentinel", cluster.sentinel, cap("sentinel"), "NVSentinel changes")
     lines += _bullets("Certification", cluster.certification, cap("certification"), "certification changes")
     files = cluster.files
@@ -128,14 +160,11 @@ def section(cluster: ClusterPlan, shrink: int | None, *, open_: bool = False) ->
 
 
 def _header(plan: Plan) -> list[str]:
-    totals = [f"{plan.changedClusters} of {_plural(len(plan.clusters), 'cluster')} change",
-              _plural(plan.highRisk, "high-risk change"), _plural(plan.policyErrors, "policy error")]
+    totals = _totals(plan)
     commit = md.code(plan.baseCommit[:12])
     against = commit if plan.baseCommit.startswith(plan.base) else f"{md.code(plan.base)} ({commit})"
     lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
-    from aicr_gen.gitops.changes import grouped
-
-    shared = grouped([(cluster.name, [f"{LABELS[item.category]}: {_text(item.text)}" for item in cluster.highRisk])
+    shared = grouped([(cluster.name, [_text(line) for line in risk_lines(changes_of(cluster))])
                       for cluster in _ordered(plan.clusters)])
     risks = [f"**{_text(names[0])}**: {risk}" if len(names) == 1 else f"{risk} on {_names(names)}"
              for risk, names in shared]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from aicr_gen.errors import AicrGenError, FindingsError, InvalidInputError
-from aicr_gen.gitops.changes import Changes
+from aicr_gen.gitops.change_model import Changes
 from aicr_gen.gitops.collisions import Keyed
 
 Item = TypeVar("Item")
@@ -52,14 +52,11 @@ class Job(NamedTuple):
 
 
 class SyncJob(NamedTuple):
-    """A spec to render for a commit: the job, its folder's files at the base (relative path -> blob name) and
-    the base's recipe.yaml; ``detail``: what changed in full (one cluster's message), else its components and
-    files (a line of a fleet's message)."""
+    """A spec to render for a commit: the job and its folder's files at the base (relative path -> blob name),
+    compared in full whatever the number of specs: the commit message names every change (``change_model``)."""
 
     job: Job
     old: dict[str, str]
-    old_recipe: bytes | None
-    detail: bool
 
 
 class Rendered(NamedTuple):
@@ -209,7 +206,7 @@ def for_sync(work: SyncJob) -> Rendered:
     against it come back."""
     import hashlib
 
-    from aicr_gen.gitops.changes import RECIPE, compare, component_changes
+    from aicr_gen.gitops.changes import compare
     from aicr_gen.gitops.git import Repo
     from aicr_gen.gitops.objects import name_in, read_blobs
 
@@ -217,13 +214,8 @@ def for_sync(work: SyncJob) -> Rendered:
     cluster, tree, found = _render(job, policies=True)
     files = {name: name_in(data, job.fmt) for name, data in tree.items()}
     blobs = {files[name]: data for name, data in tree.items() if old.get(name) != files[name]}
-    if work.detail:
-        contents = read_blobs(Repo(job.repo), old.values())
-        changes = compare({name: contents[sha] for name, sha in old.items()}, tree)
-    else:
-        changes = Changes(components=component_changes({RECIPE: work.old_recipe} if work.old_recipe else {}, tree),
-                          added=sorted(set(files) - set(old)), removed=sorted(set(old) - set(files)),
-                          changed=sorted(name for name in set(old) & set(files) if old[name] != files[name]))
+    contents = read_blobs(Repo(job.repo), old.values())
+    changes = compare({name: contents[sha] for name, sha in old.items()}, tree)
     return Rendered(job.spec_file, cluster.metadata.name, job.path, files, blobs, changes, [],
                     hashlib.sha256(tree["recipe.yaml"]).hexdigest(), placed(cluster, job.path, tree), found)
 

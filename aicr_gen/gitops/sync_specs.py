@@ -179,7 +179,7 @@ def unchanged(found: Survey, now: fingerprint.Inputs, data: bytes | None, files:
 
 def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
     """Sync ``specs`` as one commit (see the module's docstring)."""
-    from aicr_gen.gitops.objects import name_in, object_format, read_blobs, store
+    from aicr_gen.gitops.objects import name_in, object_format, store
     from aicr_gen.gitops.specs import distinct, one_repository
 
     _begin(repo)
@@ -199,10 +199,8 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
     todo = [item for item in surveys
             if unchanged(item, now[item.spec_file], records.get(item.path), old[item.path], root) is None]
     inputs, own_inputs = _specs_inputs(repo, surveys)
-    recipes = read_blobs(repo, [old[item.path]["recipe.yaml"] for item in todo if "recipe.yaml" in old[item.path]])
     jobs = [SyncJob(Job(item.spec_file, item.path, item.from_option, repo.working_tree_dir, fmt, where.base),
-                    old[item.path], recipes.get(old[item.path].get("recipe.yaml", "")), len(surveys) == 1)
-            for item in todo]
+                    old[item.path]) for item in todo]
     rendered = run_all(for_sync, jobs, workers_for(len(jobs), options.jobs), lambda work: work.job.spec_file)
     refuse_collisions(repo, where.base, _objects(surveys, rendered, records, root), every_record)
     after = fingerprint.Digests()
