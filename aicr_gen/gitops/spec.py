@@ -434,11 +434,10 @@ def check_certification(doc: Document, cert: Certification, base: Path = ("spec"
     if (cert.schedule is not None or cert.postChange) and not cert.categories:
         raise _fail(doc, (*base, "categories"), "a schedule or postChange certifies with categories; list at least "
                                                 "one, e.g. communication/nccl-all-reduce")
-    unused = [field for field in ("thresholds", "options") if getattr(cert, field) and not cert.categories]
-    if unused:  # no category, no Certification: render_tree drops them
-        raise _fail(doc, (*base, unused[0]), f"{unused[0]} apply to the certification's categories, and it lists "
-                                             "none, so nothing uses them; list the categories they are for (e.g. "
-                                             "communication/nccl-all-reduce) or drop the field")
+    if cert.thresholds and not cert.categories:  # no category, no Certification: render_tree drops them
+        raise _fail(doc, (*base, "thresholds"), "thresholds apply to the certification's categories, and it lists "
+                                                "none, so nothing uses them; list the categories they are for (e.g. "
+                                                "communication/nccl-all-reduce) or drop the field")
 
 
 def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
