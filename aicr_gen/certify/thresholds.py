@@ -9,7 +9,8 @@ and ``value > 'a'`` are refused before they reach a cluster.
 
 Bounded as every CEL program is (cel-go's length and nesting limits, a step budget, a deadline and a result
 size per evaluation, RE2 for ``matches``). Each expression is also tried on a few values when compiled: one that
-fails to evaluate for all of them could never pass, and is refused.
+fails to evaluate for all of them could never pass, and is refused. ``real`` tells a floor that can fail a degraded
+run from one every run clears (``value > 0``); policies call it as ``realThreshold(key, expression)``.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ DEGRADED: dict[str, float] = {
 transport moves over one 10 GbE link (1.25 GB/s line rate), 40 times under the lowest NCCL floor AICR's catalog
 ships (nccl-all-reduce-bw-net >= 40 GB/s, GB200 on EKS) and 150 times under NVSentinel's lowest NVCRE test floor
 (nccl-loopback, 150 GB/s); NVCRE's measured busBandwidthGBps is the largest bus bandwidth over message sizes.
-A goodput ratio of 0.5 is half the step time lost (NVCRE's docs show ``value >= 0.9``); 1 TFLOPS per GPU is
-under any GPU's dense rate. So the bar refuses only thresholds that pass every run, never a floor measured on
-real hardware (design/facts-nvsentinel-nvcre.md, sections 2.3 and 3)."""
+A goodput ratio of 0.5 is half the step time lost (NVCRE's docs show ``value >= 0.9``); 1 TFLOPS per GPU is two
+orders of magnitude under the dense rate of any GPU the catalogs name. So the bar refuses only thresholds that pass
+every run, never a floor measured on real hardware (design/facts-nvsentinel-nvcre.md, sections 2.3 and 3)."""
 COMPILE_SECONDS = 2.0
 EVALUATE_SECONDS = 1.0
 PROBES = (0.0, 0.5, 1.0, 1e9)
