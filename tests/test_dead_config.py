@@ -171,6 +171,17 @@ def test_thresholds_without_categories_are_refused_at_their_line(cli: Any, repo:
         _refused_at(cli(*command), spec, _line(spec, "thresholds:"), message, "communication/nccl-all-reduce")
 
 
+def test_a_node_selector_no_certification_uses_is_refused_at_its_line(cli: Any, tmp_path: Path) -> None:
+    spec = _spec(tmp_path, lambda spec: spec.update(certification={"categories": [],
+                                                                   "nodeSelector": {"pool": "h100"}}))
+    _refused_at(cli("lint", str(spec)), spec, _line(spec, "nodeSelector:"),
+                "spec.certification.nodeSelector: selects the nodes the certification's categories run on, and no "
+                "category is listed", "list the categories or drop the field")
+    spec = _spec(tmp_path, lambda spec: (_pools(spec), spec.update(certification={
+        "categories": [], "nodeSelector": {"nvidia.com/gpu.present": "true"}})))
+    assert cli("lint", str(spec)).code == 0  # the pools' Certifications target it too
+
+
 def test_certification_without_nvcre_is_an_error_unless_the_policy_is_replaced(cli: Any, repo: Path) -> None:
     folder = repo / "clusters"
     inference = {"service": "eks", "accelerator": "h100", "intent": "inference", "os": "ubuntu",

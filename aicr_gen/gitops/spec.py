@@ -573,6 +573,11 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
         scheduling_of(spec.scheduling, lambda *path: doc.where(("spec", "scheduling", *path)))
     if spec.certification is not None:
         check_certification(doc, spec.certification)
+        if spec.certification.nodeSelector and not spec.certification.categories and \
+                not any(pool.certification for pool in spec.pools):  # no Certification targets it
+            raise _fail(doc, ("spec", "certification", "nodeSelector"), "selects the nodes the certification's "
+                        "categories run on, and no category is listed (nor does a pool certify, whose target it "
+                        "narrows), so nothing uses it; list the categories or drop the field")
     if spec.sentinel is not None:
         _check_sentinel(doc, spec.sentinel)
         if spec.sentinel.ruleSetPools and not spec.pools:
