@@ -13,6 +13,7 @@ from aicr_gen.gitops.changes import compare, secret_key, stack_digest, value_cha
 from aicr_gen.gitops.render_tree import render_tree
 from aicr_gen.gitops.spec import ClusterSpec, load_spec
 from tests.conftest import ROOT
+from tests.nvcre_elsewhere import certifying
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
 DRIVER = "gpu-operator: driver.version 580.173.02 -> 590.48.01"
@@ -20,7 +21,7 @@ DRA = "aicr.run/gpu-operator-chart-version"
 
 
 def _tree(tmp_path: Path, edit: Callable[[dict[str, Any]], object]) -> dict[str, bytes]:
-    data = yaml.safe_load(EXAMPLE.read_text())
+    data = yaml.safe_load(certifying(EXAMPLE.read_text(), tmp_path))
     edit(data)
     spec = tmp_path / f"spec-{len(list(tmp_path.iterdir()))}.yaml"
     spec.write_text(yaml.safe_dump(data))

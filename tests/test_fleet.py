@@ -16,6 +16,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.fleet import origin_of
 from aicr_gen.gitops.spec import load_spec, resolve_spec
 from tests.conftest import ROOT, assert_refused
+from tests.nvcre_elsewhere import POLICY_FILE, write_policy
 from tests.test_cli import YAMLSnapshot
 from tests.test_sync import git, init_repo
 
@@ -50,7 +51,8 @@ def write_fleet(path: Path, spec: dict[str, Any] | None = None) -> Path:
 def write_cluster(path: Path, extends: str | None, **spec: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     body = {**({"extends": extends} if extends else {}), "criteria": CRITERIA, "repo": {"path": "clusters/a"},
-            **spec}
+            **spec, "policies": [POLICY_FILE]}  # the fleet certifies inference clusters: NVCRE installed outside
+    write_policy(path.parent)
     path.write_text(yaml.safe_dump({"apiVersion": "aicr-gen.dev/v1alpha1", "kind": "ClusterSpec",
                                     "metadata": {"name": "a"}, "spec": body}, sort_keys=False))
     return path
@@ -71,8 +73,9 @@ def layered(tmp_path: Path, **spec: Any) -> Any:
     ({"versions": {"nvsentinel": None}}, "versions", {"gpu-operator": "v26.3.3"}),  # null removes one key
     ({"versions": None}, "versions", {}),  # null removes the map: the ClusterSpec default
     ({"deployers": ["helm"]}, "deployers", ["helm"]),  # lists replace
-    ({"certification": {"categories": []}}, "certification",  # an empty list replaces too; the map merges
-     {"categories": [], "thresholds": {"busBandwidthGBps": "value >= 300"}, "options": {}, "nodeSelector": {},
+    ({"certification": {"categories": ["communication/nccl-all-gather"]}}, "certification",  # the map merges
+     {"categories": ["communication/nccl-all-gather"], "thresholds": {"busBandwidthGBps": "value >= 300"},
+      "options": {}, "nodeSelector": {},
       "schedule": None, "postChange": False}),
     ({"repo": {"path": "clusters/a", "branch": "main"}}, "repo",  # scalars: the cluster's wins
      {"url": "https://github.com/example/gitops.git", "path": "clusters/a", "branch": "main"}),

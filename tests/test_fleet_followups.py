@@ -15,6 +15,7 @@ import pytest
 
 from tests import test_fleet_sync
 from tests.conftest import ROOT
+from tests.nvcre_elsewhere import write_policy
 from tests.test_sync import git, init_repo, state
 
 _identity = test_fleet_sync._identity  # a fixed committer and dates
@@ -35,6 +36,7 @@ spec:
     gpu-operator: v26.3.3
   certification:
     categories: [communication/nccl-all-reduce]
+  policies: [policies/nvcre-elsewhere.yaml]  # inference clusters: NVCRE installed outside (tests/nvcre_elsewhere)
 """
 SPEC = """\
 apiVersion: aicr-gen.dev/v1alpha1
@@ -60,6 +62,7 @@ def shared_repo(folder: Path, names: tuple[str, ...] = ("gpu-a", "gpu-b", "gpu-c
     """A repository whose clusters share one Argo CD (the fleet's spec.argocd.shared), committed."""
     repo = init_repo(folder)
     (repo / "fleet.yaml").write_text(FLEET)
+    write_policy(repo)
     for name in names:
         write_spec(repo, name, name)
     git(repo, "add", ".")

@@ -144,14 +144,13 @@ def _gitops_repo(tmp_path: Path) -> Path:
     (repo / "clusters").mkdir(parents=True)
     env = {**os.environ, **GIT_ENV}
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
-    for name, intent in (("a", "inference"), ("b", "training")):
+    for name, intent, platform in (("a", "inference", "any"), ("b", "training", "kubeflow")):  # kubeflow: NVCRE
         subprocess.run([sys.executable, "-m", "aicr_gen", "spec", "init", "--service", "eks", "--accelerator", "h100",
-                        "--intent", intent, "--os", "ubuntu", "-o", f"clusters/{name}.yaml"],
+                        "--intent", intent, "--os", "ubuntu", "--platform", platform, "-o", f"clusters/{name}.yaml"],
                        cwd=repo, check=True, capture_output=True, env=env)
         spec = repo / "clusters" / f"{name}.yaml"
-        text = re.sub(r"(?m)^(\s+url:).*$", r"\1 https://github.com/example/gitops.git", spec.read_text(), count=1)
-        spec.write_text(text.replace("    thresholds: {}\n",
-                                     '    thresholds:\n      busBandwidthGBps: "value >= 300"\n'))
+        spec.write_text(re.sub(r"(?m)^(\s+url:).*$", r"\1 https://github.com/example/gitops.git", spec.read_text(),
+                               count=1))
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "-m", "specs"], cwd=repo, check=True, env=env)
     for name in ("a", "b"):

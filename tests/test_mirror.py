@@ -24,6 +24,7 @@ from aicr_gen.mirror.inventory import for_tree
 from aicr_gen.mirror.reference import familiar, mirrored, parse_image
 from aicr_gen.render.bundle import parse_checksums
 from tests.conftest import ROOT
+from tests.nvcre_elsewhere import certifying
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
 SITE = {"charts": "oci://registry.site.example:5000/charts", "images": "registry.site.example:5000/mirror"}
@@ -84,7 +85,7 @@ def test_values_image_shapes() -> None:
 
 
 def _spec(tmp_path: Path, *, mirror: dict[str, str] | None = None, deployers: list[str] | None = None) -> Path:
-    data = yaml.safe_load(EXAMPLE.read_text())
+    data = yaml.safe_load(certifying(EXAMPLE.read_text(), tmp_path))
     data["spec"]["deployers"] = deployers or ["argocd", "argocd-helm", "flux", "helm", "helmfile"]
     data["spec"]["overrides"]["set"] = OVERRIDES
     data["spec"]["certification"].update(schedule="0 3 * * 0", postChange=True)

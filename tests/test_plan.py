@@ -16,6 +16,7 @@ from aicr_gen.gitops.plan import API_VERSION, ClusterPlan, FileChanges, cluster_
 from aicr_gen.gitops.plan_format import BUDGET, markdown
 from aicr_gen.gitops.risks import loosened
 from tests.conftest import ROOT, Result
+from tests.nvcre_elsewhere import certifying, write_policy
 from tests.test_changes import recipe
 from tests.test_sync import ENV, git, init_repo
 
@@ -39,7 +40,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def spec(tmp_path: Path) -> Path:
     target = tmp_path / "spec.yaml"
-    data = yaml.safe_load(EXAMPLE.read_text())
+    data = yaml.safe_load(certifying(EXAMPLE.read_text(), tmp_path))
     data["spec"]["certification"]["postChange"] = True
     target.write_text(yaml.safe_dump(data))
     return target
@@ -214,6 +215,7 @@ def test_policy_results_and_fail_on_policy(cli: Run, spec: Path, repo: Path) -> 
 def test_several_specs_by_glob_and_duplicates_refused(cli: Run, repo: Path, spec: Path) -> None:
     folder = repo / "clusters"
     folder.mkdir()
+    write_policy(folder)
     for name in ("a", "b"):
         data = yaml.safe_load(spec.read_text())
         data["metadata"]["name"] = f"cluster-{name}"

@@ -15,7 +15,8 @@ from tests.conftest import ROOT
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 REPO_URL = "https://github.com/example/gitops.git"
 SHIPPED = ["allowed-sources", "certification-needs-nvcre", "health-check-everywhere", "pinned-semver-versions",
-           "sentinel-monitor-unless-opted-in", "training-needs-thresholds", "training-pools-need-thresholds"]
+           "pool-certification-needs-nvcre", "sentinel-monitor-unless-opted-in", "training-needs-thresholds",
+           "training-pools-need-thresholds"]
 
 
 def _policy(folder: Path, name: str, body: str, filename: str | None = None) -> Path:
@@ -155,11 +156,14 @@ def test_json_output_shape_and_determinism(cli: Any, tmp_path: Path) -> None:
                                  "policy": "training-needs-thresholds", "severity": "error"}]
 
 
-@pytest.mark.parametrize(("example", "warned"), [("eks-h100-inference-dynamo", True),
-                                                 ("gke-h100-training-kubeflow", False)])
-def test_certification_without_nvcre_is_a_warning(cli: Any, example: str, warned: bool) -> None:
+@pytest.mark.parametrize(("example", "refused"), [("eks-h100-inference-dynamo", True),
+                                                  ("gke-h100-training-kubeflow", False)])
+def test_certification_without_nvcre_is_an_error(cli: Any, tmp_path: Path, example: str, refused: bool) -> None:
     """Inference recipes carry no nvcre component: their certification jobs would create Certifications
     that nothing acts on."""
-    result = cli("policy", "check", str(ROOT / "examples" / f"{example}.yaml"))
-    assert result.code == 0
-    assert ("warning certification-needs-nvcre spec.certification.categories" in result.out) is warned
+    spec = tmp_path / "spec.yaml"
+    spec.write_text((ROOT / "examples" / f"{example}.yaml").read_text().replace(
+        "    categories: []", "    categories: [communication/nccl-all-reduce]"))
+    result = cli("policy", "check", str(spec))
+    assert result.code == int(refused), result
+    assert ("error certification-needs-nvcre spec.certification.categories" in result.out) is refused

@@ -115,7 +115,8 @@ def test_a_cluster_wide_certification_only_when_asked_and_its_selector_narrows_t
      ("spec.pools[1].name", "gpu-certification-gb200-xxx", "at most 25 characters")),
     (lambda spec: spec["pools"][1]["certification"].update(nodeSelector=H100),
      ("spec.pools[1].certification.nodeSelector", "would target no node")),
-    (lambda spec: spec["pools"][0]["certification"].update(categories=[], options={}, schedule=None, postChange=False),
+    (lambda spec: spec["pools"][0]["certification"].update(categories=[], thresholds={}, options={}, schedule=None,
+                                                           postChange=False),
      ("spec.pools[0].certification.categories", "at least one category")),
     (lambda spec: spec["pools"][0]["certification"]["thresholds"].update(busBandwidthGBps="value >>= 1"),
      ("spec.pools[0].certification.thresholds",)),
@@ -332,6 +333,11 @@ def test_every_training_pool_needs_thresholds(cli: Any, tmp_path: Path) -> None:
 
     def cluster_wide(spec: dict[str, Any]) -> None:
         drop(spec)
-        spec["certification"] = {"thresholds": {"busBandwidthGBps": "value >= 40"}}
+        spec["certification"] = {"categories": ["communication/nccl-all-reduce"],
+                                 "thresholds": {"busBandwidthGBps": "value >= 40"}}
 
     assert cli("policy", "check", str(variant(tmp_path, cluster_wide))).code == 0
+    token = variant(tmp_path, lambda spec: (drop(spec), spec["pools"][1]["certification"].update(
+        thresholds={"busBandwidthGBps": "value > 0"})))
+    result = cli("policy", "check", str(token))
+    assert result.code == 1 and "training pool gb200 certifies against no real floor" in result.out, result

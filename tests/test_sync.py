@@ -13,6 +13,7 @@ import yaml
 
 from aicr_gen.cli import main
 from tests.conftest import ROOT
+from tests.nvcre_elsewhere import certifying
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
 MANAGED = "clusters/h100-eks-ubuntu-inference-dynamo"
@@ -48,7 +49,7 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def spec(tmp_path: Path) -> Path:
     target = tmp_path / "spec.yaml"
-    target.write_text(EXAMPLE.read_text())
+    target.write_text(certifying(EXAMPLE.read_text(), tmp_path))
     return target
 
 

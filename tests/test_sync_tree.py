@@ -15,6 +15,7 @@ from aicr_gen.gitops.render_tree import render_tree
 from aicr_gen.gitops.spec import load_spec
 from tests.conftest import ROOT
 from tests.consumers import kustomize_build, validate_manifests, validate_objects
+from tests.nvcre_elsewhere import certifying
 from tests.test_validation_request import crd_schema
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
@@ -105,7 +106,7 @@ def test_sentinel_without_the_component_is_refused(tmp_path: Path) -> None:
 
 
 def test_argocd_and_flux_apply_the_cronjob_folders(tmp_path: Path) -> None:
-    data = yaml.safe_load(EXAMPLE.read_text())
+    data = yaml.safe_load(certifying(EXAMPLE.read_text(), tmp_path))
     data["spec"]["deployers"] = ["argocd", "flux", "helm"]
     data["spec"]["certification"].update(schedule="0 3 * * 0", postChange=True)
     path = tmp_path / "spec.yaml"
@@ -156,7 +157,7 @@ def test_catalog_layers_are_relative_to_the_spec_for_resolving_and_rendering(
 
 
 def _post_change_tree(tmp_path: Path, name: str, edit: Any) -> dict[str, bytes]:
-    data = yaml.safe_load(EXAMPLE.read_text())
+    data = yaml.safe_load(certifying(EXAMPLE.read_text(), tmp_path))
     data["spec"]["deployers"] = ["argocd", "flux"]
     data["spec"]["certification"].update(postChange=True, schedule="0 3 * * 0")
     edit(data["spec"])

@@ -18,6 +18,7 @@ from aicr_gen.cel.values import timestamp
 if TYPE_CHECKING:
     import datetime as _dt
 
+    from aicr_gen.cel.overloads import Overload
     from aicr_gen.cel.types import Type
 
 LIBRARIES = ("strings", "kubernetes")
@@ -36,13 +37,17 @@ class Environment:
     a compile error, where cel-go's checker stops; off, they fail when evaluated (cel-go without its checker).
     ``check`` also runs the type checker (:func:`type_check`) over ``declarations`` (a variable declared only
     in ``variables`` is ``dyn``); ``cross_type_numeric_comparisons`` lets it accept ``1 < 1.5`` (cel-go's
-    ``cel.CrossTypeNumericComparisons``; evaluation always orders numbers across types)."""
+    ``cel.CrossTypeNumericComparisons``; evaluation always orders numbers across types).
+
+    ``functions`` adds functions of the consumer's own (cel-go's ``cel.Function``): name -> (implementation,
+    the overloads the checker declares)."""
 
     def __init__(self, variables: Iterable[str] = (), *, libraries: Iterable[str] = ("strings",),
                  now: _dt.datetime | None = None, limits: Limits = DEFAULT_LIMITS, container: str = "",
                  macros: bool = True, ident_escape: bool = True,
                  declarations: Mapping[str, Type] | None = None, check: bool = False,
-                 references: bool = True, cross_type_numeric_comparisons: bool = False) -> None:
+                 references: bool = True, cross_type_numeric_comparisons: bool = False,
+                 functions: Mapping[str, tuple[Function, tuple[Overload, ...]]] | None = None) -> None:
         self.declarations = dict(declarations or {})
         self.variables = frozenset(variables) | frozenset(self.declarations)
         self.limits = limits
@@ -69,6 +74,8 @@ class Environment:
             span = instant - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
             fixed = timestamp(((span.days * 86_400 + span.seconds) * 10**6 + span.microseconds) * 1000)
             self.functions["now"] = fn(lambda: fixed, [0])
+        self.overloads = {name: overloads for name, (_impl, overloads) in (functions or {}).items()}
+        self.functions.update({name: impl for name, (impl, _overloads) in (functions or {}).items()})
 
     def parse(self, text: str) -> Expr:
         """The syntax tree of ``text`` (macros expanded); CelCompileError or CelLimitError."""
@@ -98,7 +105,8 @@ class Environment:
                 if self.check:
                     result_type = type_check(expr, self._typed_declarations(), libraries=self.libraries,
                                              container=self.container,
-                                             cross_type_numeric_comparisons=self.cross_type_numeric_comparisons)
+                                             cross_type_numeric_comparisons=self.cross_type_numeric_comparisons,
+                                             functions=self.overloads)
                 code = planner.plan(expr)
         except RecursionError:
             raise CelLimitError("the expression nests too deeply") from None
@@ -118,14 +126,15 @@ class Environment:
 
 
 def type_check(expr: Expr, declarations: Mapping[str, Type], *, libraries: Iterable[str] = (),
-               container: str = "", cross_type_numeric_comparisons: bool = False) -> Type:
+               container: str = "", cross_type_numeric_comparisons: bool = False,
+               functions: Mapping[str, tuple[Overload, ...]] | None = None) -> Type:
     """The type cel-go's checker (``aicr_gen.cel.checker``) deduces for ``expr`` over these variable types,
     libraries and container; CelCompileError with the message cel-go lists first where it refuses it."""
     from aicr_gen.cel.checker import CheckError, check
 
     try:
         checked = check(expr, variables=declarations, libraries=frozenset(libraries), container=container,
-                        cross_type_numeric_comparisons=cross_type_numeric_comparisons)
+                        cross_type_numeric_comparisons=cross_type_numeric_comparisons, functions=functions)
     except CheckError as err:
         raise CelCompileError(err.message) from None
     return checked.result_type

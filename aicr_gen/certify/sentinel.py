@@ -270,7 +270,7 @@ def parse_rules(doc: Document) -> list[dict[str, Any]]:
                                 "land in NVSentinel's fault-quarantine ConfigMap, at most 1 MiB); merge some")
     _check_unique_names(doc, sets, base)
     for index, rule_set in enumerate(sets):
-        _check_cel(doc, rule_set["match"], (*base, index, "match"))
+        _check_cel(doc, rule_set["match"], (*base, index, "match"), lint=rule_set.get("enabled", True) is not False)
     return [_complete(rule_set) for rule_set in sets]
 
 
@@ -305,10 +305,14 @@ def _check_unique_names(doc: Document, sets: Sequence[Any], base: Path) -> None:
         seen[name] = index
 
 
-def _check_cel(doc: Document, match: Mapping[str, Any], path: Path) -> None:
-    """Compile every rule as fault-quarantine does when it starts (its parser, limits and type checker)."""
+def _check_cel(doc: Document, match: Mapping[str, Any], path: Path, *, lint: bool = False) -> None:
+    """Compile every rule as fault-quarantine does when it starts (its parser, limits and type checker). With
+    ``lint`` (a user's rule set that is enabled), a rule that can never do what it says is refused too, at its
+    line (``sentinel_rules.lint_rule``: it reads a field a HealthEvent or a cached Node does not have, compares
+    a field with a value of another type, ...): fault-quarantine starts with it, and it never acts."""
     from aicr_gen.cel import CelCompileError, CelLimitError, Environment
     from aicr_gen.cel.environments import nvsentinel_rule
+    from aicr_gen.certify.sentinel_rules.lints import lint_rule
 
     environments: dict[str, Environment] = {}
     for group in ("all", "any"):
@@ -317,10 +321,14 @@ def _check_cel(doc: Document, match: Mapping[str, Any], path: Path) -> None:
             variable = "node" if rule.get("kind") == "Node" else "event"
             environment = environments.setdefault(variable, nvsentinel_rule(variable))
             try:
-                environment.compile(rule["expression"])
+                program = environment.compile(rule["expression"])
             except (CelCompileError, CelLimitError) as err:
                 raise InvalidInputError(f"{_where(doc, where)}: invalid CEL: {err}; fault-quarantine would not "
                                         "start with it, fix the expression") from None
+            problems = lint_rule(rule.get("kind", "HealthEvent"), program) if lint else []
+            if problems:
+                raise InvalidInputError(f"{_where(doc, where)}: {problems[0]}; fix the expression, or disable the "
+                                        "rule set (enabled: false)")
 
 
 # ------------------------------------------------------------------------------ emitted values

@@ -9,7 +9,8 @@ and ``value > 'a'`` are refused before they reach a cluster.
 
 Bounded as every CEL program is (cel-go's length and nesting limits, a step budget, a deadline and a result
 size per evaluation, RE2 for ``matches``). Each expression is also tried on a few values when compiled: one that
-fails to evaluate for all of them could never pass, and is refused.
+fails to evaluate for all of them could never pass, and is refused. ``real`` tells a floor that can fail a degraded
+run from one every run clears (``value > 0``); policies call it as ``realThreshold(key, expression)``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ REGISTRY: dict[str, str] = {
 """NVCRE's threshold key registry, in its order, with each key's unit and source."""
 
 THRESHOLD_KEYS = tuple(REGISTRY)
+DEGRADED: dict[str, float] = {
+    "busBandwidthGBps": 1.0,
+    "algBandwidthGBps": 1.0,
+    "goodputRatio": 0.5,
+    "avgTFLOPsPerGPU": 1.0,
+}
+"""The measurement a real floor of each performance key rejects (``real``). 1 GB/s is below what NCCL's socket
+transport moves over one 10 GbE link (1.25 GB/s line rate), 40 times under the lowest NCCL floor AICR's catalog
+ships (nccl-all-reduce-bw-net >= 40 GB/s, GB200 on EKS) and 150 times under NVSentinel's lowest NVCRE test floor
+(nccl-loopback, 150 GB/s); NVCRE's measured busBandwidthGBps is the largest bus bandwidth over message sizes.
+A goodput ratio of 0.5 is half the step time lost (NVCRE's docs show ``value >= 0.9``); 1 TFLOPS per GPU is two
+orders of magnitude under the dense rate of any GPU the catalogs name. So the bar refuses only thresholds that pass
+every run, never a floor measured on real hardware (design/facts-nvsentinel-nvcre.md, sections 2.3 and 3)."""
 COMPILE_SECONDS = 2.0
 EVALUATE_SECONDS = 1.0
 PROBES = (0.0, 0.5, 1.0, 1e9)
@@ -119,6 +133,22 @@ def evaluate(compiled: Mapping[str, Any], measurements: Mapping[str, float]) -> 
                        f"value={measured:.6f}: {outcome}")
         results.append(ThresholdResult(key, expression, measured, outcome is True, message))
     return results
+
+
+def real(key: str, expression: str) -> bool:
+    """Whether the threshold ``key: expression`` is a real floor: one that fails a run NVCRE would otherwise
+    pass. NVCRE fails a certification without a measurement by itself (it waits ``measurementTimeout``, then
+    fails), and a run that measured anything measured more than 0, so ``value > 0`` (or ``>= 0``, ``true``) can
+    never fail one: it is no threshold. A real one rejects ``DEGRADED[key]``, a value a working but degraded
+    fabric still reaches; keys without one (``avgStepTimeSec``, an upper bound; ``c2cVerified``, a correctness
+    bit) set no performance floor. An expression NVCRE would not compile is an ``InvalidInputError``."""
+    degraded = DEGRADED.get(key)
+    if degraded is None:
+        return False
+    checked = _checked(expression)
+    if isinstance(checked, tuple):
+        raise InvalidInputError(f"{key}={_q(shorten(expression, 80))}: {checked[0]}")
+    return _run(checked, degraded, EVALUATE_SECONDS) is False
 
 
 def run_with_deadline(function: Callable[[], _T], seconds: float) -> _T:

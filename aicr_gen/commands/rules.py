@@ -1,6 +1,7 @@
 """``aicr-gen rules test``: which NVSentinel rule sets match each HealthEvent, and what fault-quarantine
-would do, offline. With ``--expect`` it is a regression test: exit 1 on a difference, 2 on a rule that
-does not compile."""
+would do, offline. Exit 1 when a rule of an enabled rule set fails on every event (or node) it is evaluated on
+(it never matches: dead configuration, named at its file and line; ``enabled: false`` on its rule set says so
+explicitly), or, with ``--expect`` (a regression test), on a difference; 2 on a rule that does not compile."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def _run(args: argparse.Namespace) -> int:
     events, event_warnings = rules.load_events(args.events)
     nodes = rules.load_nodes(args.nodes)
     expected = rules.load_expectations(args.expect) if args.expect else None
-    outcomes, run_warnings = rules.evaluate(config, events, nodes, nodes_given=args.nodes is not None)
+    outcomes, run_warnings, dead = rules.evaluate(config, events, nodes, nodes_given=args.nodes is not None)
     for warning in (*config.warnings, *event_warnings, *run_warnings):
         sys.stderr.write(f"aicr-gen: warning: {warning}\n")
     if args.format == "json":
@@ -45,12 +46,18 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(config, outcomes))
     sys.stdout.flush()
+    found = [f"{len(dead)} rule(s) never match: they fail on every event or node they are evaluated on; fix "
+             "them (see the fields a HealthEvent and a Node have) or disable their rule set (enabled: false)"
+             ":\n  " + "\n  ".join(dead)] if dead else []
     if expected is not None:
         diffs = rules.compare(outcomes, expected)
         if diffs:
-            raise FindingsError(f"{len(diffs)} of {len(expected)} expected event(s) differ from {args.expect}:\n  "
-                                + "\n  ".join(diffs))
-        sys.stderr.write(f"aicr-gen: {len(expected)} expected event(s) match {args.expect}\n")
+            found.append(f"{len(diffs)} of {len(expected)} expected event(s) differ from {args.expect}:\n  "
+                         + "\n  ".join(diffs))
+        else:
+            sys.stderr.write(f"aicr-gen: {len(expected)} expected event(s) match {args.expect}\n")
+    if found:
+        raise FindingsError("\n".join(found))
     return OK
 
 

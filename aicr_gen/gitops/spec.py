@@ -434,6 +434,10 @@ def check_certification(doc: Document, cert: Certification, base: Path = ("spec"
     if (cert.schedule is not None or cert.postChange) and not cert.categories:
         raise _fail(doc, (*base, "categories"), "a schedule or postChange certifies with categories; list at least "
                                                 "one, e.g. communication/nccl-all-reduce")
+    if cert.thresholds and not cert.categories:  # no category, no Certification: render_tree drops them
+        raise _fail(doc, (*base, "thresholds"), "thresholds apply to the certification's categories, and it lists "
+                                                "none, so nothing uses them; list the categories they are for (e.g. "
+                                                "communication/nccl-all-reduce) or drop the field")
 
 
 def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
@@ -569,6 +573,11 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
         scheduling_of(spec.scheduling, lambda *path: doc.where(("spec", "scheduling", *path)))
     if spec.certification is not None:
         check_certification(doc, spec.certification)
+        if spec.certification.nodeSelector and not spec.certification.categories and \
+                not any(pool.certification for pool in spec.pools):  # no Certification targets it
+            raise _fail(doc, ("spec", "certification", "nodeSelector"), "selects the nodes the certification's "
+                        "categories run on, and no category is listed (nor does a pool certify, whose target it "
+                        "narrows), so nothing uses it; list the categories or drop the field")
     if spec.sentinel is not None:
         _check_sentinel(doc, spec.sentinel)
         if spec.sentinel.ruleSetPools and not spec.pools:

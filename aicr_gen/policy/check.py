@@ -14,11 +14,14 @@ A policy file is one YAML document::
       path: "recipe.componentRefs[{name}].version"
       message: "{name} has no version"
 
-Variables: ``recipe`` (the resolved RecipeResult), ``spec`` (the whole ClusterSpec document), for the
-``component`` target ``component`` (one componentRef) and for the ``pool`` target ``pool`` (one of
-spec.pools, so a policy can hold per GPU node pool: e.g. every training pool has thresholds). ``{field}`` in
-``path`` and ``message`` is a scalar field of the component or pool (``{index}`` the pool's position) and
-``{cluster}`` the spec's metadata.name.
+Variables: ``recipe`` (the resolved RecipeResult), ``spec`` (the whole ClusterSpec document), ``deployed``
+(the names of the components the cluster deploys: enabled in the recipe and not switched off with
+``NAME:enabled=false`` in spec.overrides.set), for the ``component`` target ``component`` (one componentRef)
+and for the ``pool`` target ``pool`` (one of spec.pools, so a policy can hold per GPU node pool: e.g. every
+training pool has thresholds). Besides CEL's functions and ext.Strings, ``realThreshold(key, expression)`` says
+whether an NVCRE threshold is a real floor (``certify.thresholds.real``). ``{field}`` in
+``path`` and ``message`` is a field of the component or pool (``{index}`` the pool's position; one it does not
+have reads ``(none)``) and ``{cluster}`` the spec's metadata.name.
 
 Folders are read in order (the shipped ``policies/`` first); ``*.yaml``/``*.yml`` files sorted by name; a
 policy whose name was seen in an earlier folder replaces it. A rule that fails at run time (a missing
@@ -44,10 +47,10 @@ if TYPE_CHECKING:
 
 Target = Literal["recipe", "spec", "component", "pool"]
 _VARIABLES: dict[str, tuple[str, ...]] = {
-    "recipe": ("recipe", "spec"),
-    "spec": ("recipe", "spec"),
-    "component": ("component", "recipe", "spec"),
-    "pool": ("pool", "recipe", "spec"),
+    "recipe": ("recipe", "spec", "deployed"),
+    "spec": ("recipe", "spec", "deployed"),
+    "component": ("component", "recipe", "spec", "deployed"),
+    "pool": ("pool", "recipe", "spec", "deployed"),
 }
 _DEFAULT_PATH = {"recipe": "recipe", "spec": "spec", "component": "recipe.componentRefs[{name}]",
                  "pool": "spec.pools.{index}"}
@@ -157,10 +160,18 @@ def load_policies(folders: list[Path], files: list[Path] | None = None) -> list[
 
 
 def _fill(template: str, fields: dict[str, Any]) -> str:
+    """``template`` with each ``{field}`` replaced: a scalar as written, a field the component or pool does not
+    have (or null) as ``(none)``, a map or list as compact JSON, so no message shows a placeholder."""
+    import json
+
+    from aicr_gen.yamlio import shorten
+
     def one(found: re.Match[str]) -> str:
         value = fields.get(found.group(1))
-        if value is None or isinstance(value, (dict, list)):
-            return found.group(0)
+        if value is None:
+            return "(none)"
+        if isinstance(value, (dict, list)):
+            return shorten(json.dumps(value, sort_keys=True, separators=(",", ":")), 80)
         return str(value).lower() if isinstance(value, bool) else str(value)
 
     return _PLACEHOLDER.sub(one, template)
@@ -191,15 +202,26 @@ def _check(policy: Policy, activation: dict[str, Any], fields: dict[str, Any]) -
     return Finding(policy.name, policy.severity, _fill(policy.path, fields), message)
 
 
+def deployed(recipe: dict[str, Any], spec: dict[str, Any]) -> list[str]:
+    """The components the cluster deploys: enabled in ``recipe`` (``resolve.refs.is_enabled``) and not switched
+    off by ``NAME:enabled=false`` in the spec's overrides.set."""
+    from aicr_gen.resolve.refs import is_enabled
+
+    switched = set(((spec.get("spec") or {}).get("overrides") or {}).get("set") or [])
+    return [str(ref.get("name")) for ref in recipe.get("componentRefs") or []
+            if is_enabled(ref) and f"{ref.get('name')}:enabled=false" not in switched]
+
+
 def evaluate(policies: list[Policy], recipe: dict[str, Any], spec: dict[str, Any]) -> list[Finding]:
     """Every finding of ``policies`` over the resolved ``recipe`` and the ClusterSpec document ``spec``,
     sorted by policy, path and message."""
     recipe_cel = to_cel(recipe)
     spec_cel = to_cel(spec)
+    deployed_cel = to_cel(deployed(recipe, spec))
     cluster = str((spec.get("metadata") or {}).get("name", ""))
     findings: list[Finding] = []
     for policy in policies:
-        base = {"recipe": recipe_cel, "spec": spec_cel}
+        base = {"recipe": recipe_cel, "spec": spec_cel, "deployed": deployed_cel}
         if policy.target == "pool":
             for index, pool in enumerate((spec.get("spec") or {}).get("pools") or []):
                 found = _check(policy, {**base, "pool": to_cel(pool)}, {**pool, "index": index, "cluster": cluster})

@@ -22,11 +22,13 @@ from aicr_gen.errors import InvalidInputError
 
 
 class _Problems:
-    """Evaluation errors and non-boolean results per rule, counted, with the first event that hit them."""
+    """Evaluation errors and non-boolean results per rule, counted, with the first event that hit them, and the
+    rules that gave a boolean at least once."""
 
     def __init__(self) -> None:
         self.by_rule: dict[str, list[Any]] = {}
         self.count = 0
+        self.worked: set[str] = set()
 
     def add(self, where: str, subject: str, message: str, unit: str) -> None:
         entry = self.by_rule.setdefault(where, [0, subject, message, unit])
@@ -36,7 +38,13 @@ class _Problems:
     def warnings(self) -> list[str]:
         return [f"{where}: failed on {count} {unit}(s), so it did not match there (fault-quarantine logs 'Rule "
                 f"evaluation failed'); first: {subject}: {message}"
-                for where, (count, subject, message, unit) in self.by_rule.items()]
+                for where, (count, subject, message, unit) in self.by_rule.items() if where in self.worked]
+
+    def dead(self) -> list[str]:
+        """The rules that failed on every event (or node) they were evaluated on: they never match."""
+        return [f"{where}: failed on every {unit} it was evaluated on ({count}), so it never matches "
+                f"(fault-quarantine logs 'Rule evaluation failed'); first: {subject}: {message}"
+                for where, (count, subject, message, unit) in self.by_rule.items() if where not in self.worked]
 
 
 class Evaluator:
@@ -81,6 +89,7 @@ class Evaluator:
             subject, unit = (event.name, "event") if rule.kind == HEALTH_EVENT else (f"node {event.node_name}", "node")
             self.problems.add(rule.where, subject, outcome, unit)
             return False
+        self.problems.worked.add(rule.where)
         return outcome
 
     @staticmethod
@@ -253,8 +262,9 @@ def _actions(matched: Sequence[str], by_name: Mapping[str, _Actions]) -> tuple[b
 
 
 def evaluate(config: RuleConfig, events: Sequence[Event], nodes: Mapping[str, dict[str, Any]], *,
-             nodes_given: bool) -> tuple[list[Outcome], list[str]]:
-    """Outcomes in event order, and warnings about rules that failed and nodes that were missing."""
+             nodes_given: bool) -> tuple[list[Outcome], list[str], list[str]]:
+    """Outcomes in event order, warnings about rules that failed on some events and nodes that were missing,
+    and the rules that failed on every event they were evaluated on (``_Problems.dead``)."""
     evaluator = Evaluator(config, nodes, nodes_given=nodes_given)
     outcomes = [evaluator.evaluate(event) for event in events]
-    return outcomes, evaluator.warnings()
+    return outcomes, evaluator.warnings(), evaluator.problems.dead()
