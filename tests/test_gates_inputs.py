@@ -21,13 +21,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_precommit import GIT_ENV, ROOT, _git, hook_repo, pre_commit_home  # noqa: F401
+from tests import test_precommit
+from tests.test_precommit import GIT_ENV, ROOT, _git
+
+hook_repo = test_precommit.hook_repo  # the session's hook repository and hook environment, shared
+pre_commit_home = test_precommit.pre_commit_home
 
 REPO_URL = "https://github.com/example/gitops.git"
 SYNC_HOOK = "aicr-gen-sync-check"
 PLAN_WORKFLOW = ROOT / "examples" / "github" / "plan.yml"
 HOOKS = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
 FIX = "run 'aicr-gen sync"
+NO_CACHE = {"AICR_GEN_CACHE_DIR": "off"}
+"""For what a module's fixture runs: conftest's per-session cache is set per test, after it."""
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
 
@@ -134,7 +140,7 @@ def _synced(repo: Path, hook_repo: Path, home: Path) -> Path:
     _git(repo, "commit", "-q", "-m", "inputs")
     python = _install(repo, hook_repo, home)
     subprocess.run([str(python), "-m", "aicr_gen", "sync", "clusters/*.yaml", "--repo", "."], cwd=repo, check=True,
-                   capture_output=True, env={**os.environ, **GIT_ENV})
+                   capture_output=True, env={**os.environ, **GIT_ENV, **NO_CACHE})
     return repo
 
 
@@ -162,7 +168,9 @@ def gitops_layout(tmp_path_factory: pytest.TempPathFactory, hook_repo: Path, pre
     repo = tmp_path_factory.mktemp("gitops-layout")
     _write(repo, {"clusters/site-a.yaml": MIRRORED_SPEC, "clusters/site-a-rules.yaml": RULES})
     spec = repo / "clusters" / "site-a.yaml"
-    _cluster, mirror, want = wanted(str(spec))
+    with pytest.MonkeyPatch.context() as patch:  # a module's fixture runs before conftest's isolated cache
+        patch.setenv(*next(iter(NO_CACHE.items())))
+        _cluster, mirror, want = wanted(str(spec))
     assert want.charts
     digest = "sha256:" + "1" * 64  # what `mirror lock` reads from the site registry
     text = lock.dump_lock(lock.build(mirror, dict.fromkeys(want.charts, digest), dict.fromkeys(want.images, digest)))
@@ -318,7 +326,8 @@ INPUTS = {
                          "overlays/eks.yaml", "registry.yaml"],
     "a mirror lock": ["clusters/site-a.lock.yaml", "site-a.lock.yml"],
 }
-UNRELATED = ["README.md", "scripts/deploy.sh", "docs/runbook.yaml", "src/app.py", ".github/CODEOWNERS"]
+UNRELATED = ["README.md", "scripts/deploy.sh", "docs/runbook.yaml", "src/app.py", ".github/CODEOWNERS",
+             ".github/workflows/aicr-gen-fleet-drift.yml"]  # where examples/github/fleet-drift.yml goes
 
 
 def _github_glob(pattern: str) -> re.Pattern[str]:
