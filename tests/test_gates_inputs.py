@@ -383,3 +383,39 @@ def test_the_spec_hook_lints_specs_and_fleets_not_the_files_beside_them() -> Non
 
 def test_the_workflow_runs_on_its_own_edits() -> None:
     assert any(glob.match(".github/workflows/aicr-gen-plan.yml") for glob in _workflow_paths(PLAN_WORKFLOW))
+
+
+# ------------------------------------------------------------------- the same messages without the hook
+
+
+def _check(repo: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "aicr_gen", "sync", "--check", "--repo", ".", *extra,
+                           "clusters/*.yaml"], cwd=repo, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_a_fleet_bump_committed_without_the_hook_is_named_against_head(fleet_layout: Path, tmp_path: Path) -> None:
+    """What the action runs on a pull request: ``sync --check`` against the commit checked out."""
+    repo = tmp_path / "repo"
+    shutil.copytree(fleet_layout, repo, symlinks=True)
+    _replace("fleet.yaml", "gpu-operator: v26.3.3", "gpu-operator: v26.4.0")(repo)
+    _git(repo, "commit", "-q", "--no-verify", "-am", "Update gpu-operator chart to v26.4.0")
+    proc = _check(repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for name in ("a", "b"):
+        assert (f"clusters/{name} is not up to date with clusters/{name}.yaml in HEAD: stale because fleet.yaml "
+                "changed (spec.extends)") in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
+def test_a_new_spec_never_synced_says_so(fleet_layout: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(fleet_layout, repo, symlinks=True)
+    _write(repo, {"clusters/c.yaml": FLEET_SPEC.format(name="c", criteria=CRITERIA.replace("eks", "gke")
+                                                      .replace("ubuntu", "cos"))})
+    _git(repo, "add", "-A")
+    proc = _check(repo, "--staged")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert ("clusters/c is not up to date with clusters/c.yaml in the index: stale because it has no inputs record "
+            "of this spec (.aicr-gen/inputs/): sync never committed it from this spec; run 'aicr-gen sync "
+            "clusters/c.yaml --repo ") in proc.stderr, proc.stderr
+    assert "missing clusters/c/recipe.yaml" in proc.stderr and "stale: clusters/c\n" in proc.stderr + "\n"
