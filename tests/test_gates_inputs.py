@@ -210,13 +210,24 @@ def _stale_because(out: str, tree: str, spec: str, because: str) -> None:
     assert re.search(rf"Failed\n- hook id: {SYNC_HOOK}", out), out
 
 
-def test_renovate_fleet_bump_alone_fails_naming_the_fleet(fleet_layout: Path, pre_commit_home: Path,
-                                                          tmp_path: Path) -> None:
-    _repo, out, code = _commit(fleet_layout, tmp_path, pre_commit_home,
-                               _replace("fleet.yaml", "gpu-operator: v26.3.3", "gpu-operator: v26.4.0"))
+SHARED_INPUTS = {  # an input both clusters of the fleet layout read, edited alone: (file, old, new), why stale
+    "Renovate's fleet bump": (("fleet.yaml", "gpu-operator: v26.3.3", "gpu-operator: v26.4.0"),
+                              "fleet.yaml changed (spec.extends)"),
+    "a rules file": (("sentinel-rules.yaml", "XID 79 ruleset", "XID 79 and 48 ruleset"),
+                     "sentinel-rules.yaml changed (spec.sentinel.rules)"),
+    "a catalog folder": (("catalog/registry.yaml", 'defaultVersion: "v1.21.1"', 'defaultVersion: "v1.21.2"'),
+                         "catalog changed (spec.catalogs)"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SHARED_INPUTS))
+def test_a_shared_input_edited_alone_fails_naming_it_for_each_cluster(kind: str, fleet_layout: Path,
+                                                                     pre_commit_home: Path, tmp_path: Path) -> None:
+    edit, because = SHARED_INPUTS[kind]
+    _repo, out, code = _commit(fleet_layout, tmp_path, pre_commit_home, _replace(*edit))
     assert code == 1, out
     for name in ("a", "b"):
-        _stale_because(out, f"clusters/{name}", f"clusters/{name}.yaml", "fleet.yaml changed (spec.extends)")
+        _stale_because(out, f"clusters/{name}", f"clusters/{name}.yaml", because)
     assert "0 of 2 tree(s) up to date with the index; stale: clusters/a, clusters/b" in out
 
 
@@ -229,27 +240,6 @@ def test_a_cluster_spec_edit_names_that_spec_only(fleet_layout: Path, pre_commit
     _stale_because(out, "clusters/b", "clusters/b.yaml", "clusters/b.yaml changed")
     assert "clusters/a is not up to date" not in out
     assert "1 of 2 tree(s) up to date with the index; stale: clusters/b" in out
-
-
-def test_a_rules_file_edit_fails_naming_the_rules_file(fleet_layout: Path, pre_commit_home: Path,
-                                                       tmp_path: Path) -> None:
-    _repo, out, code = _commit(fleet_layout, tmp_path, pre_commit_home,
-                               _replace("sentinel-rules.yaml", "XID 79 ruleset", "XID 79 and 48 ruleset"))
-    assert code == 1, out
-    for name in ("a", "b"):
-        _stale_because(out, f"clusters/{name}", f"clusters/{name}.yaml",
-                       "sentinel-rules.yaml changed (spec.sentinel.rules)")
-
-
-def test_a_catalog_edit_fails_naming_the_catalog_folder(fleet_layout: Path, pre_commit_home: Path,
-                                                        tmp_path: Path) -> None:
-    _repo, out, code = _commit(fleet_layout, tmp_path, pre_commit_home,
-                               _replace("catalog/registry.yaml", 'defaultVersion: "v1.21.1"',
-                                        'defaultVersion: "v1.21.2"'))
-    assert code == 1, out
-    for name in ("a", "b"):
-        _stale_because(out, f"clusters/{name}", f"clusters/{name}.yaml", "catalog changed (spec.catalogs)")
-    assert "cert-manager" in out
 
 
 def test_a_policy_edit_that_refuses_the_specs_fails_naming_the_policy(fleet_layout: Path, pre_commit_home: Path,

@@ -91,6 +91,9 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
                                   **{item.path: (fingerprint.name_of(Path(spec), root), item.objects)
                                      for spec, item in rendered.items()}},
                       every_record, index=staged)
+    current = {spec: digests.inputs(surveyed[spec].places) if spec in surveyed else now[spec] for spec in candidates}
+    moved = {spec: item for spec, item in candidates.items() if item.policies != current[spec].policies}
+    refused = _refused(moved, current, workers_for(len(moved), jobs))
     problems: list[str] = []
     stale_paths: list[str] = []
     for spec in specs:
@@ -102,11 +105,8 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
             problems.append(f"{path} is not up to date with {spec} in {against}: stale because {why}; "
                             f"run 'aicr-gen sync {spec} --repo {repo.working_tree_dir}':")
             problems += [f"  {line}" for line in stale]
-        elif len(specs) == 1:
+        elif len(specs) == 1 and not refused:
             sys.stdout.write(f"aicr-gen: {path} is up to date with {spec} in {against}\n")
-    moved = {spec: item for spec, item in candidates.items() if item.policies != (
-        digests.inputs(surveyed[spec].places) if spec in surveyed else now[spec]).policies}
-    refused = _refused(moved, digests, root, workers_for(len(moved), jobs))
     for lines in refused.values():
         problems += lines
     count = f"{len(specs) - len(stale_paths)} of {len(specs)} tree(s) up to date with {against}"
@@ -140,7 +140,7 @@ def _changed(name: str, old: str | None, new: str | None, field: str | None) -> 
     return f"{name} changed ({field})" if field else f"{name} changed"
 
 
-def _refused(moved: Mapping[str, record.Record], digests: fingerprint.Digests, root: Path,
+def _refused(moved: Mapping[str, record.Record], current: Mapping[str, fingerprint.Inputs],
              workers: int) -> dict[str, list[str]]:
     """Spec -> its message lines, for the specs a changed policy now refuses (``sync`` would commit nothing for
     them): the policies that changed, then its errors at their files and lines."""
@@ -148,10 +148,9 @@ def _refused(moved: Mapping[str, record.Record], digests: fingerprint.Digests, r
     out: dict[str, list[str]] = {}
     for spec, errors in zip(names, run_all(refusals, names, workers, str), strict=True):
         if errors:
-            item = moved[spec]
-            now = digests.inputs(item.places(root)).policies
+            was, now = moved[spec].policies, current[spec].policies
             policies = ", ".join(f"{name} ({'spec.policies' if name != fingerprint.SHIPPED_POLICIES else 'shipped'})"
-                                 for name in sorted({*item.policies, *now}) if item.policies.get(name) != now.get(name))
+                                 for name in sorted({*was, *now}) if was.get(name) != now.get(name))
             out[spec] = [f"{spec}: refused by its policies since {policies} changed; fix the spec or the policy "
                          "(see 'aicr-gen policy check'):", *(f"  {error}" for error in errors)]
     return out
