@@ -409,3 +409,20 @@ def test_a_new_spec_never_synced_says_so(fleet_layout: Path, tmp_path: Path) -> 
             "of this spec (.aicr-gen/inputs/): sync never committed it from this spec; run 'aicr-gen sync "
             "clusters/c.yaml --repo ") in proc.stderr, proc.stderr
     assert "missing clusters/c/recipe.yaml" in proc.stderr and "stale: clusters/c\n" in proc.stderr + "\n"
+
+
+def test_spec_patterns_skip_the_inputs_beside_the_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``clusters/*.yaml`` (the hook's, the action's and the README's default) among a fleet, a mirror lock, a
+    policy and a rules file: aicr-gen's patterns and the action's Find ClusterSpecs step both give the spec only;
+    a file named outright is kept (and refused if it is no spec)."""
+    from aicr_gen.gitops.specs import expand
+    from tests.test_github import _spec_files
+
+    _write(tmp_path, {"clusters/a.yaml": FLEET_SPEC.format(name="a", criteria=CRITERIA),
+                      "clusters/fleet.yaml": FLEET, "clusters/a.lock.yaml": "apiVersion: aicr-gen.dev/v1alpha1\n"
+                      "kind: MirrorLock\n", "clusters/a-rules.yaml": RULES, "clusters/policy.yaml": POLICY})
+    monkeypatch.chdir(tmp_path)
+    assert expand(["clusters/*.yaml"]) == ["clusters/a.yaml"]
+    assert expand(["clusters/a.lock.yaml"]) == ["clusters/a.lock.yaml"]
+    assert _spec_files(tmp_path, "clusters/*.yaml", tmp_path).splitlines() == ["clusters/a.yaml"]
+    assert _spec_files(tmp_path, "clusters/a-rules.yaml", tmp_path).splitlines() == ["clusters/a-rules.yaml"]
