@@ -10,7 +10,8 @@ loaded, rendered (in worker processes when many) and compared file by file, whic
 gives; the record is not part of the comparison, so an input that changes no file (an edited policy, a catalog
 file nothing reads) never makes a tree stale. A stale tree's message says why (``cause``): each input whose digest
 differs from the record's, with the spec field that reads it (``fleet.yaml changed (spec.extends)``), aicr-gen
-itself, or a hand edit of the tree; Renovate bumping a fleet file alone is named as such.
+itself, or a hand edit of the tree (a Renovate bump of a fleet file alone: ``fleet.yaml changed (spec.extends)``
+on every cluster that extends it).
 
 A policy is not part of the tree, but ``sync`` refuses a spec its policies reject: a spec whose record lists
 other policy digests than the policies now have (an edited ``spec.policies`` file, another aicr-gen's shipped
