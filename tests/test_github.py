@@ -363,7 +363,8 @@ def test_example_workflow_syncs_renovate_branches_then_comments_the_plan() -> No
     assert plan["permissions"] == {"contents": "read", "pull-requests": "write"}
     action = next(step for step in plan["steps"] if step.get("uses", "").split("@")[0].endswith("/aicr-gen"))
     assert action["with"] == {"specs": "clusters/*.yaml", "token": "${{ github.token }}"}
-    assert workflow[True]["pull_request"]["paths"] == ["clusters/**", "policies/**"]  # PyYAML: `on` is True
+    paths = workflow[True]["pull_request"]["paths"]  # PyYAML: `on` is True; every input kind: test_gates_inputs
+    assert "**/clusters/**" in paths and "**/fleet*.yaml" in paths and "**/policies/**" in paths
 
 
 def _recursive(patterns: list[str], text: str) -> list[str]:

@@ -41,7 +41,12 @@ def _git(cwd: Path, *args: str) -> None:
 
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = tmp_path_factory.mktemp("hookrepo")
+    """The hook repository, made once per session at a fixed place: every test file that imports this fixture
+    shares it, and so shares one hook environment in ``pre_commit_home``."""
+    repo = tmp_path_factory.getbasetemp() / "hookrepo"
+    if (repo / ".git").is_dir():
+        return repo
+    repo.mkdir()
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in HOOK_FILES:
         source = ROOT / name
@@ -57,7 +62,9 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pre-commit-home")
+    home = tmp_path_factory.getbasetemp() / "pre-commit-home"
+    home.mkdir(exist_ok=True)
+    return home
 
 
 def _aicr_gen(*args: str, cwd: Path) -> None:

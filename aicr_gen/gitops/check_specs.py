@@ -8,13 +8,21 @@ A spec is answered without loading or rendering it when the inputs record of its
 every input it lists read as recorded, and the folder holds the recorded files (``record``). The others are
 loaded, rendered (in worker processes when many) and compared file by file, which gives every message a render
 gives; the record is not part of the comparison, so an input that changes no file (an edited policy, a catalog
-file nothing reads) never makes a tree stale.
+file nothing reads) never makes a tree stale. A stale tree's message says why (``cause``): each input whose digest
+differs from the record's, with the spec field that reads it (``fleet.yaml changed (spec.extends)``), aicr-gen
+itself, or a hand edit of the tree (a Renovate bump of a fleet file alone: ``fleet.yaml changed (spec.extends)``
+on every cluster that extends it).
+
+A policy is not part of the tree, but ``sync`` refuses a spec its policies reject: a spec whose record lists
+other policy digests than the policies now have (an edited ``spec.policies`` file, another aicr-gen's shipped
+policies) has its policies evaluated again, and one they now refuse is exit 1 naming the policies that changed
+and each error at its file and line.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -65,12 +73,12 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
     every_record = all_records(repo, rev, index=staged)
     by_spec = _by_spec(every_record)
     digests = fingerprint.Digests()
-    candidates = {spec: _candidate(by_spec.get(fingerprint.name_of(Path(spec), root), []), path_option)
-                  for spec in specs if spec != "-"}
-    listed = folder_files(repo, rev, sorted({item.path for item in candidates.values() if item is not None}),
-                          index=staged)
-    fresh = {spec: item for spec, item in candidates.items() if item is not None
-             and item.fresh(digests.inputs(item.places(root)), listed[item.path], policies=False)}
+    candidates = {spec: item for spec in specs if spec != "-" and (item := _candidate(
+        by_spec.get(fingerprint.name_of(Path(spec), root), []), path_option)) is not None}
+    listed = folder_files(repo, rev, sorted({item.path for item in candidates.values()}), index=staged)
+    now = {spec: digests.inputs(item.places(root)) for spec, item in candidates.items()}
+    fresh = {spec: item for spec, item in candidates.items()
+             if item.fresh(now[spec], listed[item.path], policies=False)}
     rest = [spec for spec in specs if spec not in fresh]
     workers = workers_for(len(rest), jobs)
     surveys = run_all(partial(survey, path_option=path_option, root=str(root)), rest, workers, str)
@@ -84,6 +92,9 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
                                   **{item.path: (fingerprint.name_of(Path(spec), root), item.objects)
                                      for spec, item in rendered.items()}},
                       every_record, index=staged)
+    current = {spec: digests.inputs(surveyed[spec].places) if spec in surveyed else now[spec] for spec in candidates}
+    moved = {spec: item for spec, item in candidates.items() if item.policies != current[spec].policies}
+    refused = _refused(moved, current, workers_for(len(moved), jobs))
     problems: list[str] = []
     stale_paths: list[str] = []
     for spec in specs:
@@ -91,16 +102,74 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
         stale = [] if spec in fresh else rendered[spec].stale
         if stale:
             stale_paths.append(path)
-            problems.append(f"{path} is not up to date with {spec} in {against} "
-                            f"(run 'aicr-gen sync {spec} --repo {repo.working_tree_dir}'):")
+            why = cause(candidates.get(spec), digests.inputs(surveyed[spec].places), surveyed[spec].fields)
+            problems.append(f"{path} is not up to date with {spec} in {against}: stale because {why}; "
+                            f"run 'aicr-gen sync {spec} --repo {repo.working_tree_dir}':")
             problems += [f"  {line}" for line in stale]
-        elif len(specs) == 1:
+        elif len(specs) == 1 and not refused:
             sys.stdout.write(f"aicr-gen: {path} is up to date with {spec} in {against}\n")
+    for lines in refused.values():
+        problems += lines
     count = f"{len(specs) - len(stale_paths)} of {len(specs)} tree(s) up to date with {against}"
     if problems:
-        raise FindingsError("\n".join([*problems, f"{count}; stale: {_listed(stale_paths)}"]))
+        stale_list = f"; stale: {_listed(stale_paths)}" if stale_paths else ""
+        refused_list = f"; refused by a changed policy: {_listed(list(refused))}" if refused else ""
+        raise FindingsError("\n".join([*problems, f"{count}{stale_list}{refused_list}"]))
     sys.stdout.write(f"aicr-gen: {count}\n")
     return OK
+
+
+def cause(found: record.Record | None, now: fingerprint.Inputs, fields: Mapping[str, str]) -> str:
+    """Why a tree is stale, for its message: the inputs whose digests differ from its record's (each with the spec
+    field that reads it), aicr-gen itself, a hand edit of the tree, or no record."""
+    if found is None:
+        return f"it has no inputs record of this spec ({record.FOLDER}/): sync never committed it from this spec"
+    changed = [_changed(name, found.inputs.get(name), now.render.get(name), fields.get(name))
+               for name in sorted({*found.inputs, *now.render}) if found.inputs.get(name) != now.render.get(name)]
+    code = fingerprint.code()
+    if found.aicr_gen != code:
+        old, new = found.aicr_gen.get("version", "?"), code["version"]
+        changed.append(f"aicr-gen changed ({old} -> {new})" if old != new else "aicr-gen's code changed")
+    return ", ".join(changed) or "its files differ from what sync committed (edited by hand)"
+
+
+def _changed(name: str, old: str | None, new: str | None, field: str | None) -> str:
+    if old is None:
+        return f"it reads {name} now ({field})" if field else f"it reads {name} now"
+    if new is None:
+        return f"it no longer reads {name}"
+    return f"{name} changed ({field})" if field else f"{name} changed"
+
+
+def _refused(moved: Mapping[str, record.Record], current: Mapping[str, fingerprint.Inputs],
+             workers: int) -> dict[str, list[str]]:
+    """Spec -> its message lines, for the specs a changed policy now refuses (``sync`` would commit nothing for
+    them): the policies that changed, then its errors at their files and lines."""
+    names = sorted(moved)
+    out: dict[str, list[str]] = {}
+    for spec, errors in zip(names, run_all(refusals, names, workers, str), strict=True):
+        if errors:
+            was, now = moved[spec].policies, current[spec].policies
+            policies = ", ".join(f"{name} ({'spec.policies' if name != fingerprint.SHIPPED_POLICIES else 'shipped'})"
+                                 for name in sorted({*was, *now}) if was.get(name) != now.get(name))
+            out[spec] = [f"{spec}: refused by its policies since {policies} changed; fix the spec or the policy "
+                         "(see 'aicr-gen policy check'):", *(f"  {error}" for error in errors)]
+    return out
+
+
+def refusals(spec_file: str) -> list[str]:
+    """The policy errors of a spec as ``sync`` would refuse it, each at the file and line of its value."""
+    from aicr_gen.gitops.render_many import findings
+    from aicr_gen.gitops.spec import load_spec, resolve_spec
+
+    cluster = load_spec(spec_file)
+    base = Path(spec_file).resolve().parent
+    out = []
+    for item in findings(cluster, base, resolve_spec(cluster, base)):
+        if item.severity == "error":
+            file, line = cluster.origin(item.path) or (spec_file, None)
+            out.append(f"{file}{'' if line is None else f':{line}'}: {item.policy} {item.path}: {item.message}")
+    return out
 
 
 def _listed(paths: Sequence[str]) -> str:

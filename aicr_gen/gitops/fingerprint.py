@@ -39,26 +39,43 @@ def name_of(path: Path, root: Path) -> str:
 
 def named(cluster: Any, spec_file: str, root: Path) -> tuple[dict[str, Path], dict[str, Path]]:
     """Name -> place of what rendering ``cluster`` (loaded from ``spec_file``) reads, and of the policy files."""
+    render, policies = _sources(cluster, spec_file, root)
+    return ({name: place for name, place, _field in render}, {name: place for name, place, _field in policies})
+
+
+def fields(cluster: Any, spec_file: str, root: Path) -> dict[str, str]:
+    """Name -> the spec field that makes ``cluster`` read it (``spec.extends``, ``spec.sentinel.rules``, ...; the
+    spec itself: ``""``), for every name ``named`` gives: a stale tree names the input that changed and why."""
+    render, policies = _sources(cluster, spec_file, root)
+    return {name: field for name, _place, field in [*render, *policies]}
+
+
+Source = tuple[str, Path, str]
+"""An input: its name, its place and the field that names it."""
+
+
+def _sources(cluster: Any, spec_file: str, root: Path) -> tuple[list[Source], list[Source]]:
     from aicr_gen.catalog.load import embedded_root
     from aicr_gen.policy.shipped import shipped_root
 
     spec_path = Path(spec_file).resolve()
     base = spec_path.parent
     spec = cluster.spec
-    render = {name_of(spec_path, root): spec_path}
-    read = [spec.extends] if spec.extends is not None else []
-    read += list(spec.catalogs)
-    read += [spec.sentinel.rules] if spec.sentinel is not None and spec.sentinel.rules is not None else []
-    render.update({name_of(base / text, root): base / text for text in read})
+    render: list[Source] = [(name_of(spec_path, root), spec_path, "")]
+    read = [(spec.extends, "spec.extends")] if spec.extends is not None else []
+    read += [(folder, "spec.catalogs") for folder in spec.catalogs]
+    if spec.sentinel is not None and spec.sentinel.rules is not None:
+        read.append((spec.sentinel.rules, "spec.sentinel.rules"))
+    render += [(name_of(base / text, root), base / text, field) for text, field in read]
     if spec.mirror is not None:  # the mirror lock beside the spec: its digests are pinned in the tree
         from aicr_gen.mirror.lock import lock_path
 
         lock = lock_path(spec_path)
-        render[name_of(lock, root)] = lock
+        render.append((name_of(lock, root), lock, "spec.mirror, its lock"))
     if not spec.catalogs:
-        render[EMBEDDED_CATALOG] = embedded_root()
-    policies = {SHIPPED_POLICIES: shipped_root()}
-    policies.update({name_of(base / text, root): base / text for text in spec.policies})
+        render.append((EMBEDDED_CATALOG, embedded_root(), "the embedded catalog"))
+    policies: list[Source] = [(SHIPPED_POLICIES, shipped_root(), "the shipped policies")]
+    policies += [(name_of(base / text, root), base / text, "spec.policies") for text in spec.policies]
     return render, policies
 
 

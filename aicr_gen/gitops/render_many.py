@@ -37,6 +37,8 @@ class Survey(NamedTuple):
     url: str
     from_option: bool
     places: tuple[dict[str, Path], dict[str, Path]]
+    fields: dict[str, str]
+    """The spec field that names each input (``fingerprint.fields``)."""
 
 
 class Job(NamedTuple):
@@ -148,7 +150,8 @@ def survey(spec_file: str, path_option: str | None, root: str) -> Survey:
 
     cluster = load_spec(spec_file)
     return Survey(spec_file, cluster.metadata.name, managed_path(cluster, path_option), cluster.spec.repo.url,
-                  path_option is not None, fingerprint.named(cluster, spec_file, Path(root)))
+                  path_option is not None, fingerprint.named(cluster, spec_file, Path(root)),
+                  fingerprint.fields(cluster, spec_file, Path(root)))
 
 
 def _memo(kind: str, places: tuple[str, ...], load: Callable[[], Any]) -> Any:

@@ -14,14 +14,16 @@ if TYPE_CHECKING:
     from aicr_gen.gitops.spec import ClusterSpec
 
 
-_FLEET = re.compile(r"""^kind:[ \t]*["']?Fleet["']?[ \t]*(#.*)?$""", re.MULTILINE)
+_INPUT = re.compile(r"""^(kind:[ \t]*["']?(Fleet|MirrorLock|Policy)["']?[ \t]*(#.*)?|ruleSets:.*)$""", re.MULTILINE)
+"""A top-level ``kind`` of another input a spec reads (Fleet, MirrorLock, Policy), or an NVSentinel rules file's
+top-level ``ruleSets``."""
 
 
-def _fleet_file(path: str) -> bool:
-    """Whether ``path`` reads as a Fleet file (its top-level ``kind``), which a pattern skips."""
+def _input_file(path: str) -> bool:
+    """Whether ``path`` reads as a file a spec reads rather than a spec (``_INPUT``), which a pattern skips."""
     try:
         with open(path, "rb") as handle:  # noqa: PTH123 - a peek at the head, not a load
-            return _FLEET.search(handle.read(65536).decode("utf-8", "replace")) is not None
+            return _INPUT.search(handle.read(65536).decode("utf-8", "replace")) is not None
     except OSError:
         return False
 
@@ -29,8 +31,9 @@ def _fleet_file(path: str) -> bool:
 def expand(patterns: list[str]) -> list[str]:
     """SPEC arguments with glob patterns (``*``, ``?``, ``[``) expanded in sorted order, as a shell would
     (pre-commit passes hook args without one); a pattern matching no file is an input error. A pattern skips
-    Fleet files (``clusters/*.yaml`` with the fleet beside its clusters): each is read through the specs that
-    extend it. More than ``MAX_SPECS`` specs is an input error."""
+    the other files a spec reads that may sit beside it (``clusters/*.yaml`` with the fleet, a mirror lock, a
+    rules file or a policy among the specs): each is read through the specs that name it. More than
+    ``MAX_SPECS`` specs is an input error."""
     import glob
 
     specs: list[str] = []
@@ -39,7 +42,7 @@ def expand(patterns: list[str]) -> list[str]:
             specs.append(pattern)
             continue
         found = [path for path in sorted(glob.glob(pattern))  # noqa: PTH207 (absolute patterns too, like a shell)
-                 if not _fleet_file(path)]
+                 if not _input_file(path)]
         if not found:
             raise InvalidInputError(f"SPEC {pattern!r} matches no file; give ClusterSpec paths or a pattern "
                                     "that matches some (e.g. clusters/*.yaml)")
