@@ -92,7 +92,13 @@ def checkouts(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Case], Path
             git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty",
                 "-m", "initial")
             spec = folder / "cluster.yaml"
-            spec.write_text(yaml.safe_dump(spec_for(case), sort_keys=False), encoding="utf-8")
+            document = spec_for(case)
+            if case.certification is not None and case.criteria == INFERENCE:  # NVCRE installed elsewhere
+                from tests.nvcre_elsewhere import POLICY_FILE, write_policy
+
+                write_policy(folder)
+                document["spec"]["policies"] = [POLICY_FILE]
+            spec.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
             assert main(["sync", str(spec), "--repo", str(repo)]) == 0
             made[case.name] = folder / "checkout"
             made[case.name].mkdir()
