@@ -188,7 +188,13 @@ def _spec_parser(commands: Any) -> None:
     _catalog_option(init)
     init.add_argument("--repo-url", metavar="URL", help="Git repository the bundle is committed to, which Argo CD and "
                       "Flux pull (default: a placeholder that lint and sync refuse until you replace it)")
-    init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
+    init.add_argument("--name", metavar="NAME", help="metadata.name, a DNS label naming the cluster (default: from the "
+                      "criteria, e.g. h100-eks-ubuntu-training)")
+    init.add_argument("--path", metavar="FOLDER", help="spec.repo.path, the cluster's folder in the repository "
+                      "(default: clusters/NAME)")
+    init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout); an "
+                      "existing FILE is kept unless --force")
+    init.add_argument("--force", action="store_true", help="overwrite an existing -o FILE")
     init.add_argument("--extends", metavar="FLEET", help="write a short spec extending the Fleet file FLEET (its "
                       "criteria, name and repo.path; everything else from the fleet)")
     show = spec_commands.add_parser(
