@@ -73,8 +73,9 @@ def thresholds(resolved: dict[str, Any], catalog: Any) -> list[str]:
     if elsewhere:
         _, value, key, source = elsewhere[0]
         return ["    # busBandwidthGBps: the recipe has no NCCL floor for these criteria; the lowest AICR calibrated",
-                f"    # for {accelerator} on another fabric ({key} >= {value} GB/s, overlay {source}). NVCRE compares it",
-                "    # with the largest bus bandwidth over message sizes: raise it to what healthy nodes reach here.",
+                f"    # for {accelerator} on another fabric ({key} >= {value} GB/s, overlay {source}). NVCRE",
+                "    # compares it with the largest bus bandwidth over message sizes: raise it to what healthy nodes",
+                "    # reach here.",
                 "    thresholds:", f"      busBandwidthGBps: \"value >= {value}\""]
     return [f"    # {TODO} no NCCL all-reduce bus-bandwidth floor is known for accelerator {accelerator!r}: run",
             "    # `aicr-gen certification` on healthy nodes, then set the floor their busBandwidthGBps reaches, e.g.",
