@@ -257,7 +257,8 @@ def _sync_parser(commands: Any) -> None:
                                "commit")
     sync.add_argument("spec_files", metavar="SPEC", nargs="*", help="ClusterSpec files or glob patterns (one commit "
                       "for all; nothing is written unless every spec renders)")
-    sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    sync.add_argument("--repo", metavar="DIR", help="work tree of the Git repository (default: the one the current "
+                      "folder is in)")
     sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
     sync.add_argument("--branch", metavar="B", help="commit on branch B (created or updated from HEAD) without "
                       "touching the checkout, e.g. for a pull request")
@@ -265,7 +266,8 @@ def _sync_parser(commands: Any) -> None:
     sync.add_argument("--check", action="store_true", help="exit 1, listing the stale files, when HEAD differs")
     sync.add_argument("--staged", action="store_true", help="with --check: compare with the index (what is about "
                       "to be committed, as in a pre-commit hook) instead of HEAD")
-    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
+    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path (each "
+                      "file it replaces is listed on stderr)")
     sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
     sync.add_argument("--repair", action="store_true", help="finish a sync that was interrupted (killed, out of "
                       "space); without SPEC only that (every sync does it first)")
