@@ -5,12 +5,13 @@ live in the repository, so the commit is self-consistent: ``sync --check`` passe
 The commit is built off to the side: the caller has stored the blobs (``objects.store``, so SHA-1 and SHA-256
 repositories alike), a temporary index (``GIT_INDEX_FILE``) starts from the base commit's tree, only the
 managed files and the inputs are replaced, and ``write-tree`` / ``commit-tree`` make the commit (none when every
-entry is already the base's: an up-to-date sync writes nothing, so it works in a read-only checkout). The base
-is HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from
-HEAD); in a new repository, whose branch has no commit yet, the empty tree (the sync makes the root commit). Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile
-(exit 3: another sync or a commit won the race; rerun); on the checked-out branch it moves with its index and
-work tree as one step from the repository's point of view (``advance.checkout``: a journal, a lock, deferred
-signals; an interrupted move is finished by the next sync or ``sync --repair``). Everything else is untouched.
+entry is already the base's: an up-to-date sync writes nothing, so it works in a read-only checkout). The base is
+HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from HEAD); in
+a new repository, whose branch has no commit yet, the empty tree (the sync makes the root commit). Nothing the user
+sees changes until the single ``update-ref``, which fails if the ref moved meanwhile (exit 3: another sync or a
+commit won the race; rerun); on the checked-out branch it moves with its index and work tree as one step from the
+repository's point of view (``advance.checkout``: a journal, a lock, deferred signals; an interrupted move is
+finished by the next sync or ``sync --repair``). Everything else is untouched.
 
 Managed paths are each tree's folder (everything below it is the tree's) and single files beside the trees
 (their inputs records): ``Folder`` holds one of either.
