@@ -50,13 +50,16 @@ def _data_path(loc: tuple[int | str, ...], data: Any) -> Path:
         in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_list or (isinstance(node, dict) and part in node):
             node = node[part]
-        elif isinstance(part, str) and not part[:1].isupper() and "[" not in part:
+        elif isinstance(node, dict) and isinstance(part, str) and not part[:1].isupper() and "[" not in part:
             path.append(part)
             break
         else:
             continue
         path.append(part)
     return tuple(path)
+
+
+_OTHER_TYPE = ("_type", "_parsing")
 
 
 def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
@@ -100,6 +103,8 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
         "string_type": "write a string here (quote it)",
         "bool_type": "write true or false",
         "int_type": "write a whole number",
+        "finite_number": "write a whole number",
+        "int_from_float": "write a whole number",
         "string_too_short": "give a non-empty value",
     }
     return f"{error['msg']} (got {got}); {fixes.get(kind, 'fix the value')}"
@@ -124,9 +129,10 @@ def check(doc: Document, model: type[M]) -> M:
         return model.model_validate(doc.data)
     except ValidationError as err:
         found: dict[Path, str] = {}
-        for error in err.errors():
+        # a value that fits no member of a union fails once per member: the reason of the member of its type (a
+        # bound it breaks) is kept over "not a string" / "not a boolean", which only say it is another type
+        for error in sorted(err.errors(), key=lambda error: str(error["type"]).endswith(_OTHER_TYPE)):
             path = _data_path(tuple(error["loc"]), doc.data)
-            # a value that fits no member of a union fails once per member: its first reason is kept
             found.setdefault(path, f"{doc.where(path)}: {_explain(error, model, path)}")
         in_file_order = sorted(found, key=doc.line_of)
         raise InvalidFieldsError([found[path] for path in in_file_order]) from None

@@ -56,10 +56,31 @@ def _unlink(path: str) -> None:
         return
 
 
+def _special(name: str) -> bool:
+    """Whether ``name`` is a device or a FIFO (``-o /dev/null``, ``-o /dev/stderr``, a named pipe): written
+    into, never replaced by a renamed file (which would turn ``/dev/null`` into a regular file)."""
+    import stat
+
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
+
+
+def _write_through(name: str, text: str) -> None:
+    try:
+        with open(name, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise InvalidInputError(f"-o {name}: cannot write: {err.strerror or err}") from None
+
+
 def write_text(target: str | None, text: str) -> None:
     """Write ``text`` to ``target`` (``-`` or None: stdout) via a temp file and rename, so readers never
     see a half-written file and a failure leaves nothing behind (not even the missing folders it created).
-    A symlink at ``target`` is replaced, never written through."""
+    A symlink at ``target`` is replaced, never written through; a device or FIFO (``/dev/null``) is written
+    into."""
     if target in (None, "-"):
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -69,6 +90,9 @@ def write_text(target: str | None, text: str) -> None:
     name = str(target)
     if not name or name.endswith(("/", os.sep)) or os.path.isdir(name):
         raise InvalidInputError(f"-o {name!r}: not a file name; give a file path such as out/recipe.yaml")
+    if _special(name):
+        _write_through(name, text)
+        return
     path = as_pathlib(name)
     parent = _parent(path)
     created = _make_parents(parent, f"-o {name}")

@@ -173,6 +173,9 @@ def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
     from aicr_gen.policy.check import evaluate, load_policies
     from aicr_gen.policy.shipped import shipped_root
 
+    from aicr_gen.gitops.spec import check_present
+
+    check_present(cluster, base, "policies")
     files = [base / name for name in cluster.spec.policies]
     policies = _memo("policies", tuple(str(file.resolve()) for file in files),
                      lambda: load_policies([shipped_root()], files))
