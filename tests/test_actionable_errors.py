@@ -174,8 +174,8 @@ OUT_OF_RANGE = [
 
 @pytest.mark.parametrize(("source", "change", "path", "message"), [case[1:] for case in OUT_OF_RANGE],
                          ids=[case[0] for case in OUT_OF_RANGE])
-def test_out_of_range_numbers_are_exit_2_at_their_line(tmp_path: Path, repo: Path, source: Path,
-                                                       change: tuple[str, str], path: str, message: str) -> None:
+def test_out_of_range_numbers_are_exit_2_at_their_line(repo: Path, source: Path, change: tuple[str, str], path: str,
+                                                       message: str) -> None:
     text = source.read_text()
     assert change[0] in text
     spec = write_spec(repo / "clusters", text.replace(change[0], change[1], 1))

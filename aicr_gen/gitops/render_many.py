@@ -170,10 +170,9 @@ def _catalog(cluster: Any, base: Path) -> Any:
 
 def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
     """The policy findings of a spec (the shipped policies, then spec.policies), as ``policy check`` finds them."""
+    from aicr_gen.gitops.spec import check_present
     from aicr_gen.policy.check import evaluate, load_policies
     from aicr_gen.policy.shipped import shipped_root
-
-    from aicr_gen.gitops.spec import check_present
 
     check_present(cluster, base, "policies")
     files = [base / name for name in cluster.spec.policies]
