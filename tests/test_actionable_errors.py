@@ -113,6 +113,24 @@ def test_lint_reports_every_schema_error_of_a_file_at_its_key_on_stdout(tmp_path
     assert result.out.endswith("4 error(s), 0 warning(s) in 1 file(s)\n")
 
 
+@pytest.mark.parametrize(("written", "message"), [
+    ('busBandwidthGBps: "value >>"', 'threshold: busBandwidthGBps="value >>": syntax error'),
+    ('busBandwdthGBps: "value >= 300"', "unknown threshold key(s) [busBandwdthGBps] (did you mean busBandwidthGBps?)"),
+])
+def test_a_bad_threshold_is_reported_at_its_key_not_at_thresholds(tmp_path: Path, written: str, message: str) -> None:
+    text = (POOLS / "eks-h100-gb200.yaml").read_text().replace('busBandwidthGBps: "value >= 500"', written)
+    spec = write_spec(tmp_path, text)
+    (tmp_path / "gb200-rules.yaml").write_text((POOLS / "gb200-rules.yaml").read_text())
+    result = run("lint", str(spec))
+    assert result.code == 2, result
+    (problem,) = reported(result)
+    line = line_of(spec, written)
+    key = written.split(":")[0]
+    assert (problem["line"], problem["col"]) == (str(line), str(col_of(spec, line, key)))
+    assert problem["path"] == f"spec.pools[1].certification.thresholds.{key}"
+    assert message in problem["message"], problem
+
+
 def test_sync_names_every_schema_error_too(tmp_path: Path, repo: Path) -> None:
     spec = write_spec(repo / "clusters", example(lambda spec: (spec["sentinel"].update(mode="nope"),
                                                                spec["certification"].update(postChnage=True))))

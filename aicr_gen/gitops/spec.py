@@ -426,8 +426,9 @@ def check_certification(doc: Document, cert: Certification, base: Path = ("spec"
         if name in cert.categories[:index]:
             raise _fail(doc, (*base, "categories", index), f"category {name!r} is listed twice; list it once")
         entries.append(nvcre.category(name, doc.where((*base, "categories", index))))
-    if cert.thresholds:
-        _at(doc, (*base, "thresholds"), lambda: thresholds.compile_thresholds(cert.thresholds, "thresholds"))
+    for key, expression in cert.thresholds.items():  # each refused at its own key
+        _at(doc, (*base, "thresholds", key),
+            lambda key=key, expression=expression: thresholds.compile_thresholds({key: expression}, "threshold"))
     options = certification_options(cert, lambda key: doc.where((*base, "options", key)))
     if options:
         nvcre.check_global_options(entries, options, doc.where((*base, "options")))
