@@ -69,8 +69,8 @@ def _todos(spec_path: str) -> list[Problem]:
             lines = handle.read().splitlines()
     except OSError:
         return []
-    return [Problem(spec_path, number, None, f"{line.split(TODO, 1)[1].strip()} ...; resolve it and delete the "
-                                             "TODO", "todo")
+    return [Problem(spec_path, number, None, f"{line.split(TODO, 1)[1].strip().rstrip('.')}; a TODO spec init "
+                                             "left: do it, then delete the comment", "todo")
             for number, line in enumerate(lines, 1) if TODO in line]
 
 

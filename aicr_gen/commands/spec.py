@@ -77,10 +77,10 @@ def thresholds(resolved: dict[str, Any], catalog: Any) -> list[str]:
                 "    # compares it with the largest bus bandwidth over message sizes: raise it to what healthy nodes",
                 "    # reach here.",
                 "    thresholds:", f"      busBandwidthGBps: \"value >= {value}\""]
-    return [f"    # {TODO} no NCCL all-reduce bus-bandwidth floor is known for accelerator {accelerator!r}: run",
-            "    # `aicr-gen certification` on healthy nodes, then set the floor their busBandwidthGBps reaches, e.g.",
+    return [f"    # {TODO} set a busBandwidthGBps floor for {accelerator}: no NCCL all-reduce figure is known for it.",
+            "    # Run `aicr-gen certification` on healthy nodes and write the bus bandwidth they reach, e.g.",
             "    #   busBandwidthGBps: \"value >= 300\"",
-            "    # and delete this TODO (lint fails while it is here: policy training-needs-thresholds).",
+            "    # then delete this TODO: lint fails while it is here (training-needs-thresholds: while none is set).",
             "    thresholds: {}"]
 
 
