@@ -125,7 +125,7 @@ def test_a_bad_threshold_is_reported_at_its_key_not_at_thresholds(tmp_path: Path
     assert result.code == 2, result
     (problem,) = reported(result)
     line = line_of(spec, written)
-    key = written.split(":")[0]
+    key = written.split(":", maxsplit=1)[0]
     assert (problem["line"], problem["col"]) == (str(line), str(col_of(spec, line, key)))
     assert problem["path"] == f"spec.pools[1].certification.thresholds.{key}"
     assert message in problem["message"], problem

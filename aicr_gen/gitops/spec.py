@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
@@ -427,8 +428,7 @@ def check_certification(doc: Document, cert: Certification, base: Path = ("spec"
             raise _fail(doc, (*base, "categories", index), f"category {name!r} is listed twice; list it once")
         entries.append(nvcre.category(name, doc.where((*base, "categories", index))))
     for key, expression in cert.thresholds.items():  # each refused at its own key
-        _at(doc, (*base, "thresholds", key),
-            lambda key=key, expression=expression: thresholds.compile_thresholds({key: expression}, "threshold"))
+        _at(doc, (*base, "thresholds", key), partial(thresholds.compile_thresholds, {key: expression}, "threshold"))
     options = certification_options(cert, lambda key: doc.where((*base, "options", key)))
     if options:
         nvcre.check_global_options(entries, options, doc.where((*base, "options")))
