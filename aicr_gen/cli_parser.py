@@ -279,7 +279,8 @@ def _plan_parser(commands: Any) -> None:
     plan = commands.add_parser("plan", help="what merging would change in each cluster: specs rendered as sync "
                                "would, compared with the tree committed at a base (writes nothing to the repository)")
     plan.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns")
-    plan.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    plan.add_argument("--repo", metavar="DIR", help="work tree of the Git repository (default: the one the current "
+                      "folder is in)")
     plan.add_argument("--base", default="HEAD", metavar="REF",
                       help="commit to compare with, e.g. origin/main or a pull request's base (default: HEAD)")
     plan.add_argument("--format", dest="plan_format", choices=("markdown", "json"), default="markdown",

@@ -370,15 +370,17 @@ def test_sync_force_names_every_file_it_replaces(repo: Path) -> None:
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == f"?? {MANAGED}/mine.txt\n"
 
 
-def test_sync_without_repo_uses_the_work_tree_of_the_current_folder(repo: Path, tmp_path: Path) -> None:
+def test_sync_and_plan_without_repo_use_the_work_tree_of_the_current_folder(repo: Path, tmp_path: Path) -> None:
     spec = synced(repo)
     spec.write_text(spec.read_text().replace("dryRun: false", "dryRun: true"))
-    result = run("sync", "cluster.yaml" if spec.name == "cluster.yaml" else spec.name, cwd=spec.parent)
+    result = run("sync", spec.name, cwd=spec.parent)
     assert result.code == 0, result
     assert result.out.startswith("aicr-gen: committed ")
     assert git(repo, "status", "--porcelain") == ""
     check = run("sync", "--check", str(spec), cwd=repo / MANAGED)
     assert check.code == 0, check
+    plan = run("plan", str(spec), "--format", "json", cwd=repo / MANAGED)
+    assert plan.code == 0 and json.loads(plan.out)["changedClusters"] == 0, plan
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     refused = run("sync", str(spec), cwd=outside)
