@@ -431,3 +431,29 @@ def test_a_root_commit_killed_half_way_is_finished_by_the_next_sync(repo: Path, 
     subprocess.run(["git", "-C", str(repo), "fsck", "--no-dangling", "--no-progress"], check=True,
                    capture_output=True)
     assert run("sync", "--check", str(spec), "--repo", str(repo)).code == 0
+
+
+def test_a_root_commit_that_cannot_be_written_is_rolled_back_to_no_commit(repo: Path) -> None:
+    """The branch moves to the root commit, then a file cannot be written (EPERM even for root): the branch is
+    deleted again (it had no commit), the index and files are as before, one message."""
+    if os.geteuid() != 0:
+        pytest.skip("an immutable folder (chattr +i) needs root")
+    spec = write_spec(repo / "specs", EXAMPLE.read_text())
+    folder = repo / MANAGED / "sentinel"  # written after other files of the tree (sorted)
+    folder.mkdir(parents=True)
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode:
+        pytest.skip(f"chattr +i is not supported on the file system of {repo}")
+    try:
+        result = run("sync", str(spec), "--repo", str(repo))
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    assert result.code == 2, result
+    assert_clean(result)
+    assert result.err.startswith(f"aicr-gen: error: {repo}: permission denied; run as a user who can"), result.err
+    assert subprocess.run(["git", "-C", str(repo), "rev-parse", "-q", "--verify", "HEAD"], capture_output=True,
+                          check=False).returncode != 0  # still no commit
+    assert git(repo, "ls-files") == "" and not (repo / ".git" / "aicr-gen-sync").exists()
+    assert sorted(path.name for path in (repo / MANAGED).iterdir()) == ["sentinel"]
+    folder.rmdir()
+    assert run("sync", str(spec), "--repo", str(repo)).code == 0  # nothing half-done stands in the way
+    assert git(repo, "rev-list", "--count", "HEAD").strip() == "1"
