@@ -131,6 +131,16 @@ def test_a_bad_threshold_is_reported_at_its_key_not_at_thresholds(tmp_path: Path
     assert message in problem["message"], problem
 
 
+def test_a_key_holding_dots_is_pointed_at_whole(tmp_path: Path) -> None:
+    text = (POOLS / "eks-h100-gb200.yaml").read_text().replace("gpusPerNode: 8", 'resources.limits.cpuu: "1"')
+    spec = write_spec(tmp_path, text)
+    (tmp_path / "gb200-rules.yaml").write_text((POOLS / "gb200-rules.yaml").read_text())
+    (problem,) = reported(run("lint", str(spec)))
+    line = line_of(spec, "cpuu")
+    assert (problem["line"], problem["col"]) == (str(line), str(col_of(spec, line, "resources.limits.cpuu")))
+    assert problem["path"] == "spec.pools[0].certification.options.resources.limits.cpuu"
+
+
 def test_sync_names_every_schema_error_too(tmp_path: Path, repo: Path) -> None:
     spec = write_spec(repo / "clusters", example(lambda spec: (spec["sentinel"].update(mode="nope"),
                                                                spec["certification"].update(postChnage=True))))

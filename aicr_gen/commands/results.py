@@ -67,11 +67,13 @@ def _column(file: str, line: int, path: str | None) -> int:
     if not 0 < line <= len(lines):
         return 1
     text = lines[line - 1]
-    last = re.split(r"[.\[]", path or "")[-1]
-    if last.endswith("]"):
-        found = re.search(r"-(?=\s|$)", text)
-    else:
-        found = re.search(rf"""(?<![\w-])["']?{re.escape(last)}["']?\s*:(?=\s|$)""", text) if last else None
+    found = re.search(r"-(?=\s|$)", text) if (path or "").endswith("]") else None
+    parts = (path or "").split(".")
+    for start in range(len(parts) if found is None and path else 0):  # a key may hold dots: the longest first
+        key = re.escape(".".join(parts[start:]))
+        found = re.search(rf"""(?<![\w.-])["']?{key}["']?\s*:(?=\s|$)""", text)
+        if found is not None:
+            break
     if found is None:
         found = re.search(r"\S", text)
     return found.start() + 1 if found else 1
