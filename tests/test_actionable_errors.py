@@ -275,7 +275,8 @@ def test_a_missing_folder_a_fleet_names_is_reported_at_the_fleet_and_the_spec_ex
 
 
 def init(*args: str, cwd: Path = ROOT) -> Result:
-    return run("spec", "init", "--service", "eks", "--accelerator", "h100", "--intent", "training", *args, cwd=cwd)
+    return run("spec", "init", "--service", "eks", "--accelerator", "h100", "--intent", "training", "--os", "ubuntu",
+               "--platform", "kubeflow", *args, cwd=cwd)
 
 
 def test_spec_init_keeps_an_existing_file_unless_forced(tmp_path: Path) -> None:
@@ -325,12 +326,13 @@ def test_spec_init_refuses_a_bad_name_or_path_naming_the_option(tmp_path: Path, 
 
 def test_spec_init_training_thresholds_are_real_or_a_todo_lint_fails_on(tmp_path: Path) -> None:
     known = tmp_path / "oke.yaml"
-    assert run("spec", "init", "--service", "oke", "--accelerator", "h100", "--intent", "training",
+    kubeflow = ("--intent", "training", "--os", "ubuntu", "--platform", "kubeflow")  # recipes with NVCRE
+    assert run("spec", "init", "--service", "oke", "--accelerator", "h100", *kubeflow,
                "--repo-url", "https://github.com/o/g.git", "-o", str(known)).code == 0
     assert yaml.safe_load(known.read_text())["spec"]["certification"]["thresholds"] == {
         "busBandwidthGBps": "value >= 150"}  # AKS's H100 floor, the lowest AICR calibrated for H100
     unknown = tmp_path / "a100.yaml"
-    assert run("spec", "init", "--service", "eks", "--accelerator", "a100", "--intent", "training",
+    assert run("spec", "init", "--service", "eks", "--accelerator", "a100", *kubeflow,
                "--repo-url", "https://github.com/o/g.git", "-o", str(unknown)).code == 0
     text = unknown.read_text()
     assert "value > 0" not in text and yaml.safe_load(text)["spec"]["certification"]["thresholds"] == {}
@@ -342,6 +344,12 @@ def test_spec_init_training_thresholds_are_real_or_a_todo_lint_fails_on(tmp_path
     assert found["todo"]["message"] == ("set a busBandwidthGBps floor for a100: no NCCL all-reduce figure is known "
                                         "for it; a TODO spec init left: do it, then delete the comment")
     assert "training-needs-thresholds" in found
+    without = tmp_path / "no-nvcre.yaml"  # nothing certifies there: no threshold, no TODO (lint refuses either)
+    assert run("spec", "init", "--service", "eks", "--accelerator", "a100", "--intent", "training",
+               "--repo-url", "https://github.com/o/g.git", "-o", str(without)).code == 0
+    certification = yaml.safe_load(without.read_text())["spec"]["certification"]
+    assert (certification["categories"], certification["thresholds"]) == ([], {})
+    assert "TODO" not in without.read_text()
     done = re.sub(r"    # TODO\(aicr-gen\):.*\n", "", text).replace("thresholds: {}",
                                                                   "thresholds: {busBandwidthGBps: 'value >= 200'}")
     unknown.write_text(done)

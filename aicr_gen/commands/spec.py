@@ -40,6 +40,13 @@ def _floors(validation: Any) -> dict[str, str]:
             if str(c.get("name", "")).startswith(_NCCL_FLOOR) and (match := _FLOOR.match(str(c.get("value", ""))))}
 
 
+def deploys_nvcre(resolved: dict[str, Any]) -> bool:
+    """Whether the resolved recipe deploys an enabled nvcre component (what acts on Certifications)."""
+    from aicr_gen.resolve.refs import is_enabled
+
+    return any(ref.get("name") == "nvcre" and is_enabled(ref) for ref in resolved.get("componentRefs", []))
+
+
 def thresholds(resolved: dict[str, Any], catalog: Any) -> list[str]:
     """The spec's certification.thresholds lines, each choice explained in a comment: busBandwidthGBps from
     the recipe's NCCL floor (AICR's, calibrated on full nodes), the lowest when it has several; for a training
@@ -49,6 +56,10 @@ def thresholds(resolved: dict[str, Any], catalog: Any) -> list[str]:
     passes any healthy or degraded fabric. The floors compare with NVCRE's busBandwidthGBps, the largest bus
     bandwidth over message sizes (nccl-tests' busbw = algbw x 2(n-1)/n for all-reduce), not nccl-tests'
     "Avg bus bandwidth" (../shared/design/facts-nvsentinel-nvcre.md, NVCRE thresholds and nccl-tests output)."""
+    if not deploys_nvcre(resolved):  # thresholds without categories do nothing, and lint refuses them
+        return ["    # Threshold key -> CEL expression over `value`, for the categories NVCRE runs: the recipe has no",
+                "    # nvcre component, so none. With NVCRE, e.g.", "    #   busBandwidthGBps: \"value >= 300\"",
+                "    thresholds: {}"]
     floors = _floors(resolved.get("validation"))
     applied = resolved.get("metadata", {}).get("appliedOverlays", [])
     if floors:
@@ -110,8 +121,7 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
     if not any(ref.get("name") == SENTINEL_COMPONENT and is_enabled(ref) for ref in resolved.get("componentRefs", [])):
         sentinel = ["  # NVSentinel: the recipe has no enabled nvsentinel component, so there is no sentinel section",
                     "  # (use a catalog with it to add one)."]
-    has_nvcre = any(ref.get("name") == "nvcre" and is_enabled(ref) for ref in resolved.get("componentRefs", []))
-    categories = ["    categories:", "      - communication/nccl-all-reduce"] if has_nvcre else [
+    categories = ["    categories:", "      - communication/nccl-all-reduce"] if deploys_nvcre(resolved) else [
         "    # The recipe has no enabled nvcre component, so nothing would act on Certifications (policy",
         "    # certification-needs-nvcre): use a catalog with NVCRE, or install it, then list categories here.",
         "    categories: []  # e.g. - communication/nccl-all-reduce"]
