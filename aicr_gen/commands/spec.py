@@ -278,8 +278,12 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
     lines.append(f"    path: {_q(path or 'clusters/' + name)}  # this cluster's own folder")
     fleet_thresholds = spec.certification is not None and spec.certification.thresholds
     if not fleet_thresholds and (query["intent"] == "training" or _floors(resolved.get("validation"))):
+        # thresholds apply to categories: the fleet's, else this cluster's own where NVCRE runs them
+        fleet_categories = spec.certification is not None and spec.certification.categories
+        categories = ["    categories:", "      - communication/nccl-all-reduce"] \
+            if deploys_nvcre(resolved) and not fleet_categories else []
         lines += ["  # The fleet sets no certification thresholds; this cluster's:", "  certification:",
-                  *thresholds(resolved, catalog)]
+                  *categories, *thresholds(resolved, catalog)]
     if spec.argocd is not None and spec.argocd.shared:
         lines += ["  # The fleet's Argo CD is shared: where this cluster's Applications deploy (absent: the cluster",
                   "  # that Argo CD runs in).",
