@@ -29,7 +29,7 @@ THRESHOLDS = "    thresholds: {}\n"
 FLOOR = '    thresholds:\n      busBandwidthGBps: "value >= 300"\n'  # what spec init writes for eks/h100/training
 REPO_URL = "https://github.com/example/gitops.git"
 SYNC_HOOK = "aicr-gen-sync-check"
-TRAINING, INFERENCE = "clusters/h100-eks-ubuntu-training", "clusters/h100-eks-ubuntu-inference"
+TRAINING, INFERENCE = "clusters/h100-eks-ubuntu-training-kubeflow", "clusters/h100-eks-ubuntu-inference"
 HOOKS_SCHEMA = SCHEMASTORE / "pre-commit-hooks.json"
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
@@ -70,7 +70,7 @@ def _consumer(tmp_path: Path, edit: Callable[[str], str] | None = None) -> Path:
     (repo / "clusters").mkdir(parents=True)
     _git(repo, "init", "-q")
     _aicr_gen("spec", "init", "--service", "eks", "--accelerator", "h100", "--intent", "training",
-              "--os", "ubuntu", "--repo-url", REPO_URL, "-o", "clusters/x.yaml", cwd=repo)
+              "--os", "ubuntu", "--platform", "kubeflow", "--repo-url", REPO_URL, "-o", "clusters/x.yaml", cwd=repo)
     spec = repo / "clusters" / "x.yaml"
     text = spec.read_text()
     assert FLOOR in text
