@@ -79,7 +79,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.spec_command == "show":
             return spec.show_command(args.spec_file, args.show_format, args.show_output)
         return spec.init_command(args.catalog, {dim: getattr(args, dim) for dim in DIMENSIONS}, args.deployer,
-                                 args.output, nodes=args.nodes, repo_url=args.repo_url, extends=args.extends)
+                                 args.output, nodes=args.nodes, repo_url=args.repo_url, extends=args.extends,
+                                 name=args.name, path=args.path, force=args.force)
     if args.command == "policy":
         from aicr_gen.commands.policy import check_command
 

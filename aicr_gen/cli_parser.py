@@ -188,7 +188,13 @@ def _spec_parser(commands: Any) -> None:
     _catalog_option(init)
     init.add_argument("--repo-url", metavar="URL", help="Git repository the bundle is committed to, which Argo CD and "
                       "Flux pull (default: a placeholder that lint and sync refuse until you replace it)")
-    init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout)")
+    init.add_argument("--name", metavar="NAME", help="metadata.name, a DNS label naming the cluster (default: from the "
+                      "criteria, e.g. h100-eks-ubuntu-training)")
+    init.add_argument("--path", metavar="FOLDER", help="spec.repo.path, the cluster's folder in the repository "
+                      "(default: clusters/NAME)")
+    init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout); an "
+                      "existing FILE is kept unless --force")
+    init.add_argument("--force", action="store_true", help="overwrite an existing -o FILE")
     init.add_argument("--extends", metavar="FLEET", help="write a short spec extending the Fleet file FLEET (its "
                       "criteria, name and repo.path; everything else from the fleet)")
     show = spec_commands.add_parser(
@@ -251,7 +257,8 @@ def _sync_parser(commands: Any) -> None:
                                "commit")
     sync.add_argument("spec_files", metavar="SPEC", nargs="*", help="ClusterSpec files or glob patterns (one commit "
                       "for all; nothing is written unless every spec renders)")
-    sync.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    sync.add_argument("--repo", metavar="DIR", help="work tree of the Git repository (default: the one the current "
+                      "folder is in)")
     sync.add_argument("--path", metavar="P", help="managed folder in the repository (default: spec.repo.path)")
     sync.add_argument("--branch", metavar="B", help="commit on branch B (created or updated from HEAD) without "
                       "touching the checkout, e.g. for a pull request")
@@ -259,7 +266,8 @@ def _sync_parser(commands: Any) -> None:
     sync.add_argument("--check", action="store_true", help="exit 1, listing the stale files, when HEAD differs")
     sync.add_argument("--staged", action="store_true", help="with --check: compare with the index (what is about "
                       "to be committed, as in a pre-commit hook) instead of HEAD")
-    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path")
+    sync.add_argument("--force", action="store_true", help="overwrite uncommitted changes under the path (each "
+                      "file it replaces is listed on stderr)")
     sync.add_argument("--push", action="store_true", help="push the branch to origin after committing")
     sync.add_argument("--repair", action="store_true", help="finish a sync that was interrupted (killed, out of "
                       "space); without SPEC only that (every sync does it first)")
@@ -271,7 +279,8 @@ def _plan_parser(commands: Any) -> None:
     plan = commands.add_parser("plan", help="what merging would change in each cluster: specs rendered as sync "
                                "would, compared with the tree committed at a base (writes nothing to the repository)")
     plan.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns")
-    plan.add_argument("--repo", required=True, metavar="DIR", help="work tree of the Git repository")
+    plan.add_argument("--repo", metavar="DIR", help="work tree of the Git repository (default: the one the current "
+                      "folder is in)")
     plan.add_argument("--base", default="HEAD", metavar="REF",
                       help="commit to compare with, e.g. origin/main or a pull request's base (default: HEAD)")
     plan.add_argument("--format", dest="plan_format", choices=("markdown", "text", "json"), default="markdown",

@@ -1,4 +1,5 @@
-"""Validate a loaded document against a pydantic model, reporting ``file:line: field.path: problem``."""
+"""Validate a loaded document against a pydantic model, reporting every problem as ``file:line: field.path:
+problem``, at the offending key (a missing field: at the mapping that lacks it)."""
 
 from __future__ import annotations
 
@@ -49,13 +50,16 @@ def _data_path(loc: tuple[int | str, ...], data: Any) -> Path:
         in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_list or (isinstance(node, dict) and part in node):
             node = node[part]
-        elif isinstance(part, str) and not part[:1].isupper() and "[" not in part:
+        elif isinstance(node, dict) and isinstance(part, str) and not part[:1].isupper() and "[" not in part:
             path.append(part)
             break
         else:
             continue
         path.append(part)
     return tuple(path)
+
+
+_OTHER_TYPE = ("_type", "_parsing")
 
 
 def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
@@ -87,6 +91,11 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
     if kind == "string_too_long":
         limit = error.get("ctx", {}).get("max_length")
         return f"{len(str(error.get('input')))} characters, over the limit of {limit}; give at most {limit}"
+    bounds = error.get("ctx", {})
+    if kind == "less_than_equal":
+        return f"{got} is over the limit of {bounds.get('le')}; give at most {bounds.get('le')}"
+    if kind == "greater_than_equal":
+        return f"{got} is under the least allowed value {bounds.get('ge')}; give at least {bounds.get('ge')}"
     if kind == "string_pattern_mismatch":
         return f"value {got} does not match {error.get('ctx', {}).get('pattern')}; use a value that does"
     fixes = {
@@ -94,6 +103,8 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
         "string_type": "write a string here (quote it)",
         "bool_type": "write true or false",
         "int_type": "write a whole number",
+        "finite_number": "write a whole number",
+        "int_from_float": "write a whole number",
         "string_too_short": "give a non-empty value",
     }
     return f"{error['msg']} (got {got}); {fixes.get(kind, 'fix the value')}"
@@ -103,15 +114,25 @@ def _short(value: Any) -> str:
     return shorten(repr(value))
 
 
+class InvalidFieldsError(InvalidInputError):
+    """Every schema problem of one document, one ``file:line: field.path: problem`` line each (``lines``);
+    the message is those lines, so ``sync`` shows them all and ``lint`` reports each at its own line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
 def check(doc: Document, model: type[M]) -> M:
-    """Validate ``doc.data``; the first problem becomes one clear error naming file and line."""
+    """Validate ``doc.data``; every problem (one per field path) becomes a line of one ``InvalidFieldsError``."""
     try:
         return model.model_validate(doc.data)
     except ValidationError as err:
-        errors = err.errors()
-        first = errors[0]
-        path = _data_path(tuple(first["loc"]), doc.data)
-        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise InvalidInputError(
-            f"{doc.where(path)}: {_explain(first, model, path)}{more}"
-        ) from None
+        found: dict[Path, str] = {}
+        # a value that fits no member of a union fails once per member: the reason of the member of its type (a
+        # bound it breaks) is kept over "not a string" / "not a boolean", which only say it is another type
+        for error in sorted(err.errors(), key=lambda error: str(error["type"]).endswith(_OTHER_TYPE)):
+            path = _data_path(tuple(error["loc"]), doc.data)
+            found.setdefault(path, f"{doc.where(path)}: {_explain(error, model, path)}")
+        in_file_order = sorted(found, key=doc.line_of)
+        raise InvalidFieldsError([found[path] for path in in_file_order]) from None

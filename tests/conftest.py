@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -142,9 +143,23 @@ def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None 
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+_LINT_INPUT_ERROR = re.compile(r"^(?P<where>.+?:\d+):\d+: error \[input\] (?P<rest>.*)$", re.MULTILINE)
+
+
+def as_refusal(result: Result) -> Result:
+    """``result`` with lint's input errors (``file:line:col: error [input] path: message`` lines on stdout) as
+    every other command reports one, ``aicr-gen: error: file:line: path: message`` on stderr."""
+    found = [f"{match['where']}: {match['rest']}" for match in _LINT_INPUT_ERROR.finditer(result.out)]
+    if result.err or not found:
+        return result
+    return Result(result.code, "", "aicr-gen: error: " + "\n".join(found) + "\n")
+
+
 def assert_refused(result: Result, *fragments: str) -> None:
-    """Exit 2 with one clean message (no traceback, no internal error) holding every fragment."""
+    """Exit 2 with one clean message (no traceback, no internal error) holding every fragment (lint's: its
+    input errors, ``as_refusal``)."""
     assert result.code == 2, result
+    result = as_refusal(result)
     assert "Traceback" not in result.err
     assert "internal error" not in result.err, result.err
     assert result.err.startswith("aicr-gen: error: "), result.err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -80,12 +81,16 @@ def _line(path: Path, text: str) -> int:
 
 
 def _refused_alike(cli: Any, spec: Path, repo: Path, *fragments: str) -> str:
-    """lint and sync both exit 2 with the same one-line message holding every fragment."""
+    """lint and sync both exit 2 with the same one-line message holding every fragment: sync's
+    ``file:line: path: message`` is lint's ``file:line:col: error [input] path: message`` on stdout."""
     lint = cli("lint", str(spec))
     sync = cli("sync", str(spec), "--repo", str(repo))
     assert lint.code == 2 and sync.code == 2, (lint, sync)
     message = sync.err.removeprefix("aicr-gen: error: ")
-    assert message in lint.err, (lint.err, sync.err)
+    file, line, rest = message.split(":", 2)
+    assert re.search(rf"^{re.escape(file)}:{line}:\d+: error \[input\]{re.escape(rest)}", lint.out, re.M), (
+        lint.out, sync.err)
+    assert lint.err == ""
     for fragment in fragments:
         assert fragment in message, message
     assert "Traceback" not in lint.err + sync.err
@@ -228,4 +233,5 @@ def test_specs_sharing_a_path_or_a_name_are_refused_naming_both(cli: Any, tmp_pa
     namesake = spec("c", "one", "clusters/elsewhere")
     result = cli("lint", str(first), str(namesake))
     assert result.code == 1
-    assert f"{first} and {namesake} have the same cluster name 'one'" in result.err
+    assert (f"{namesake}:{_line(namesake, 'name: one')}:3: error [input] metadata.name: {first} and {namesake} have "
+            "the same cluster name 'one'") in result.out, result

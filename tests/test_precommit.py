@@ -153,7 +153,8 @@ def test_spec_hook_refuses_the_placeholder_url_of_spec_init(hook_repo: Path, pre
     assert proc.returncode == 1, proc.stdout + proc.stderr
     line = next(n for n, text in enumerate((consumer / "clusters" / "x.yaml").read_text().splitlines(), 1)
                 if "url:" in text)
-    assert f"clusters/x.yaml:{line}: spec.repo.url: '{PLACEHOLDER_URL}' is a placeholder" in proc.stdout
+    assert (f"clusters/x.yaml:{line}:5: error [input] spec.repo.url: '{PLACEHOLDER_URL}' is a placeholder"
+            in proc.stdout), proc.stdout
 
 
 def test_spec_hook_fails_on_a_typo_with_file_and_line(hook_repo: Path, pre_commit_home: Path,

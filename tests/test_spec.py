@@ -14,10 +14,11 @@ import jsonschema
 import pytest
 import yaml
 
+from aicr_gen.commands.spec import TODO
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.spec import PLACEHOLDER_URL, Deployer, load_spec, reserved_host, resolve_spec
 from aicr_gen.render.options import DEPLOYERS
-from tests.conftest import ROOT, assert_refused
+from tests.conftest import ROOT, as_refusal, assert_refused
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 CRITERIA = [
@@ -226,7 +227,7 @@ def test_the_placeholder_url_is_refused_by_lint_and_sync_until_replaced(cli: Any
     where = f"{spec}:{_line(spec, 'url:')}: spec.repo.url: '{PLACEHOLDER_URL}' is a placeholder"
     fix = "set the URL of your GitOps repository, which Argo CD and Flux pull, e.g. https://github.com/ORG/gitops.git"
     for command in (("lint", str(spec)), ("sync", str(spec), "--repo", str(repo))):
-        result = cli(*command)
+        result = as_refusal(cli(*command))
         assert result.code == 2, result
         assert where in result.err and fix in result.err, result.err
         assert "Traceback" not in result.err
@@ -261,21 +262,38 @@ def _resolvable_criteria() -> list[dict[str, str]]:
 DIMS = ("service", "accelerator", "intent", "os", "platform")
 
 
+# the shipped training-needs-thresholds before issue 25's dead-configuration change wanted a threshold even where
+# no NVCRE runs; the change exempts such clusters (its rule reads what the cluster deploys)
+_TRAINING_NEEDS_THRESHOLDS_WITHOUT_NVCRE = "deployed" not in (ROOT / "policies" / "training-needs-thresholds.yaml"
+                                                              ).read_text()
+
+
 def test_generated_specs_pass_lint_as_written_for_every_resolvable_combination(cli: Any, tmp_path: Path) -> None:
     from aicr_gen.commands.lint import lint_file
 
     resolvable = _resolvable_criteria()
     assert len(resolvable) > 100
     failures = []
+    placeholders = 0
     for index, query in enumerate(resolvable):
         spec = tmp_path / f"spec-{index}.yaml"
         args = [item for dim, value in query.items() for item in (f"--{dim}", value)]
         created = cli("spec", "init", *args, "--repo-url", REPO_URL, "-o", str(spec))
         assert created.code == 0, (query, created.err)
         result, code, _ = lint_file(str(spec), [])
-        if code != 0 or result.warnings:
-            failures.append((query, [p.text() for p in result.errors + result.warnings]))
+        found = [(p.policy, p.text()) for p in result.errors + result.warnings]
+        policies = {policy for policy, _ in found}
+        if TODO in spec.read_text():  # a training GPU with no known NCCL floor: lint fails until one is set
+            placeholders += 1
+            if code != 1 or not {"todo"} <= policies <= {"todo", "training-needs-thresholds"}:
+                failures.append((query, found))
+        elif not yaml.safe_load(spec.read_text())["spec"]["certification"]["categories"] and code == 1 and policies == {
+                "training-needs-thresholds"} and _TRAINING_NEEDS_THRESHOLDS_WITHOUT_NVCRE:
+            continue  # no NVCRE, so no threshold is written (one without categories does nothing, and is refused)
+        elif code != 0 or found:
+            failures.append((query, found))
     assert not failures, failures[:3]
+    assert 0 < placeholders < len(resolvable) // 2
 
 
 @pytest.mark.parametrize(("criteria", "threshold", "comments"), [
@@ -284,9 +302,9 @@ def test_generated_specs_pass_lint_as_written_for_every_resolvable_combination(c
     (("eks", "gb200", "training", "ubuntu", "kubeflow"), "value >= 40",
      ["nccl-all-reduce-bw-net >= 40, nccl-all-reduce-bw-nvls >= 500 GB/s, from overlay gb200-eks-training",
       "The lowest floor (nccl-all-reduce-bw-net)"]),
-    (("oke", "h100", "training", "ubuntu", "kubeflow"), "value > 0",
-     ["no calibrated NCCL floor", "policy training-needs-thresholds",
-      "the catalog's h100 floors on other fabrics (GB/s): aks 150, eks 300, gke 300"]),
+    (("oke", "h100", "training", "ubuntu", "kubeflow"), "value >= 150",
+     ["the recipe has no NCCL floor for these criteria; the lowest AICR calibrated for h100 on another fabric "
+      "(nccl-all-reduce-bw >= 150 GB/s, overlay h100-aks-training)"]),
 ])
 def test_training_thresholds_come_from_the_recipe_with_their_source(cli: Any, tmp_path: Path,
                                                                   criteria: tuple[str, ...], threshold: str,

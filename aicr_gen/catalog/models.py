@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from aicr_gen.catalog.vocabulary import ACCELERATORS, INTENTS, OSES, PLATFORMS, SERVICES
+from aicr_gen.gitops.limits import MAX_NODES
 
 # A criterion value: AICR's vocabulary (see vocabulary.py), "any"/"" for a wildcard, or a value a site
 # catalog introduces (AICR's criteria registry): lower-case letters, digits, '-' and '.'.
@@ -45,7 +46,8 @@ class Criteria(_Strict):
     intent: CriterionValue | None = Field(None, description=f"Workload intent: {', '.join(INTENTS)} or any")
     os: CriterionValue | None = Field(None, description=f"Node operating system: {', '.join(OSES)} or any")
     platform: CriterionValue | None = Field(None, description=f"Workload platform: {', '.join(PLATFORMS)} or any")
-    nodes: int | None = Field(None, ge=0, description="Advisory GPU node count; never used for matching")
+    nodes: int | None = Field(None, ge=0, le=MAX_NODES, description="Advisory GPU node count; never used for "
+                                                                   "matching")
 
 
 class RecipeCriteria(_Strict):
@@ -72,7 +74,7 @@ class NodeSelection(_Strict):
     """Which nodes a validation phase runs on."""
 
     selector: dict[str, str] | None = Field(None, description="Node label selector")
-    maxNodes: int | None = Field(None, ge=0, description="Upper bound of nodes to use")
+    maxNodes: int | None = Field(None, ge=0, le=MAX_NODES, description="Upper bound of nodes to use")
     excludeNodes: list[str] | None = Field(None, description="Node names never to use")
 
 

@@ -8,6 +8,7 @@ keys are only ever added)::
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -32,10 +33,50 @@ class Problem:
         return {"file": self.file, "line": self.line, "path": self.path, "message": self.message,
                 "policy": self.policy}
 
+    def report(self, severity: str) -> str:
+        """``lint``'s line: ``file:line:col: severity [policy] path: message``, the format of compilers and
+        linters that editors, ``grep`` and CI problem matchers read. A problem of no policy is ``[input]`` (the
+        file or a value in it is invalid); one of no known line is at ``1:1``; the column is the offending
+        key's (a list item's ``-``). One line, whatever a file name or message holds (``oneline``)."""
+        from aicr_gen.oneline import one_line
+
+        line = self.line or 1
+        where = f"{self.file}:{line}:{_column(self.file, line, self.path)}"
+        about = f"{self.path}: " if self.path else ""
+        return one_line(f"{where}: {severity} [{self.policy or 'input'}] {about}{self.message}")
+
     def text(self) -> str:
         """The one-line message: ``file:line: path: message`` (as far as known)."""
         where = f"{self.file}:{self.line}: " if self.line is not None else ""
         return f"{where}{self.path}: {self.message}" if where and self.path else f"{where}{self.message}"
+
+
+@functools.cache
+def _lines_of(file: str) -> tuple[str, ...]:
+    try:
+        with open(file, encoding="utf-8", errors="replace") as handle:  # noqa: PTH123 - a plain text read
+            return tuple(handle.read().splitlines())
+    except OSError:
+        return ()
+
+
+def _column(file: str, line: int, path: str | None) -> int:
+    """The 1-based column of ``path``'s last key (``key:``, quoted or not) or list item (``- ``) on ``line`` of
+    ``file``; else of the line's first character; 1 when the file or line cannot be read."""
+    lines = _lines_of(file)
+    if not 0 < line <= len(lines):
+        return 1
+    text = lines[line - 1]
+    found = re.search(r"-(?=\s|$)", text) if (path or "").endswith("]") else None
+    parts = (path or "").split(".")
+    for start in range(len(parts) if found is None and path else 0):  # a key may hold dots: the longest first
+        key = re.escape(".".join(parts[start:]))
+        found = re.search(rf"""(?<![\w.-])["']?{key}["']?\s*:(?=\s|$)""", text)
+        if found is not None:
+            break
+    if found is None:
+        found = re.search(r"\S", text)
+    return found.start() + 1 if found else 1
 
 
 def from_error(message: str, file: str) -> Problem:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -10,6 +11,7 @@ from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.errors import OK, InvalidInputError
 from aicr_gen.output import write_text
 
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _ORDER = ("accelerator", "service", "os", "intent", "platform")
 
 
@@ -25,6 +27,7 @@ def spec_name(query: dict[str, str]) -> str:
     return name or "cluster"
 
 
+TODO = "TODO(aicr-gen):"  # a placeholder spec init writes; lint reports each as an error until it is gone
 _FLOOR = re.compile(r"^\s*>=\s*(\d+(?:\.\d+)?)\s*\Z")
 _NCCL_FLOOR = "nccl-all-reduce-bw"  # AICR's NCCL all-reduce bus-bandwidth constraints (GB/s): -net, -nvls, ...
 
@@ -37,11 +40,26 @@ def _floors(validation: Any) -> dict[str, str]:
             if str(c.get("name", "")).startswith(_NCCL_FLOOR) and (match := _FLOOR.match(str(c.get("value", ""))))}
 
 
+def deploys_nvcre(resolved: dict[str, Any]) -> bool:
+    """Whether the resolved recipe deploys an enabled nvcre component (what acts on Certifications)."""
+    from aicr_gen.resolve.refs import is_enabled
+
+    return any(ref.get("name") == "nvcre" and is_enabled(ref) for ref in resolved.get("componentRefs", []))
+
+
 def thresholds(resolved: dict[str, Any], catalog: Any) -> list[str]:
     """The spec's certification.thresholds lines, each choice explained in a comment: busBandwidthGBps from
     the recipe's NCCL floor (AICR's, calibrated on full nodes), the lowest when it has several; for a training
-    recipe without one, only that a bandwidth was measured (the shipped training-needs-thresholds policy wants
-    a threshold), naming the floors the catalog has for the accelerator elsewhere."""
+    recipe without one, the lowest floor the catalog has for the accelerator on another fabric (H100: AKS's 150
+    GB/s under EKS's 300); for an accelerator with none, no threshold but a ``TODO`` placeholder that ``lint``
+    reports (as the shipped training-needs-thresholds policy does an empty map), never a ``value > 0`` that
+    passes any healthy or degraded fabric. The floors compare with NVCRE's busBandwidthGBps, the largest bus
+    bandwidth over message sizes (nccl-tests' busbw = algbw x 2(n-1)/n for all-reduce), not nccl-tests'
+    "Avg bus bandwidth" (../shared/design/facts-nvsentinel-nvcre.md, NVCRE thresholds and nccl-tests output)."""
+    if not deploys_nvcre(resolved):  # thresholds without categories do nothing, and lint refuses them
+        return ["    # Threshold key -> CEL expression over `value`, for the categories NVCRE runs: the recipe has no",
+                "    # nvcre component, so none. With NVCRE, e.g.", "    #   busBandwidthGBps: \"value >= 300\"",
+                "    thresholds: {}"]
     floors = _floors(resolved.get("validation"))
     applied = resolved.get("metadata", {}).get("appliedOverlays", [])
     if floors:
@@ -60,25 +78,34 @@ def thresholds(resolved: dict[str, Any], catalog: Any) -> list[str]:
         return ["    # Threshold key -> CEL expression over `value`; none by default. For example:",
                 "    #   busBandwidthGBps: \"value >= 300\"", "    thresholds: {}"]
     accelerator = criteria.get("accelerator", "any")
-    elsewhere = sorted({f"{crit.get('service', 'any')} {floor}" for overlay in catalog.overlays.values()
-                        if (crit := overlay["spec"].get("criteria") or {}).get("accelerator") == accelerator
-                        for floor in _floors(overlay["spec"].get("validation")).values()})
-    known = (f"; the catalog's {accelerator} floors on other fabrics (GB/s): {', '.join(elsewhere)}" if elsewhere
-             else "")
-    return ["    # The recipe has no calibrated NCCL floor for these criteria, so this only requires a measured",
-            "    # bandwidth (a training cluster needs a threshold: policy training-needs-thresholds). Set the floor",
-            f"    # you measure on healthy nodes{known}.",
-            "    thresholds:", "      busBandwidthGBps: \"value > 0\""]
+    elsewhere = sorted((float(floor), floor, key, name) for name, overlay in catalog.overlays.items()
+                       if (overlay["spec"].get("criteria") or {}).get("accelerator") == accelerator
+                       for key, floor in _floors(overlay["spec"].get("validation")).items())
+    if elsewhere:
+        _, value, key, source = elsewhere[0]
+        return ["    # busBandwidthGBps: the recipe has no NCCL floor for these criteria; the lowest AICR calibrated",
+                f"    # for {accelerator} on another fabric ({key} >= {value} GB/s, overlay {source}). NVCRE",
+                "    # compares it with the largest bus bandwidth over message sizes: raise it to what healthy nodes",
+                "    # reach here.",
+                "    thresholds:", f"      busBandwidthGBps: \"value >= {value}\""]
+    return [f"    # {TODO} set a busBandwidthGBps floor for {accelerator}: no NCCL all-reduce figure is known for it.",
+            "    # Run `aicr-gen certification` on healthy nodes and write the bus bandwidth they reach, e.g.",
+            "    #   busBandwidthGBps: \"value >= 300\"",
+            "    # then delete this TODO: lint fails while it is here (training-needs-thresholds: while none is set).",
+            "    thresholds: {}"]
 
 
 def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nodes: int, *,
-           resolved: dict[str, Any], catalog: Any, repo_url: str | None = None) -> str:
-    """The commented ClusterSpec text for resolved criteria (``resolved``, from ``catalog``)."""
+           resolved: dict[str, Any], catalog: Any, repo_url: str | None = None, name: str | None = None,
+           path: str | None = None) -> str:
+    """The commented ClusterSpec text for resolved criteria (``resolved``, from ``catalog``), named ``name``
+    (default: from the criteria) in folder ``path`` (default: clusters/NAME)."""
     from aicr_gen.gitops.render_tree import SENTINEL_COMPONENT
     from aicr_gen.gitops.spec import API_VERSION, DEFAULT_SNAPSHOT_SCHEDULE, KIND, PLACEHOLDER_URL
     from aicr_gen.resolve.refs import is_enabled
 
-    name = spec_name(query)
+    name = name or spec_name(query)
+    path = path or f"clusters/{name}"
     url = f"    url: {_q(repo_url)}" if repo_url else \
         f"    url: {_q(PLACEHOLDER_URL)}  # a placeholder: lint and sync refuse it until you set your repository"
     sentinel = [
@@ -94,8 +121,7 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
     if not any(ref.get("name") == SENTINEL_COMPONENT and is_enabled(ref) for ref in resolved.get("componentRefs", [])):
         sentinel = ["  # NVSentinel: the recipe has no enabled nvsentinel component, so there is no sentinel section",
                     "  # (use a catalog with it to add one)."]
-    has_nvcre = any(ref.get("name") == "nvcre" and is_enabled(ref) for ref in resolved.get("componentRefs", []))
-    categories = ["    categories:", "      - communication/nccl-all-reduce"] if has_nvcre else [
+    categories = ["    categories:", "      - communication/nccl-all-reduce"] if deploys_nvcre(resolved) else [
         "    # The recipe has no enabled nvcre component, so nothing would act on Certifications (policy",
         "    # certification-needs-nvcre): use a catalog with NVCRE, or install it, then list categories here.",
         "    categories: []  # e.g. - communication/nccl-all-reduce"]
@@ -121,7 +147,7 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
         "  # Where the bundle is committed: argocd and flux follow this repository, path and branch.",
         "  repo:",
         url,
-        f"    path: {_q('clusters/' + name)}  # relative POSIX path, no '..'",
+        f"    path: {_q(path)}  # relative POSIX path, no '..'",
         "    branch: main",
         "  # Component version pins over the catalog's (component: chart version).",
         "  versions: {}  # e.g. gpu-operator: v26.3.3",
@@ -142,18 +168,35 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
         "  snapshot:",
         f"    schedule: {_q(DEFAULT_SNAPSHOT_SCHEDULE)}  # hourly",
         "    configmap: \"cm://aicr/snapshot\"",
-        f"    # baseline: {_q('clusters/' + name + '/golden-snapshot.yaml')}  # golden snapshot to diff against",
+        f"    # baseline: {_q(path + '/golden-snapshot.yaml')}  # golden snapshot to diff against",
         "  # Policy files to enforce on the bundle.",
         "  policies: []",
     ]
     return "\n".join(lines) + "\n"
 
 
+def _check_naming(name: str | None, path: str | None) -> None:
+    """``--name`` is a DNS label and ``--path`` a folder inside the repository, refused naming the option."""
+    from aicr_gen.gitops.spec import repo_folder
+
+    if name is not None and not _DNS_LABEL.fullmatch(name):
+        raise InvalidInputError(f"--name {name!r}: give a DNS label (at most 63 lowercase letters, digits and '-', "
+                                "starting and ending alphanumeric), e.g. h100-prod")
+    if path is not None:
+        try:
+            repo_folder(path)
+        except InvalidInputError as err:
+            raise InvalidInputError(f"--path {err}") from None
+
+
 def init_command(folders: list[str], values: dict[str, str | None], deployers: list[str], output: str | None,
-                 *, nodes: int = 0, repo_url: str | None = None, extends: str | None = None) -> int:
+                 *, nodes: int = 0, repo_url: str | None = None, extends: str | None = None,
+                 name: str | None = None, path: str | None = None, force: bool = False) -> int:
     """Resolve the criteria (so uncovered ones fail as ``recipe`` does), then write the starting spec: one that
-    passes ``aicr-gen lint`` as written once its repository URL is set (``repo_url``, else a placeholder); with
-    ``extends``, a short spec extending that Fleet file (``extending``)."""
+    passes ``aicr-gen lint`` as written once its repository URL is set (``repo_url``, else a placeholder) and,
+    for a training cluster on a GPU with no known NCCL floor, its ``TODO`` threshold; with ``extends``, a short
+    spec extending that Fleet file (``extending``). ``name`` and ``path`` set metadata.name and spec.repo.path.
+    An existing ``output`` file is refused unless ``force``: it may be a hand-edited spec."""
     from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.gitops.spec import parse_spec, reserved_host
     from aicr_gen.render.options import DEPLOYERS
@@ -168,8 +211,13 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
             raise InvalidInputError(f"--deployer {deployer!r}: use one of {', '.join(DEPLOYERS)}")
     if len(set(chosen)) != len(chosen):
         raise InvalidInputError("--deployer: a deployer is given twice; give each once")
+    _check_naming(name, path)
+    if output not in (None, "-") and os.path.lexists(output) and not force:
+        raise InvalidInputError(f"-o {output}: the file exists (a spec you may have edited); give another file, "
+                                "or --force to overwrite it")
     if extends is not None:
-        return extending(extends, folders, values, deployers, output, nodes=nodes, repo_url=repo_url)
+        return extending(extends, folders, values, deployers, output, nodes=nodes, repo_url=repo_url, name=name,
+                         path=path)
     catalog = open_catalog(folders)
     query = recipe.query_for(catalog, values)
     if all(value == criteria.ANY for value in query.values()):
@@ -179,19 +227,20 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
         raise InvalidInputError(f"--repo-url {repo_url!r}: give the URL of your GitOps repository, which Argo CD and "
                                 "Flux pull, e.g. https://github.com/ORG/gitops.git")
     resolved = recipe.resolve(catalog, query, recipe.Options(nodes=nodes))
-    text = render(dict(query), chosen, folders, nodes, resolved=resolved, catalog=catalog, repo_url=repo_url)
+    text = render(dict(query), chosen, folders, nodes, resolved=resolved, catalog=catalog, repo_url=repo_url,
+                  name=name, path=path)
     parse_spec(load_text(text, output or "<stdout>"), template=True)  # the starting spec must be valid
     write_text(output, text)
     return OK
 
 
 def extending(fleet_file: str, folders: list[str], values: dict[str, str | None], deployers: list[str],
-              output: str | None, *, nodes: int, repo_url: str | None) -> int:
+              output: str | None, *, nodes: int, repo_url: str | None, name: str | None = None,
+              path: str | None = None) -> int:
     """Write a ClusterSpec extending the Fleet file ``fleet_file``: its name, criteria (resolved against the
     fleet's catalogs, or ``folders``) and folder, plus what the options give; everything else comes from the
     fleet. The spec is validated layered over the fleet, and its paths as ``lint`` checks them (a fleet outside
     the Git repository the spec is written in is refused), before it is written."""
-    import os
     from pathlib import Path
 
     from aicr_gen.commands.recipe import open_catalog
@@ -211,7 +260,7 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
         raise InvalidInputError(
             "no criteria given; pass at least one of --service, --accelerator, --intent, --os, --platform")
     resolved = recipe.resolve(catalog, query, recipe.Options(nodes=nodes))
-    name = spec_name(query)
+    name = name or spec_name(query)
     here = Path(output).parent if output else Path()
     relative = Path(os.path.relpath(Path(fleet_file).absolute(), here.absolute())).as_posix()
     lines = [f"# ClusterSpec of the fleet {fleet.metadata.name}: everything not set here comes from {relative}",
@@ -226,11 +275,15 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
         url = repo_url or PLACEHOLDER_URL
         note = "" if repo_url else "  # a placeholder: lint and sync refuse it until you set your repository"
         lines.append(f"    url: {_q(url)}{note}")
-    lines.append(f"    path: {_q('clusters/' + name)}  # this cluster's own folder")
+    lines.append(f"    path: {_q(path or 'clusters/' + name)}  # this cluster's own folder")
     fleet_thresholds = spec.certification is not None and spec.certification.thresholds
     if not fleet_thresholds and (query["intent"] == "training" or _floors(resolved.get("validation"))):
+        # thresholds apply to categories: the fleet's, else this cluster's own where NVCRE runs them
+        fleet_categories = spec.certification is not None and spec.certification.categories
+        categories = ["    categories:", "      - communication/nccl-all-reduce"] \
+            if deploys_nvcre(resolved) and not fleet_categories else []
         lines += ["  # The fleet sets no certification thresholds; this cluster's:", "  certification:",
-                  *thresholds(resolved, catalog)]
+                  *categories, *thresholds(resolved, catalog)]
     if spec.argocd is not None and spec.argocd.shared:
         lines += ["  # The fleet's Argo CD is shared: where this cluster's Applications deploy (absent: the cluster",
                   "  # that Argo CD runs in).",

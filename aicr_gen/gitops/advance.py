@@ -24,6 +24,17 @@ from aicr_gen.gitops.git import GitError, Repo, explain, lock_held, writing
 from aicr_gen.gitops.settle import Move, settle
 
 
+def empty_tree(repo: Repo) -> str:
+    """The name of the empty tree in the repository's object format: the base of a branch that has no commit yet
+    (a new repository), whose first sync makes the root commit."""
+    return repo.run("hash-object", "-t", "tree", "--stdin", stdin=b"")
+
+
+def tip(repo: Repo, base: str) -> str:
+    """What the branch holds while it is at ``base``: that commit, or nothing (no ref yet) at the empty tree."""
+    return "" if base == empty_tree(repo) else base
+
+
 def current_branch(repo: Repo) -> str | None:
     """The checked-out branch (refs/heads/...), None when HEAD is detached."""
     try:
@@ -57,15 +68,16 @@ def checkout(repo: Repo, ref: str, base: str, sha: str, ready: Callable[[], Sequ
     section; ``ready`` (called there, once the branch is known to be at ``base``) refuses what must be refused and
     gives the paths to move. Returns the paths left because the user changed them meanwhile."""
     git_dir = repo.git_dir()
+    old = tip(repo, base)
     with journal.critical(git_dir) as section:
         journal.pause("locked")
-        _still_at(repo, ref, base, git_dir)
+        _still_at(repo, ref, old, git_dir)
         moves = ready()
         journal.write(git_dir, journal.Record(ref, base, sha,
                                               {move.name: move.before for move in moves if not move.files}))
         journal.pause("recorded")
         try:
-            branch(repo, ref, base, sha)
+            branch(repo, ref, old, sha)
         except BaseException:
             journal.remove(git_dir)
             raise
@@ -80,12 +92,12 @@ def checkout(repo: Repo, ref: str, base: str, sha: str, ready: Callable[[], Sequ
     return left
 
 
-def _still_at(repo: Repo, ref: str, base: str, git_dir: Path) -> None:
-    """Refuse (exit 3) when the checked-out branch moved since the sync read it, or another git process holds
-    the index."""
+def _still_at(repo: Repo, ref: str, old: str, git_dir: Path) -> None:
+    """Refuse (exit 3) when the checked-out branch moved since the sync read it at ``old`` (empty: it had no
+    commit), or another git process holds the index."""
     now = repo.run("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
-    if now != base or current_branch(repo) != ref:
-        raise _moved(repo, ref, base)
+    if now != old or current_branch(repo) != ref:
+        raise _moved(repo, ref, old)
     if (git_dir / "index.lock").exists():
         raise lock_held(repo.working_tree_dir, git_dir / "index.lock")
 
@@ -96,7 +108,11 @@ def _roll_back(repo: Repo, record: journal.Record, moves: Sequence[Move], err: B
     root = repo.working_tree_dir
     try:
         journal.pause("rolling-back")
-        repo.run("update-ref", "-m", "aicr-gen sync: rolled back", record.ref, record.base, record.commit)
+        old = tip(repo, record.base)
+        if old:
+            repo.run("update-ref", "-m", "aicr-gen sync: rolled back", record.ref, old, record.commit)
+        else:  # the root commit: the branch had none
+            repo.run("update-ref", "-d", record.ref, record.commit)
         settle(repo, moves, forward=False)
         journal.remove(repo.git_dir())
     except (GitError, OSError):
@@ -121,7 +137,7 @@ def finish_interrupted(repo: Repo) -> str | None:
         if record is None:  # its own sync finished it meanwhile
             return None
         now = repo.run("rev-parse", "--verify", "-q", f"{record.ref}^{{commit}}", check=False)
-        if current_branch(repo) != record.ref or now not in (record.base, record.commit):
+        if current_branch(repo) != record.ref or now not in (tip(repo, record.base), record.commit):
             journal.remove(git_dir)
             return (f"an interrupted sync of {record.ref} was found, but the branch or the checkout moved since; "
                     "left the index and work tree as they are")

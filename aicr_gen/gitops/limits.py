@@ -17,6 +17,10 @@ specs of one run (fleet members)          10,000 ClusterSpecs        aicr-gen's:
                                                                      fleet ``bench/bench_fleet.py`` measures
 fleet layering (spec.extends)             1 level                    ``gitops/fleet.py``: a Fleet extends
                                                                      nothing, so there are no chains or cycles
+node counts (criteria.nodes, pools[].     1,000,000 nodes            aicr-gen's: 200 times Kubernetes' largest
+nodes, breaker.maxNodes, rollout                                     supported cluster (5,000 nodes, kubernetes.
+maxUpdate)                                                           io/docs/setup/best-practices/cluster-large)
+whole numbers of options                  64-bit signed              what NVCRE (Go ``int64``) and CEL read
 other lists (tolerations, overrides,      256 items                  aicr-gen's: no consumer limit; 25 times the
 categories, catalogs, policies, tests)                               largest shipped example
 maps (labels, selectors, thresholds,      256 entries                aicr-gen's, as lists
@@ -64,6 +68,7 @@ import re
 from aicr_gen.certify.nvcre import DNS_SUBDOMAIN, label_key_problem
 
 MAX_POOLS = 100
+MAX_NODES = 1_000_000
 MAX_RULE_SETS = 1000
 MAX_SPECS = 10_000
 MAX_ITEMS = 256

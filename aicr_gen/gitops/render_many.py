@@ -170,9 +170,11 @@ def _catalog(cluster: Any, base: Path) -> Any:
 
 def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
     """The policy findings of a spec (the shipped policies, then spec.policies), as ``policy check`` finds them."""
+    from aicr_gen.gitops.spec import check_present
     from aicr_gen.policy.check import evaluate, load_policies
     from aicr_gen.policy.shipped import shipped_root
 
+    check_present(cluster, base, "policies")
     files = [base / name for name in cluster.spec.policies]
     policies = _memo("policies", tuple(str(file.resolve()) for file in files),
                      lambda: load_policies([shipped_root()], files))

@@ -33,7 +33,7 @@ from aicr_gen.gitops.pools import (
     pool_validation,
     rule_set_selectors,
 )
-from aicr_gen.gitops.spec import Certification, ClusterSpec, open_spec_catalog, resolve_spec
+from aicr_gen.gitops.spec import Certification, ClusterSpec, check_present, open_spec_catalog, resolve_spec
 from aicr_gen.render.bundle import Bundle
 
 CERT_NAME = "gpu-certification"
@@ -68,13 +68,15 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
 
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
-    parsed += [parse("--set", text) for text in (overrides.set if overrides else [])]
-    parsed += [parse("--set-json", text) for text in (overrides.setJson if overrides else [])]
+    for flag, field in (("--set", "set"), ("--set-json", "setJson")):  # a refusal names the spec's line
+        parsed += [parse(flag, text)._replace(flag=cluster.where(("spec", "overrides", field, index)))
+                   for index, text in enumerate(getattr(overrides, field) if overrides else [])]
     scheduling = scheduling_of(cluster.spec.scheduling, lambda *path: ".".join(("spec.scheduling", *map(str, path))))
     dynamic = list(overrides.dynamic) if overrides else []
     if dynamic and deployer == "argocd":
-        raise InvalidInputError("spec.overrides.dynamic: the argocd deployer has no install-time values; deploy with "
-                                "argocd-helm (values at helm install) or drop spec.overrides.dynamic")
+        raise InvalidInputError(f"{cluster.where(('spec', 'overrides', 'dynamic'))}: the argocd deployer has no "
+                                "install-time values; deploy with argocd-helm (values at helm install) or drop "
+                                "spec.overrides.dynamic")
     return plan_for(recipe, catalog, parsed, deployer, scheduling, dynamic=dynamic)
 
 
@@ -129,6 +131,7 @@ def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[
     if spec.rules is not None:
         from aicr_gen.inputs import read_input
 
+        check_present(cluster, base, "sentinel")
         source = str(base / spec.rules)
         rules = sentinel.parse_rules(load_text(decode(read_input(source, "spec.sentinel.rules"), source), source))
     found = spec.breaker

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
@@ -49,7 +50,8 @@ Branch = Annotated[str, AfterValidator(limits.branch), WithJsonSchema(
     {"type": "string", "pattern": r"^[^\s~^:?*\[\\]+$", "maxLength": limits.MAX_REF})]
 SecretKey = Annotated[str, AfterValidator(limits.secret_key), WithJsonSchema(
     {"type": "string", "pattern": f"^{limits.SECRET_KEY.pattern}$", "maxLength": limits.MAX_SUBDOMAIN})]
-Options = Annotated[dict[Text, Text | int | bool], Field(max_length=limits.MAX_ENTRIES)]
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+Options = Annotated[dict[Text, Text | Int64 | bool], Field(max_length=limits.MAX_ENTRIES)]
 PathText = Annotated[str, Field(min_length=1), AfterValidator(limits.path), WithJsonSchema(
     {"type": "string", "minLength": 1, "maxLength": limits.MAX_PATH})]
 Labels = Annotated[dict[Annotated[str, AfterValidator(limits.label_key), WithJsonSchema(
@@ -134,7 +136,8 @@ class Breaker(_Strict):
 
     percentage: int | None = Field(None, ge=1, le=100, description="Most nodes cordoned, in percent (default 50)")
     duration: Text | None = Field(None, description="Window of the breaker, a Go duration such as 5m (default 5m)")
-    maxNodes: int | None = Field(None, ge=1, description="Most nodes cordoned, absolute (default: no bound)")
+    maxNodes: int | None = Field(None, ge=1, le=limits.MAX_NODES,
+                                 description="Most nodes cordoned, absolute (default: no bound)")
 
 
 class Sentinel(_Strict):
@@ -174,7 +177,8 @@ class Rollout(_Strict):
     order: Annotated[list[Annotated[LabelValue, Field(min_length=1)]], Field(max_length=limits.MAX_ITEMS)] = Field(
         min_length=1, description="Label values in rollout order, e.g. [canary, prod]; every cluster of the "
                                   "ApplicationSet must have one (Argo CD never syncs a cluster no step selects)")
-    maxUpdate: Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])%$")] | None = Field(
+    maxUpdate: (Annotated[int, Field(ge=0, le=limits.MAX_NODES)]
+                | Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])%$")] | None) = Field(
         None, description="Most clusters of a step syncing at once: a number or a percentage (absent: all of the "
                           "step's; 0 waits for a manual sync)")
 
@@ -243,7 +247,7 @@ class Pool(_Strict):
     nodeSelector: Labels = Field(
         min_length=1, description="Node labels that select exactly this pool's nodes (equality only, as a "
                                   "Kubernetes nodeSelector); two pools' selectors must be disjoint")
-    nodes: int | None = Field(None, ge=0, description="Advisory GPU node count of the pool")
+    nodes: int | None = Field(None, ge=0, le=limits.MAX_NODES, description="Advisory GPU node count of the pool")
     tolerations: Texts = Field(
         default_factory=list, description="Taints the pool's driver pods tolerate (its NVIDIADriver), key=value:"
                                           "effect, key:effect or '*'; empty: spec.scheduling.acceleratedNode"
@@ -283,7 +287,7 @@ class Scheduling(_Strict):
                                                             "key=value:effect or key:effect")
     workloadSelector: Labels = Field(
         default_factory=dict, description="Labels of the training pods nodewright-customizations must not evict")
-    nodes: int = Field(0, ge=0, le=1_000_000, description="Estimated GPU node count (0: unset)")
+    nodes: int = Field(0, ge=0, le=limits.MAX_NODES, description="Estimated GPU node count (0: unset)")
     storageClass: Subdomain | None = Field(None, description="StorageClass of the components' volumes")
     sharedStorageClass: Subdomain | None = Field(None, description="RWX StorageClass of shared file systems")
 
@@ -423,8 +427,8 @@ def check_certification(doc: Document, cert: Certification, base: Path = ("spec"
         if name in cert.categories[:index]:
             raise _fail(doc, (*base, "categories", index), f"category {name!r} is listed twice; list it once")
         entries.append(nvcre.category(name, doc.where((*base, "categories", index))))
-    if cert.thresholds:
-        _at(doc, (*base, "thresholds"), lambda: thresholds.compile_thresholds(cert.thresholds, "thresholds"))
+    for key, expression in cert.thresholds.items():  # each refused at its own key
+        _at(doc, (*base, "thresholds", key), partial(thresholds.compile_thresholds, {key: expression}, "threshold"))
     options = certification_options(cert, lambda key: doc.where((*base, "options", key)))
     if options:
         nvcre.check_global_options(entries, options, doc.where((*base, "options")))
@@ -690,10 +694,27 @@ def criteria_values(cluster: ClusterSpec) -> dict[str, str | None]:
     return {dim: found.get(dim) for dim in DIMENSIONS}
 
 
+def check_present(cluster: ClusterSpec, base: FilePath, field: str) -> None:
+    """The files or folders the spec names in ``spec.<field>`` (``catalogs``, ``policies`` or ``sentinel``: its
+    rules file) exist under ``base`` (its folder); a missing one is an input error at the file, line and field
+    that named it (the spec's, or its fleet's for a value it takes from there), before anything reads it."""
+    for path, text in references(cluster):
+        found = base / text
+        folder = field == "catalogs"
+        if path[1] != field or (found.is_dir() if folder else found.is_file()):
+            continue
+        written = cluster.origin(".".join(str(part) for part in path))
+        where = f"{written[0]}:{written[1]}: {format_path(path)}" if written else cluster.where(path)
+        raise InvalidInputError(f"{where}: {'catalog folder' if folder else 'file'} {text!r} not found ({found}); "
+                                "create it or fix the path (relative to the spec's folder)")
+
+
 def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any:
-    """The spec's catalog: its layers (relative to ``base``, the spec's folder) or the embedded one."""
+    """The spec's catalog: its layers (relative to ``base``, the spec's folder; a missing one named at its line)
+    or the embedded one."""
     from aicr_gen.commands.recipe import open_catalog
 
+    check_present(cluster, base or FilePath.cwd(), "catalogs")
     return open_catalog([str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs])
 
 

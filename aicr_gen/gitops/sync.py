@@ -5,12 +5,13 @@ live in the repository, so the commit is self-consistent: ``sync --check`` passe
 The commit is built off to the side: the caller has stored the blobs (``objects.store``, so SHA-1 and SHA-256
 repositories alike), a temporary index (``GIT_INDEX_FILE``) starts from the base commit's tree, only the
 managed files and the inputs are replaced, and ``write-tree`` / ``commit-tree`` make the commit (none when every
-entry is already the base's: an up-to-date sync writes nothing, so it works in a read-only checkout). The base
-is HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from
-HEAD). Nothing the user sees changes until the single ``update-ref``, which fails if the ref moved meanwhile
-(exit 3: another sync or a commit won the race; rerun); on the checked-out branch it moves with its index and
-work tree as one step from the repository's point of view (``advance.checkout``: a journal, a lock, deferred
-signals; an interrupted move is finished by the next sync or ``sync --repair``). Everything else is untouched.
+entry is already the base's: an up-to-date sync writes nothing, so it works in a read-only checkout). The base is
+HEAD, or with ``--branch B`` the tip of B when it exists (the commit is appended to it; a new B forks from HEAD); in
+a new repository, whose branch has no commit yet, the empty tree (the sync makes the root commit). Nothing the user
+sees changes until the single ``update-ref``, which fails if the ref moved meanwhile (exit 3: another sync or a
+commit won the race; rerun); on the checked-out branch it moves with its index and work tree as one step from the
+repository's point of view (``advance.checkout``: a journal, a lock, deferred signals; an interrupted move is
+finished by the next sync or ``sync --repair``). Everything else is untouched.
 
 Managed paths are each tree's folder (everything below it is the tree's) and single files beside the trees
 (their inputs records): ``Folder`` holds one of either.
@@ -68,37 +69,36 @@ class Result(NamedTuple):
     changed: tuple[str, ...] = ()
 
 
-def open_repo(folder: str) -> Repo:
-    """The repository whose work tree holds ``folder`` (its root, from anywhere inside it), once git agrees to
-    work in it (a repository another user owns is refused by git's ``safe.directory`` rule, as CI containers
-    often meet it)."""
-    path = Path(os.path.abspath(folder))  # noqa: PTH100 - normalised, symlinks kept: the folder as the user named it
+def open_repo(folder: str | None) -> Repo:
+    """The repository whose work tree holds ``folder`` (None: the current folder; its root, from anywhere inside
+    it), once git agrees to work in it (a repository another user owns is refused by git's ``safe.directory``
+    rule, as CI containers often meet it)."""
+    path = Path(os.path.abspath(folder or "."))  # noqa: PTH100 - normalised, symlinks kept: as the user named it
+    label = f"--repo {folder}" if folder is not None else f"the current folder {path} (no --repo given)"
     if path.exists() and is_git_dir(path) and path.name != ".git":
-        raise InvalidInputError(f"--repo {folder}: a bare repository has no work tree; give a clone's folder")
+        raise InvalidInputError(f"{label}: a bare repository has no work tree; give a clone's folder")
     root = work_tree(path) if path.exists() else None
     if root is None:
-        raise InvalidInputError(f"--repo {folder}: not inside a Git work tree (run 'git init' there first)")
+        raise InvalidInputError(f"{label}: not inside a Git work tree (run 'git init' there first, or give "
+                                "--repo DIR)")
     repo = Repo(str(root))
     try:
         repo.run("rev-parse", "--git-dir")
     except GitError as err:
         if "dubious ownership" in err.stderr:
-            raise InvalidInputError(f"--repo {folder}: git refuses to work in {root}, which another user owns "
+            raise InvalidInputError(f"{label}: git refuses to work in {root}, which another user owns "
                                     "(safe.directory); if you trust it: git config --global --add safe.directory "
                                     f"{root}") from None
         said = [line.removeprefix("fatal: ") for line in err.stderr.splitlines() if line.startswith("fatal:")]
-        raise InvalidInputError(f"--repo {folder}: git cannot read the repository at {root} "
+        raise InvalidInputError(f"{label}: git cannot read the repository at {root} "
                                 f"({said[0] if said else err.stderr.strip()})") from None
     return repo
 
 
 def _head(repo: Repo) -> str:
-    try:
-        sha = repo.run("rev-parse", "--verify", "-q", "HEAD^{commit}")
-    except GitError:
-        raise InvalidInputError(f"{repo.working_tree_dir}: HEAD has no commit yet; commit something first "
-                                "(e.g. a README)") from None
-    return sha
+    """HEAD's commit, or the empty tree while its branch has no commit (a new repository): what a sync builds
+    on (its first commit is the root commit) and ``sync --check`` compares with."""
+    return repo.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False) or advance.empty_tree(repo)
 
 
 def stale(have: Mapping[str, str], tree: Mapping[str, bytes], path: str) -> list[str]:
@@ -192,7 +192,8 @@ def _write_tree(repo: Repo, base: str, lines: Mapping[str, Entry | None]) -> str
 
 
 def _commit(repo: Repo, base: str, lines: Mapping[str, Entry | None], message: str) -> str:
-    return repo.run("commit-tree", _write_tree(repo, base, lines), "-p", base, stdin=message.encode())
+    parent = ["-p", base] if advance.tip(repo, base) else []  # none on the empty tree: the root commit
+    return repo.run("commit-tree", _write_tree(repo, base, lines), *parent, stdin=message.encode())
 
 
 def _branch_ref(repo: Repo, branch: str) -> str:
@@ -267,6 +268,10 @@ class _Change(NamedTuple):
         if changes and not force:
             raise FindingsError(f"{len(changes)} uncommitted change(s) under the managed paths; commit or discard "
                                 "them, or rerun with --force:\n" + "\n".join(f"  {line}" for line in changes))
+        overwritten = [line for line in changes if line[3:] in {*self.old, *self.new}]
+        if overwritten:  # --force: every file it replaces is named, so no hand edit disappears unseen
+            sys.stderr.write(f"aicr-gen: --force: replacing {len(overwritten)} uncommitted change(s) with the synced "
+                             "files:\n" + "".join(f"  {line}\n" for line in overwritten))
         theirs = _not_ours(repo, self.old, self.new)
         if theirs:
             raise FindingsError(f"the new trees would overwrite {len(theirs)} file(s) the last sync did not write; "

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from aicr_gen.gitops import limits, specs
-from tests.conftest import ROOT, Result, assert_refused
+from tests.conftest import ROOT, Result, as_refusal, assert_refused
 from tests.test_sync import init_repo
 
 SPEC: dict[str, Any] = {
@@ -54,7 +54,7 @@ def lint(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lint:
 
 def refused(result: Result, *fragments: str) -> None:
     assert_refused(result, *fragments)
-    assert result.err.count("\n") == 1, result.err
+    assert as_refusal(result).err.count("\n") == 1, result
 
 
 def pools(data: dict[str, Any], count: int) -> None:
