@@ -31,8 +31,8 @@ def test_demo_syncs_bumps_and_diffs_offline_in_a_temporary_folder(tmp_path: Path
     assert elapsed < 30, f"demo took {elapsed:.1f} s"
 
     assert len(re.findall(r"^aicr-gen: committed [0-9a-f]+ on refs/heads/main", out, re.MULTILINE)) == 2, out
-    assert re.search(r"^commit [0-9a-f]+  aicr-gen: sync h100-eks-ubuntu-inference-dynamo: new cluster, \d+ components$",
-                     out, re.MULTILINE)
+    title = r"aicr-gen: sync h100-eks-ubuntu-inference-dynamo: new cluster, \d+ components"
+    assert re.search(rf"^commit [0-9a-f]+  {title}$", out, re.MULTILINE), out
     assert re.search(r"^ \d+ files changed, \d+ insertions", out, re.MULTILINE), out
     up_to_date, stale = out.index("is up to date"), out.index("stale   clusters/")
     assert up_to_date < stale, out
