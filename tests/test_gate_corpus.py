@@ -11,9 +11,10 @@ by ``pre-commit install``. Each case is one edit of that repository; the reposit
 - ``hook``: ``git commit`` through the installed ``aicr-gen-spec`` and ``aicr-gen-sync-check`` hooks (real
   pre-commit, a real hook environment); the commit must fail and HEAD must not move;
 - ``lint``: ``aicr-gen lint`` on the spec (or fleet) the case names, in-process;
-- ``check``: ``aicr-gen sync --check --staged`` on both specs, in-process, what the action runs;
-- ``plan``: ``aicr-gen plan`` on both specs, in-process: exit 0, the change listed among the high-risk ones (JSON)
-  and under ``High-risk:`` in the text the commit message is worded as.
+- ``check``: ``aicr-gen sync --check --staged`` on both specs, as the hook's and the action's aicr-gen runs it;
+- ``plan``: ``aicr-gen plan`` on both specs, in-process: exit 0, the change listed among the high-risk ones (JSON,
+  ``CLUSTER: CATEGORY: TEXT``) and, for an expected text given as a tuple, under ``High-risk:`` in the text format
+  (the words of the commit message).
 
 A case's expected text names the file, the line where one applies (``Line``, found in the edited file) and the
 fix. A gate that lets a case through is not papered over: the case is ``xfail(strict=True)`` with the reason.
@@ -175,7 +176,8 @@ class Line:
 
 
 Said = str | Line | tuple[str | Line, ...]
-"""What a gate must print: a text, a ``file:line`` (a Line), or a tuple of both, joined."""
+"""What a gate must print: a text, a ``file:line`` (a Line), or a tuple of both, joined (for ``plan``: a tuple is
+looked for under the text format's ``High-risk:`` heading)."""
 
 
 @dataclass(frozen=True)
@@ -233,8 +235,9 @@ def stale(tree: str, spec: str, because: str) -> str:
     return f"{tree} is not up to date with {spec} in the index: stale because {because}; {SYNC} {spec} --repo "
 
 
-def hook(*says: Said, code: int = 1) -> Gate:
-    return Gate("hook", says, code)
+def hook(*says: Said) -> Gate:
+    """A failed commit: pre-commit exits 1 whatever the hook's own exit code."""
+    return Gate("hook", says)
 
 
 def check(*says: Said, code: int = 1) -> Gate:
@@ -338,10 +341,15 @@ case("stale-deleted-rules-file", "stale", delete("sentinel-rules.yaml"),
                                                              "'sentinel-rules.yaml': no such file or folder"),
           GONE_RULES[1], code=2))
 case("stale-deleted-rules-file-hook", "stale", delete("sentinel-rules.yaml"), hook(*GONE_RULES), xfail=DELETION)
-GONE_POLICY = ((Line("fleet.yaml", "policies/team.yaml"), ":3: error [input] spec.policies[0]: 'policies/team.yaml': "
-                                                          "no such file or folder beside the fleet"),)
-case("stale-deleted-policy-file", "stale", delete("policies/team.yaml"), lint(*GONE_POLICY, code=2))
+GONE_POLICY = ((Line("fleet.yaml", "policies/team.yaml"), ": spec.policies[0]: 'policies/team.yaml': no such file or "
+                                                          "folder beside the fleet"),
+               "(the fleet named by clusters/b.yaml:6: spec.extends)")
+case("stale-deleted-policy-file", "stale", delete("policies/team.yaml"),
+     check("2 of 2 spec(s) failed; nothing was written", *GONE_POLICY, code=2),
+     lint((Line("fleet.yaml", "policies/team.yaml"), ":3: error [input] spec.policies[0]: 'policies/team.yaml': no "
+                                                     "such file or folder beside the fleet"), code=2))
 case("stale-deleted-policy-file-hook", "stale", delete("policies/team.yaml"), hook(*GONE_POLICY), xfail=DELETION)
+
 
 # ------------------------------------------------------------------------------------------------ dead
 
