@@ -320,10 +320,8 @@ case("stale-hand-edit-pool-certification", "stale",
 DELETED_POOL_FILE = (stale("clusters/b", "clusters/b.yaml", HAND), "missing clusters/b/pools/h100/recipe.yaml")
 case("stale-hand-deleted-rendered-file", "stale", delete("clusters/b/pools/h100/recipe.yaml"),
      check(*DELETED_POOL_FILE))
-DELETION = ("pre-commit passes hooks only the files a commit adds or modifies, never the ones it deletes: a "
-            "commit that only deletes an input or a rendered file runs no aicr-gen hook")
 case("stale-hand-deleted-rendered-file-hook", "stale", delete("clusters/b/pools/h100/recipe.yaml"),
-     hook(*DELETED_POOL_FILE), xfail=DELETION)
+     hook(*DELETED_POOL_FILE))
 case("stale-spec-edit-without-sync", "stale",
      replace("clusters/a.yaml", "  repo:\n", "  versions: {gpu-operator: v26.4.0}\n  repo:\n"),
      hook(stale("clusters/a", "clusters/a.yaml", "clusters/a.yaml changed"),
@@ -340,7 +338,7 @@ case("stale-deleted-rules-file", "stale", delete("sentinel-rules.yaml"),
      lint((Line("fleet.yaml", "rules: sentinel-rules.yaml"), ":5: error [input] spec.sentinel.rules: "
                                                              "'sentinel-rules.yaml': no such file or folder"),
           GONE_RULES[1], code=2))
-case("stale-deleted-rules-file-hook", "stale", delete("sentinel-rules.yaml"), hook(*GONE_RULES), xfail=DELETION)
+case("stale-deleted-rules-file-hook", "stale", delete("sentinel-rules.yaml"), hook(*GONE_RULES))
 GONE_POLICY = ((Line("fleet.yaml", "policies/team.yaml"), ": spec.policies[0]: 'policies/team.yaml': no such file or "
                                                           "folder beside the fleet"),
                "(the fleet named by clusters/b.yaml:6: spec.extends)")
@@ -348,7 +346,7 @@ case("stale-deleted-policy-file", "stale", delete("policies/team.yaml"),
      check("2 of 2 spec(s) failed; nothing was written", *GONE_POLICY, code=2),
      lint((Line("fleet.yaml", "policies/team.yaml"), ":3: error [input] spec.policies[0]: 'policies/team.yaml': no "
                                                      "such file or folder beside the fleet"), code=2))
-case("stale-deleted-policy-file-hook", "stale", delete("policies/team.yaml"), hook(*GONE_POLICY), xfail=DELETION)
+case("stale-deleted-policy-file-hook", "stale", delete("policies/team.yaml"), hook(*GONE_POLICY))
 
 
 # ------------------------------------------------------------------------------------------------ dead

@@ -381,7 +381,7 @@ def test_a_spec_mirror_with_credentials_is_refused_unprinted(tmp_path: Path,
     for command in (["mirror", "lock"], ["mirror", "list"], ["lint"]):
         code, out, err = run(capsys, *command, str(spec))
         assert code == 2, err
-        assert "spec.mirror.charts: image mirror: credentials (USER:PASSWORD@) do not belong" in err
+        assert "spec.mirror.charts: image mirror: credentials (USER:PASSWORD@) do not belong" in out + err
         assert_no_secret(out, err)
 
 
