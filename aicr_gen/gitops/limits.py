@@ -83,7 +83,7 @@ MAX_LABEL = 63
 MAX_SUBDOMAIN = 253
 
 LABEL_VALUE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]")
-VERSION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+VERSION = re.compile(r"[A-Za-z0-9_]+(?:(?:[.+]|-+)[A-Za-z0-9_]+)*")
 SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 _REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//|/\.|\.lock(/|$)")
@@ -128,9 +128,10 @@ def label_value(text: str) -> str:
 
 
 def version(text: str) -> str:
-    """A version: one token of SemVer's, OCI tags' and git tags' shared characters, at most 128."""
-    return _fits(text, VERSION, MAX_VERSION, "a version (a letter, digit or '_', then letters, digits, '_', '.', "
-                                              "'+', '-'; e.g. v26.3.3 or 580.105.08)")
+    """A version: one token of SemVer's, OCI tags' and git tags' shared characters, its parts (letters, digits,
+    '_') joined by one '.' or '+' or by '-'s (no empty part: ``v26..3`` is a typo, not a release), at most 128."""
+    return _fits(text, VERSION, MAX_VERSION, "a version (letters, digits and '_' joined by '.', '+' or '-', no "
+                                              "empty part; e.g. v26.3.3 or 580.105.08)")
 
 
 def secret_key(text: str) -> str:
