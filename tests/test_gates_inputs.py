@@ -428,3 +428,25 @@ def test_spec_patterns_skip_the_inputs_beside_the_specs(tmp_path: Path, monkeypa
     assert expand(["clusters/a.lock.yaml"]) == ["clusters/a.lock.yaml"]
     assert _spec_files(tmp_path, "clusters/*.yaml", tmp_path).splitlines() == ["clusters/a.yaml"]
     assert _spec_files(tmp_path, "clusters/a-rules.yaml", tmp_path).splitlines() == ["clusters/a-rules.yaml"]
+
+
+def test_a_repository_with_no_spec_yet_commits(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    """The sync check runs on every commit, so a repository that installs the hooks before its first ClusterSpec
+    must still commit: a pattern that matches no spec yet has nothing stale (``sync`` itself still refuses it)."""
+    repo = tmp_path / "new"
+    _write(repo, {"README.md": "# GitOps\n"})
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "first")
+    _install(repo, hook_repo, pre_commit_home)
+    _write(repo, {"README.md": "# GitOps\n\nClusters come next.\n"})
+    _git(repo, "add", "-A")
+    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(pre_commit_home), "NO_COLOR": "1"}
+    proc = subprocess.run(["git", "commit", "-m", "docs"], cwd=repo, capture_output=True, text=True, env=env,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = proc.stdout + proc.stderr
+    assert re.search(r"aicr-gen sync --check \(rendered trees up to date\)\.+Passed\n", said), said
+    refused = subprocess.run([sys.executable, "-m", "aicr_gen", "sync", "clusters/*.yaml", "--repo", "."], cwd=repo,
+                             capture_output=True, text=True, env=env, check=False)
+    assert refused.returncode == 2 and "matches no file" in refused.stderr, refused.stderr

@@ -21,6 +21,9 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("--repair finishes an interrupted sync and --check writes nothing; give one of them")
     if not args.spec_files and not args.repair:
         raise InvalidInputError("give at least one SPEC (or --repair, to finish an interrupted sync)")
+    if args.check and args.spec_files and _none_yet(args.spec_files):
+        sys.stdout.write(f"aicr-gen: no ClusterSpec matches {' '.join(args.spec_files)} yet; nothing to check\n")
+        return OK
     specs = expand(args.spec_files)
     if args.staged and not args.check:
         raise InvalidInputError("--staged compares with the index and needs --check; add --check")
@@ -37,3 +40,12 @@ def run(args: argparse.Namespace) -> int:
     options = sync_specs.Options(path=args.path, branch=args.branch, title=args.message, force=args.force,
                                  push=args.push, jobs=args.jobs)
     return sync_specs.run(repo, specs, options)
+
+
+def _none_yet(patterns: list[str]) -> bool:
+    """Whether every SPEC is a glob pattern and none matches a file: a repository with the pre-commit hook (which
+    runs on every commit) but no ClusterSpec yet has nothing stale. ``sync`` itself still refuses such patterns,
+    and a SPEC named outright must exist."""
+    import glob
+
+    return all(glob.has_magic(pattern) and not glob.glob(pattern) for pattern in patterns)  # noqa: PTH207
