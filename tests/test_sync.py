@@ -415,7 +415,10 @@ def test_check_expands_spec_patterns(spec: Path, repo: Path, tmp_path: Path, mon
     capsys.readouterr()
     assert main(["sync", "--check", "--repo", str(repo), "sp*.yaml"]) == 0
     assert f"{MANAGED} is up to date with spec.yaml" in capsys.readouterr().out
-    assert main(["sync", "--check", "--repo", str(repo), "nothing/*.yaml"]) == 2
+    # a pattern matching no spec yet has nothing to check (the hook runs on every commit); sync refuses it
+    assert main(["sync", "--check", "--repo", str(repo), "nothing/*.yaml"]) == 0
+    assert "no ClusterSpec matches nothing/*.yaml yet; nothing to check" in capsys.readouterr().out
+    assert main(["sync", "--repo", str(repo), "nothing/*.yaml"]) == 2
     assert "SPEC 'nothing/*.yaml' matches no file" in capsys.readouterr().err
 
 
