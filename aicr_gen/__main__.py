@@ -2,6 +2,6 @@
 
 import sys
 
-from aicr_gen.cli import main
+from aicr_gen.cli.main import main
 
 sys.exit(main())

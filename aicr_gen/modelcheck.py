@@ -81,7 +81,7 @@ def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
         return f"value {got} is not allowed; use one of {expected}"
     if kind in ("dict_type", "model_type"):
         return f"expected a mapping (key: value), got {got}; write a mapping here"
-    if kind == "value_error":  # a grammar of gitops/limits.py: its message says what to write
+    if kind == "value_error":  # a grammar of limits.py: its message says what to write
         return str(error["msg"]).removeprefix("Value error, ")
     if kind == "too_long":
         limit = error.get("ctx", {}).get("max_length")

@@ -141,7 +141,7 @@ def main() -> None:
             base, target = Path(tmp, f"a{nodes}.json"), Path(tmp, f"b{nodes}.json")
             base.write_text(json.dumps(snapshot(nodes, False)))
             target.write_text(json.dumps(snapshot(nodes, True)))
-            medians[nodes], proc = _median_ms([sys.executable, "-m", "aicr_gen.cli", "diff", "--baseline", str(base),
+            medians[nodes], proc = _median_ms([sys.executable, "-m", "aicr_gen", "diff", "--baseline", str(base),
                                                "--target", str(target), "--format", "json"], runs)
             total = json.loads(proc.stdout)["summary"]["total"]
             peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

@@ -9,7 +9,7 @@ releases and 750 Pods (1,500 images). Prints medians against these targets:
   whole process: < 2 s.
 
 It also prints the floor every cluster command pays (an interpreter importing the official client) and, in
-process, why aicr_gen.kube reads raw JSON through ``ApiClient.call_api``: ``json.loads`` of 500 Nodes against the
+process, why aicr_gen.edges.kube reads raw JSON through ``ApiClient.call_api``: ``json.loads`` of 500 Nodes against the
 client's model deserialisation, and the import of the generated ``CoreV1Api``.
 
     KUBEBUILDER_ASSETS=$(../shared/tools/envtest/assets) python bench/bench_kube.py [RUNS]
@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from aicr_gen.kube.client import Cluster, connect  # noqa: E402
+from aicr_gen.edges.kube.client import Cluster, connect  # noqa: E402
 from tests.cluster.envtest import ControlPlane, assets, missing_reason, no_proxy_env, start  # noqa: E402
 from tests.test_capture import release_secret  # noqa: E402
 
@@ -140,7 +140,7 @@ def main() -> None:
                   flush=True)
             floor = _median_ms([sys.executable, "-c", "import kubernetes.client"], runs)
             print(f"floor: interpreter + import kubernetes.client {floor:.0f} ms", flush=True)
-            cli = [sys.executable, "-m", "aicr_gen.cli"]
+            cli = [sys.executable, "-m", "aicr_gen"]
             kubeconfig = ["--kubeconfig", str(plane.kubeconfig)]
             snapshot = _median_ms([*cli, "snapshot", *kubeconfig, "-o", "cm://bench/snapshot"], runs)
             with connect(str(plane.kubeconfig)) as cluster:

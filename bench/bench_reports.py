@@ -43,8 +43,8 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, default=ROOT.parent / "shared" / "reference")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from aicr_gen.certify import bisect, nccl, report_format
-
+    from aicr_gen.certify import bisect, nccl
+    from aicr_gen.report import results as report_format
     log = args.reference / TEN_NODES
     raw = log.read_bytes()
     report = nccl.parse_nccl(raw, log.name)

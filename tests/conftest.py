@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aicr_gen.cli import main
+from aicr_gen.cli.main import main
 from tests.cluster.envtest import control_plane  # noqa: F401  (the session's real API server)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,7 +138,7 @@ def tool(name: str) -> str:
 def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Result:
     """Run ``aicr-gen ARGS`` as a real process (as users and hooks do)."""
     full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "aicr_gen", *args], capture_output=True, text=True,
                           env=full_env, cwd=cwd or ROOT, check=False)
     return Result(proc.returncode, proc.stdout, proc.stderr)
 

@@ -31,7 +31,7 @@ LINE = re.compile(r"^(?P<file>.+):(?P<line>\d+):(?P<col>\d+): (?P<severity>error
 
 def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> Result:
     """``aicr-gen ARGS`` as a real process, as hooks and users run it."""
-    proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "aicr_gen", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, cwd=cwd, check=False, timeout=120)
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
@@ -427,7 +427,7 @@ def test_sync_into_an_empty_repository_makes_the_root_commit(repo: Path) -> None
 def test_a_root_commit_killed_half_way_is_finished_by_the_next_sync(repo: Path, tmp_path: Path, step: str) -> None:
     spec = write_spec(repo / "specs", EXAMPLE.read_text())
     marker = tmp_path / "paused"
-    proc = subprocess.Popen([sys.executable, "-m", "aicr_gen.cli", "sync", str(spec), "--repo", str(repo)],
+    proc = subprocess.Popen([sys.executable, "-m", "aicr_gen", "sync", str(spec), "--repo", str(repo)],
                             env={**os.environ, "AICR_GEN_TEST_PAUSE_AT": step, "AICR_GEN_TEST_PAUSE_FILE": str(marker)},
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0)
     paused(proc, marker)

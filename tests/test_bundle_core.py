@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from aicr_gen.bundle import Bundle
+from aicr_gen.edges.output import write_bundle
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.output import write_bundle
 from aicr_gen.render import values
-from aicr_gen.render.bundle import Bundle
 from tests.conftest import AICR_CATALOG, REFERENCE, assert_refused, needs_reference
 
 QUERY = ("--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu", "--platform", "dynamo")

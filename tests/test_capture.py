@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.cli import main
+from aicr_gen.cli.main import main
 from aicr_gen.commands.snapshot import configmap_payload
 from aicr_gen.drift import capture
 from aicr_gen.drift.agent import agent_bundle

@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from aicr_gen.certify import cron, nvcre
-from aicr_gen.certify.schedule import check_schedule
 from aicr_gen.certify.thresholds import (
     THRESHOLD_KEYS,
     ThresholdTimeout,
@@ -27,6 +26,7 @@ from aicr_gen.certify.thresholds import (
     run_with_deadline,
 )
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text.cron import check_schedule
 from tests.bundles import YAMLSnapshot
 from tests.conftest import REFERENCE, assert_refused, use_reference
 from tests.consumers import kustomize_build, read_tree, validate_manifests, validate_objects
@@ -65,7 +65,7 @@ def _template(folder: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from aicr_gen.cli import main
+    from aicr_gen.cli.main import main
 
     out = tmp_path_factory.mktemp("certification") / "bundle"
     assert main(["certification", *FULL, "--output", str(out)]) == 0

@@ -34,8 +34,8 @@ def test_version(cli: Any) -> None:
 
 
 def test_version_imports_no_parser_or_models() -> None:
-    # --version is the pre-commit hooks' start-up check: its time is Python's start plus aicr_gen/cli.py
-    code = ("import sys; from aicr_gen.cli import main; main(['--version']); "
+    # --version is the pre-commit hooks' start-up check: its time is Python's start plus aicr_gen/cli/main.py
+    code = ("import sys; from aicr_gen.cli.main import main; main(['--version']); "
             "print(sorted({'argparse', 'typing', 'pathlib', 'pydantic', 'yaml'} & set(sys.modules)))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout == f"aicr-gen {__version__}\n[]\n"
@@ -148,7 +148,7 @@ def test_startup_imports_stay_lazy(tmp_path: Path) -> None:
     """`--version` loads neither pydantic nor ruamel; a cached `recipe` run does not load pydantic."""
     probe = """
 import sys
-from aicr_gen.cli import main
+from aicr_gen.cli.main import main
 try:
     main(sys.argv[1:])
 except SystemExit:

@@ -352,7 +352,7 @@ def test_help_width_is_the_one_shutil_finds(columns: str | None) -> None:
 
 def _modules_after(args: list[str], tmp_path: Path) -> set[str]:
     """The top-level modules a second run of ``aicr-gen ARGS`` imports (the first fills the cache)."""
-    code = ("import sys\nfrom aicr_gen.cli import main\n"
+    code = ("import sys\nfrom aicr_gen.cli.main import main\n"
             f"code = main({args!r})\n"
             "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))\n")
     env = {**os.environ, "AICR_GEN_CACHE_DIR": str(tmp_path / "cache")}

@@ -146,8 +146,8 @@ def test_a_tree_of_the_same_spec_elsewhere_is_no_collision(cli: Any, tmp_path: P
 
 def test_the_fleet_is_read_and_validated_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.gitops import fleet
-    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.spec import fleet
+    from aicr_gen.spec.cluster import load_spec
 
     repo = shared_repo(tmp_path / "gitops")
     real, parsed = fleet.parse_fleet, []
@@ -169,7 +169,7 @@ def test_the_fleet_is_read_and_validated_once_per_process(tmp_path: Path, monkey
 
 def test_a_path_the_fleet_names_is_looked_for_on_every_load(tmp_path: Path) -> None:
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.spec.cluster import load_spec
 
     repo = shared_repo(tmp_path / "gitops", names=("gpu-a",))
     shutil.copytree(ROOT / "overlays", repo / "catalog")
@@ -307,7 +307,7 @@ def test_renovate_bumps_the_pins_of_fleet_files_too() -> None:
 
 def test_the_markdown_plan_of_a_bump_of_two_thousand_clusters_names_every_one() -> None:
     from aicr_gen.gitops.plan import plan
-    from aicr_gen.gitops.plan_format import BUDGET, markdown
+    from aicr_gen.report.plan import BUDGET, markdown
     from tests.test_plan import _cluster
 
     clusters = [_cluster(index) for index in range(2000)]

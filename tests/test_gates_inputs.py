@@ -417,7 +417,7 @@ def test_spec_patterns_skip_the_inputs_beside_the_specs(tmp_path: Path, monkeypa
     """``clusters/*.yaml`` (the hook's, the action's and the README's default) among a fleet, a mirror lock, a
     policy and a rules file: aicr-gen's patterns and the action's Find ClusterSpecs step both give the spec only;
     a file named outright is kept (and refused if it is no spec)."""
-    from aicr_gen.gitops.specs import expand
+    from aicr_gen.spec.patterns import expand
     from tests.test_github import _spec_files
 
     _write(tmp_path, {"clusters/a.yaml": FLEET_SPEC.format(name="a", criteria=CRITERIA),

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.cli import main
+from aicr_gen.bundle import parse_checksums
+from aicr_gen.cli.main import main
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.render_tree import render_tree
-from aicr_gen.gitops.spec import load_spec
 from aicr_gen.mirror import manifests
 from aicr_gen.mirror.fields import value_images
 from aicr_gen.mirror.inventory import for_tree
-from aicr_gen.mirror.reference import familiar, mirrored, parse_image
-from aicr_gen.render.bundle import parse_checksums
+from aicr_gen.spec.cluster import load_spec
+from aicr_gen.text.image_reference import familiar, mirrored, parse_image
 from tests.conftest import ROOT
 from tests.nvcre_elsewhere import certifying
 

@@ -24,9 +24,9 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
-from aicr_gen.cli import main
+from aicr_gen.cli.main import main
 from aicr_gen.mirror.fields import pod_images
-from aicr_gen.mirror.reference import parse_image
+from aicr_gen.text.image_reference import parse_image
 from tests.cluster.conftest import cluster_with_crds, crd_seed  # noqa: F401  (the convergence fixtures)
 from tests.cluster.envtest import ControlPlane, free_ports
 from tests.test_mirror import GIT_REPO, _spec, tree_references
@@ -290,7 +290,7 @@ def test_a_bearer_challenge_gets_a_pull_token_with_the_credentials() -> None:
     import http.server
     import threading
 
-    from aicr_gen.mirror.registry import Client, Credentials
+    from aicr_gen.edges.registry import Client, Credentials
 
     digest = "sha256:" + "c" * 64
     seen: list[tuple[str, str]] = []
@@ -340,7 +340,7 @@ def test_a_lock_of_another_mirror_or_missing_a_reference_is_refused(site: Site, 
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.spec.cluster import load_spec
 
     spec = tmp_path / "spec.yaml"
     spec.write_text(site.spec.read_text())

@@ -13,8 +13,8 @@ import yaml
 
 from aicr_gen.gitops.change_model import ComponentChange, HighRisk, ValueChange
 from aicr_gen.gitops.plan import API_VERSION, ClusterPlan, FileChanges, cluster_plan, plan
-from aicr_gen.gitops.plan_format import BUDGET, markdown
 from aicr_gen.gitops.risks import loosened
+from aicr_gen.report.plan import BUDGET, markdown
 from tests.conftest import ROOT, Result
 from tests.nvcre_elsewhere import certifying, write_policy
 from tests.test_changes import recipe

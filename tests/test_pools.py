@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from aicr_gen.gitops.pools import disjoint
-from aicr_gen.gitops.spec import load_spec
 from aicr_gen.render.nvidia_driver import documents
+from aicr_gen.spec.cluster import load_spec
 from tests.conftest import REFERENCE, ROOT, assert_refused, use_reference
 
 EXAMPLE = ROOT / "examples" / "pools" / "eks-h100-gb200.yaml"
@@ -109,7 +109,7 @@ def test_bad_pools_are_refused_at_their_line(cli: Any, tmp_path: Path, change: A
 
 
 def test_a_spec_without_pools_resolves_as_before(tmp_path: Path) -> None:
-    from aicr_gen.gitops.spec import resolve_spec
+    from aicr_gen.spec.cluster import resolve_spec
 
     single = example()
     single["spec"].pop("pools")

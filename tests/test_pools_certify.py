@@ -18,8 +18,8 @@ import yaml
 
 from aicr_gen.cel.environments import nvsentinel_rule
 from aicr_gen.certify import bisect, nvcre, nvcre_status
-from aicr_gen.certify.sentinel import limit_rule_set, node_match
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.sentinel.values import limit_rule_set, node_match
 from tests.conftest import assert_refused
 from tests.consumers import read_tree, validate_manifests
 from tests.test_pools import EXAMPLE, GB200, H100, example, git, variant, write
@@ -42,7 +42,7 @@ def synced(cli: Any, tmp_path: Path, spec: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from aicr_gen.cli import main
+    from aicr_gen.cli.main import main
 
     folder = tmp_path_factory.mktemp("pools-certify")
     repo = folder / "gitops"

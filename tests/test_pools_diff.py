@@ -18,7 +18,7 @@ import yaml
 
 from aicr_gen.drift.pools import driver_version, same_driver
 from aicr_gen.gitops.pools import resolve_pools
-from aicr_gen.gitops.spec import load_spec
+from aicr_gen.spec.cluster import load_spec
 from tests.conftest import ROOT
 
 EXAMPLES = ROOT / "examples" / "pools"
@@ -198,7 +198,7 @@ def test_the_sync_commit_message_names_pool_certification_and_driver_changes(cli
 
 
 def test_sentinel_values_limit_a_rule_set_to_pools_without_a_spec(cli: Any, tmp_path: Path) -> None:
-    from aicr_gen.certify.sentinel import node_match
+    from aicr_gen.sentinel.values import node_match
 
     name = "NVSwitch fatal error ruleset"
     gb200 = {"node.kubernetes.io/instance-type": "p6e-gb200.36xlarge"}

@@ -146,7 +146,7 @@ def test_spec_hook_fails_on_a_policy_finding(hook_repo: Path, pre_commit_home: P
 
 def test_spec_hook_refuses_the_placeholder_url_of_spec_init(hook_repo: Path, pre_commit_home: Path,
                                                           tmp_path: Path) -> None:
-    from aicr_gen.gitops.spec import PLACEHOLDER_URL
+    from aicr_gen.spec.cluster import PLACEHOLDER_URL
 
     consumer = _consumer(tmp_path, lambda text: text.replace(REPO_URL, PLACEHOLDER_URL))
     proc = _run_hook(hook_repo, pre_commit_home, consumer, "aicr-gen-spec")

@@ -98,7 +98,7 @@ def test_quick_commands_import_no_typing(argv: list[str], tmp_path: Path) -> Non
     subprocess.run([sys.executable, "-m", "aicr_gen", "recipe", "--service", "eks", "--accelerator", "h100",
                     "--os", "ubuntu", "--intent", "training", "-o", str(recipe)], check=True, cwd=ROOT, env=env)
     args = [str(recipe) if arg == "RECIPE" else str(tmp_path / "out") if arg == "OUT" else arg for arg in argv]
-    code = ("import sys\nfrom aicr_gen.cli import main\n"
+    code = ("import sys\nfrom aicr_gen.cli.main import main\n"
             f"main({args!r})\n"
             "print('typing' in sys.modules)\n")
     for _ in range(2):  # the second run, as the cache has it

@@ -20,10 +20,11 @@ import pytest
 import yaml
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from aicr_gen.certify import nvcre_status, report_format, report_model
+from aicr_gen.certify import nvcre_status, report_model
 from aicr_gen.certify.dcgm import parse_dcgm
 from aicr_gen.certify.nccl import parse_nccl
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.report import results as report_format
 from tests.conftest import REFERENCE, assert_refused, needs, use_reference
 
 NCCL = REFERENCE / "nccl"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from aicr_gen import cel
-from aicr_gen.certify import sentinel_rules as rules
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.sentinel import rules
 from tests.conftest import REFERENCE, assert_refused, needs, run_process
 
 NVSENTINEL = REFERENCE / "nvsentinel"
@@ -553,7 +553,7 @@ def test_fields_read_name_all_an_expression_depends_on(expression: str, read: tu
 
 
 def test_shared_outcomes_keep_apart_what_cel_tells_apart() -> None:
-    from aicr_gen.certify.sentinel_rules.evaluation import _freeze
+    from aicr_gen.sentinel.rules.evaluation import _freeze
 
     values = [True, 1, 1.0, 0.0, -0.0, None, "1", [1], [1.0], {"a": 1, "b": 2}, {"b": 2, "a": 1}]
     frozen = [_freeze(value) for value in values]
@@ -581,7 +581,7 @@ def test_events_alike_in_what_the_rules_read_share_outcomes(cli: Any, tmp_path: 
 
 def test_event_files_read_before_are_not_parsed_again(cli: Any, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr_gen.certify.sentinel_rules import events as event_files
+    from aicr_gen.sentinel.rules import events as event_files
 
     folder = tmp_path / "events"
     shutil.copytree(FIXTURES / "events", folder)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.cli import main
+from aicr_gen.cli.main import main
 from tests.conftest import ROOT
 from tests.nvcre_elsewhere import certifying
 

@@ -9,9 +9,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from aicr_gen.drift import versions
 from aicr_gen.drift.constraints import evaluate, split_path
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text import versions
 from aicr_gen.yamlio import dump
 from tests.conftest import AICR_CATALOG, REFERENCE, needs
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from aicr_gen.certify import validation_request
+from aicr_gen.sentinel import validation_request
 from tests.conftest import REFERENCE, assert_refused, run_process, use_reference
 from tests.consumers import _crd_version_schema, validate_manifests, validate_objects
 

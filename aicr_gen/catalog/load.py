@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 
-from aicr_gen.catalog import cache, paths
-from aicr_gen.catalog.files import read_file
+from aicr_gen.catalog import paths
+from aicr_gen.edges import cache
+from aicr_gen.edges.files import read_file
 from aicr_gen.errors import InvalidInputError
 
 TYPE_CHECKING = False

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from aicr_gen.catalog.vocabulary import ACCELERATORS, INTENTS, OSES, PLATFORMS, SERVICES
-from aicr_gen.gitops.limits import MAX_NODES
+from aicr_gen.limits import MAX_NODES
 
 # A criterion value: AICR's vocabulary (see vocabulary.py), "any"/"" for a wildcard, or a value a site
 # catalog introduces (AICR's criteria registry): lower-case letters, digits, '-' and '.'.

@@ -25,11 +25,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.certify.nvcre import API_VERSION, MANAGED_BY, POOL_LABEL
 from aicr_gen.certify.nvcre_status import NODE_NAME
 from aicr_gen.certify.report_model import INCOMPLETE, PASSED, RUNNING, Certification, FailedNode
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.render.bundle import Bundle
 
 PREFIX = "aicr-gen.dev/"
 LABEL_OF = PREFIX + "bisect-of"

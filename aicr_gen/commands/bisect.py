@@ -13,9 +13,9 @@ import sys
 
 def run(args: argparse.Namespace) -> int:
     from aicr_gen.certify import bisect, nvcre_status
+    from aicr_gen.edges.inputs import read_input
+    from aicr_gen.edges.output import write_bundle
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.inputs import read_input
-    from aicr_gen.output import write_bundle
 
     if args.min_group_size < 1:
         raise InvalidInputError(f"--min-group-size {args.min_group_size}: give 1 or more")

@@ -21,7 +21,7 @@ _DEPLOYER_SETTINGS = {"namePrefix": "name_prefix", "project": "project", "destin
 
 def _parsed_values(sources: dict[str, bytes], names: list[str]) -> dict[str, Any]:
     """The values files parsed, cached by their contents (parsing YAML is most of a bundle's time)."""
-    from aicr_gen.catalog import cache
+    from aicr_gen.edges import cache
     from aicr_gen.render.plan import parse_values
 
     key = cache.new_key("values-v1")
@@ -66,7 +66,7 @@ def _kustomize_builds(recipe: dict[str, Any], deployer: str) -> dict[str, bytes]
     local charts (argocd and flux apply Kustomize sources natively)."""
     if deployer in NATIVE_KUSTOMIZE:
         return {}
-    from aicr_gen import kustomize
+    from aicr_gen.edges import kustomize
     from aicr_gen.resolve.refs import is_enabled
 
     return {ref["name"]: kustomize.build(kustomize.target(ref.get("source", ""), ref.get("path", ""),
@@ -79,8 +79,7 @@ def _print_build(bundle: Any, deployer: str) -> None:
     import tempfile
     from pathlib import Path
 
-    from aicr_gen import kustomize
-
+    from aicr_gen.edges import kustomize
     if deployer == "argocd":
         documents = [bundle[path].decode() for path in bundle if path.endswith(".yaml") and (
             path == "app-of-apps.yaml" or path.endswith("/application.yaml"))]
@@ -144,8 +143,7 @@ def plan_for(recipe: dict[str, Any], catalog: Any, overrides: list[Any], deploye
                  serial=serial, dynamic=parse_dynamic(dynamic or [], aliases), templates=deployer == "flux",
                  memo=memo, gates=_gates(recipe, sources, gate_files, deployer, readiness))
     if len(memo) != known:
-        from aicr_gen.catalog import cache
-
+        from aicr_gen.edges import cache
         cache.put(memo_key, {key.hex(): value for key, value in list(memo.items())[-_MEMO_KEEP:]})
     return plan
 
@@ -176,8 +174,7 @@ _MEMO_KEEP = 512
 
 def _rendered_memo(sources: dict[str, bytes], names: list[str]) -> tuple[str, dict[bytes, bytes | None]]:
     """The cache key of the rendered manifests of these catalog files, and what it holds (digest -> bytes)."""
-    from aicr_gen.catalog import cache
-
+    from aicr_gen.edges import cache
     key = cache.new_key("rendered-v1")
     for rel in names:
         if rel in sources:
@@ -223,7 +220,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
         raise InvalidInputError(f"--build shows what a flux or argocd bundle applies, not a {deployer} bundle")
     from aicr_gen.catalog.load import open_catalog
     from aicr_gen.commands import bundle_publish
-    from aicr_gen.output import write_bundle
+    from aicr_gen.edges.output import write_bundle
     from aicr_gen.publish.target import is_oci
     from aicr_gen.render import render_bundle
     from aicr_gen.render.values import parse
@@ -234,7 +231,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
         raise InvalidInputError(
             f"--deployer {deployer} needs --repo URL: the Git repository this bundle will be committed to, which "
             "Argo CD or Flux reads it from")
-    from aicr_gen.recipe_file import load_entry
+    from aicr_gen.catalog.recipe_file import load_entry
 
     loaded = load_entry(recipe_path, kubeconfig, context)
     recipe = loaded["recipe"]
@@ -249,7 +246,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
                                                            flux_oci_source=publishing.flux_oci_source)
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
     if set_files:
-        from aicr_gen.inputs import read_input
+        from aicr_gen.edges.inputs import read_input
 
         overrides += [parse("--set-file", text, lambda path: read_input(path, "--set-file")) for text in set_files]
     overrides += [parse("--set-json", text) for text in set_jsons]

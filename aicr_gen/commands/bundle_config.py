@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.spec import Scheduling, scheduling_of
+from aicr_gen.spec.cluster import Scheduling, scheduling_of
 
 KIND = "AICRConfig"
 API_VERSIONS = ("aicr.run/v1alpha2", "aicr.run/v1")
@@ -72,7 +72,7 @@ class AicrConfig(_Strict):
 def _load(path: str) -> AicrConfig:
     if path.startswith(("http://", "https://")):
         raise InvalidInputError(f"--config {path}: aicr-gen reads a config file, not a URL; download it first")
-    from aicr_gen.inputs import read_input
+    from aicr_gen.edges.inputs import read_input
     from aicr_gen.modelcheck import check
     from aicr_gen.yamlio import load_bytes
 

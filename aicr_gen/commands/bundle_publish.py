@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from aicr_gen.mirror.registry import Client
+    from aicr_gen.edges.registry import Client
     from aicr_gen.publish.artifact import Artifact
     from aicr_gen.publish.target import Target
     from aicr_gen.render.options import Options
@@ -79,7 +79,7 @@ def artifact_of(bundle: Mapping[str, bytes], deployer: str) -> Artifact:
 def publish(bundle: Mapping[str, bytes], deployer: str, target: Target, image_refs: str | None,
             registry: Client) -> int:
     """Push the bundle's artifact to ``target`` with the ``registry`` client; write ``image_refs``."""
-    from aicr_gen.output import write_text
+    from aicr_gen.edges.output import write_text
     from aicr_gen.publish.push import push
 
     digest = push(registry, target, artifact_of(bundle, deployer))

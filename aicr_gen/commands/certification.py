@@ -127,8 +127,8 @@ def _options(items: list[str], selected: dict[str, Any]) -> tuple[dict[str, Any]
 def run(args: argparse.Namespace) -> int:
     """Build the Certification (and its jobs), then write the bundle folder atomically."""
     from aicr_gen.certify import cron, nvcre
-    from aicr_gen.certify.schedule import check_schedule
-    from aicr_gen.output import write_bundle
+    from aicr_gen.edges.output import write_bundle
+    from aicr_gen.text.cron import check_schedule
 
     _name(args.name, args.namespace)
     selected: dict[str, nvcre.Category] = {}

@@ -28,15 +28,16 @@ def _load(source: str, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     context = args.context[-1] if args.context else None
     kind, data = load_document(source, kubeconfig=args.kubeconfig, context=context)
     if kind == "RecipeResult" and not source.startswith("cm://") and source != "-" and Path(source).is_file():
-        from aicr_gen.recipe_file import load_recipe
+        from aicr_gen.catalog.recipe_file import load_recipe
 
         data = load_recipe(source)
     return kind, data
 
 
 def run(args: argparse.Namespace) -> int:
-    from aicr_gen.drift import diff, drift_report
-    from aicr_gen.output import write_text
+    from aicr_gen.drift import diff
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.report import drift as drift_report
 
     if args.fleet:
         return _fleet(args)
@@ -65,10 +66,12 @@ def run(args: argparse.Namespace) -> int:
 def _spec(args: argparse.Namespace) -> int:
     """The cluster of ``--spec`` against ``--target``: as ``--baseline RECIPE`` for a spec without pools (its
     recipe resolved as ``sync`` resolves it), else per pool."""
-    from aicr_gen.drift import diff, drift_report, pool_report
+    from aicr_gen.drift import diff
     from aicr_gen.drift.pools import PoolDesired, pool_drift
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
-    from aicr_gen.output import write_text
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.report import drift as drift_report
+    from aicr_gen.report import pool_drift as pool_report
+    from aicr_gen.spec.cluster import load_spec, resolve_spec
 
     given = [flag for flag, value in (("--baseline", args.baseline), ("--fleet", args.fleet),
                                       ("--snapshot", args.snapshot)) if value]
@@ -117,8 +120,10 @@ def _snapshot_only(kind: str, source: str) -> None:
 
 
 def _fleet(args: argparse.Namespace) -> int:
-    from aicr_gen.drift import fleet, fleet_format, fleet_sources
-    from aicr_gen.output import write_text
+    from aicr_gen.drift import fleet
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.gitops import fleet_sources
+    from aicr_gen.report import fleet_drift as fleet_format
 
     given = [flag for flag, value in (("--baseline", args.baseline), ("--target", args.target),
                                       ("--emit-validation-request", args.emit_validation_request),
@@ -150,8 +155,8 @@ def _emit_request(file: str, changes: list[dict[str, Any]], target: dict[str, An
             f"--emit-validation-request {file}: the GPU stack drifted ({touched[0]}) but the target snapshot "
             f"lists no nodes (no NodeTopology {diff.GPU_LABEL} label); capture it with node topology or "
             "write the request with 'aicr-gen validation-request --node NAME'")
-    from aicr_gen.certify.validation_request import build
-    from aicr_gen.output import write_text
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.sentinel.validation_request import build
     from aicr_gen.yamlio import dump
 
     write_text(file, dump(build(nodes)))

@@ -13,10 +13,10 @@ from aicr_gen.errors import OK, FindingsError, InvalidInputError
 def entry_command(spec_files: list[str], output: str, *, name: str, force: bool, check: bool = False) -> int:
     """Render the ApplicationSet and the Flux entry Kustomizations of the specs and write them to ``output``
     (``check``: exit 1 listing the files of ``output`` that differ from them, writing nothing)."""
+    from aicr_gen.edges.output import write_bundle
     from aicr_gen.gitops import fleet_entry
-    from aicr_gen.gitops.spec import load_spec
-    from aicr_gen.gitops.specs import clashes, expand
-    from aicr_gen.output import write_bundle
+    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.patterns import clashes, expand
 
     if check and force:
         raise InvalidInputError("--check writes nothing; give --check or --force, not both")
@@ -42,7 +42,7 @@ def differ(bundle: Mapping[str, bytes], folder: Path) -> list[str]:
     """The files of ``folder`` that are not ``bundle``'s, as ``sync --check`` lists them: ``stale`` (other
     bytes), ``missing``, and ``extra`` (written by an earlier entry, its checksums.txt says, and no longer
     rendered), sorted by path."""
-    from aicr_gen.render.bundle import CHECKSUMS, parse_checksums
+    from aicr_gen.bundle import CHECKSUMS, parse_checksums
 
     written = folder / CHECKSUMS
     earlier = set(parse_checksums(written.read_text(encoding="utf-8"), str(written))) if written.is_file() else set()

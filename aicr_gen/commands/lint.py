@@ -15,19 +15,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aicr_gen.commands.results import FileResult, Problem, from_error, to_json
 from aicr_gen.errors import OK, AicrGenError
+from aicr_gen.report.findings import FileResult, Problem, from_error, to_json
 
 
 def lint_file(spec_path: str, folders: list[Path],
               trees: dict[str, Any] | None = None) -> tuple[FileResult, int, Any]:
     """What ``sync`` would refuse about the spec at ``spec_path``, the exit code for it, and the loaded spec
     (None when it does not load); its rendered tree is added to ``trees`` under the spec's path."""
-    from aicr_gen.gitops import fleet
+    from aicr_gen.edges.inputs import read_input
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.gitops.spec import resolve_spec, spec_of
-    from aicr_gen.inputs import read_input
     from aicr_gen.policy.check import findings_for
+    from aicr_gen.spec import fleet
+    from aicr_gen.spec.cluster import resolve_spec, spec_of
     from aicr_gen.yamlio import load_bytes
 
     result = FileResult(spec_path)
@@ -113,7 +113,7 @@ def _text(results: list[FileResult]) -> None:
 
 def lint_command(spec_paths: list[str], folders: list[str], output_format: str = "text") -> int:
     """Check every spec, report each one's problems, and return the worst exit code."""
-    from aicr_gen.gitops.specs import clashes
+    from aicr_gen.spec.patterns import clashes
 
     worst = OK
     results = []

@@ -16,7 +16,7 @@ FORMATS = ("text", "json", "hauler", "zarf")
 
 
 def _kind(path: str) -> str:
-    from aicr_gen.inputs import read_input
+    from aicr_gen.edges.inputs import read_input
     from aicr_gen.yamlio import load_bytes
 
     data = load_bytes(read_input(path, "ClusterSpec or RecipeResult"), path).data
@@ -29,7 +29,7 @@ def _kind(path: str) -> str:
 def _spec_tree(path: str) -> tuple[dict[str, bytes], Any]:
     """The spec's tree as it renders without its mirror (what the mirror has to be filled from), and the spec."""
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.spec.cluster import load_spec
 
     cluster = load_spec(path)
     upstream = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"mirror": None})})
@@ -38,9 +38,9 @@ def _spec_tree(path: str) -> tuple[dict[str, bytes], Any]:
 
 
 def _recipe_tree(path: str, deployer: str, catalogs: list[str]) -> dict[str, bytes]:
+    from aicr_gen.catalog.recipe_file import load_recipe
     from aicr_gen.commands.bundle import _options, plan_for
     from aicr_gen.commands.recipe import open_catalog
-    from aicr_gen.recipe_file import load_recipe
     from aicr_gen.render import render_bundle
 
     recipe = load_recipe(path)
@@ -121,8 +121,8 @@ def text_report(found: Inventory) -> str:
 
 def list_command(inputs: list[str], output_format: str, output: str | None, *, deployer: str = "helm",
                  catalogs: list[str] | None = None, charts_dir: str | None = None, name: str = "aicr-mirror") -> int:
+    from aicr_gen.edges.output import write_text
     from aicr_gen.mirror import manifests
-    from aicr_gen.output import write_text
     from aicr_gen.yamlio import dump_json
 
     found = collect(inputs, deployer=deployer, catalogs=catalogs, charts_dir=charts_dir)
@@ -156,8 +156,7 @@ def client_of(args: argparse.Namespace) -> Any:
     import os
     import sys
 
-    from aicr_gen.mirror import registry
-
+    from aicr_gen.edges import registry
     endpoints = dict(registry.endpoint(text) for text in args.registry or [])
     credentials = registry.docker_config(Path(args.registry_config) if args.registry_config else None)
     default = None
@@ -185,9 +184,9 @@ def wanted(spec_file: str) -> tuple[Any, Any, Any]:
     """``(cluster, locked mirror, lock.Wanted)`` of a spec: what its tree, rendered without the lock, pulls from
     its mirror."""
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.gitops.spec import load_spec
     from aicr_gen.mirror import lock
     from aicr_gen.mirror.inventory import for_tree
+    from aicr_gen.spec.cluster import load_spec
 
     cluster = load_spec(spec_file)
     site = cluster.spec.mirror
@@ -216,9 +215,9 @@ def lock_command(spec_files: list[str], client: Any) -> int:
     a reference the registry lacks writes no lock and is exit 1; an unreachable registry is exit 3)."""
     import sys
 
+    from aicr_gen.edges.output import write_text
     from aicr_gen.errors import FindingsError
     from aicr_gen.mirror import lock
-    from aicr_gen.output import write_text
 
     absent: list[str] = []
     for spec_file in spec_files:
@@ -248,8 +247,8 @@ def verify_command(spec_files: list[str], client: Any) -> int:
     import sys
 
     from aicr_gen.errors import FindingsError
-    from aicr_gen.gitops.spec import load_spec
     from aicr_gen.mirror import lock
+    from aicr_gen.spec.cluster import load_spec
 
     problems: list[str] = []
     checked = 0

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from aicr_gen.errors import OK, InvalidInputError
 
 if TYPE_CHECKING:
-    from aicr_gen.gitops.git import Repo
+    from aicr_gen.edges.git import Repo
     from aicr_gen.gitops.plan import ClusterPlan
 
 
@@ -26,11 +26,11 @@ def base_commit(repo: Repo, base: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Write the plan (Markdown or JSON); exit 1 with ``--fail-on policy`` when a spec has a policy error."""
+    from aicr_gen.edges.output import write_text
     from aicr_gen.gitops.plan import plan
-    from aicr_gen.gitops.plan_format import as_json, as_text, markdown
-    from aicr_gen.gitops.specs import expand
     from aicr_gen.gitops.sync import open_repo
-    from aicr_gen.output import write_text
+    from aicr_gen.report.plan import as_json, as_text, markdown
+    from aicr_gen.spec.patterns import expand
 
     specs = expand(args.spec_files)
     if args.jobs is not None and args.jobs < 1:
@@ -58,8 +58,8 @@ def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None) -
     from aicr_gen.gitops import fingerprint
     from aicr_gen.gitops.plan import unchanged_plan
     from aicr_gen.gitops.render_many import Job, for_plan, run_all, survey, workers_for
-    from aicr_gen.gitops.specs import distinct
     from aicr_gen.gitops.sync_specs import all_records, folder_files, refuse_collisions, unchanged
+    from aicr_gen.spec.patterns import distinct
 
     workers = workers_for(len(specs), jobs)
     root = Path(repo.working_tree_dir).resolve()

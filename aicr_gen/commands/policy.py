@@ -10,8 +10,8 @@ from aicr_gen.errors import OK
 
 def check_command(spec_path: str, folders: list[str], output_format: str = "text") -> int:
     """Print the findings; 1 when any has severity error."""
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
     from aicr_gen.policy.check import findings_for
+    from aicr_gen.spec.cluster import load_spec, resolve_spec
 
     cluster = load_spec(spec_path)
     base = Path(spec_path).parent

@@ -8,8 +8,8 @@ from typing import Any
 from aicr_gen.catalog import load
 from aicr_gen.catalog.load import open_catalog
 from aicr_gen.catalog.vocabulary import DIMENSIONS
+from aicr_gen.edges.output import write_text
 from aicr_gen.errors import OK
-from aicr_gen.output import write_text
 from aicr_gen.resolve import criteria, recipe
 from aicr_gen.yamlio import dump, dump_json
 
@@ -20,8 +20,8 @@ __all__ = ["leaf_rows", "list_leaves", "open_catalog", "resolve_command"]
 def load_criteria(path: str) -> dict[str, Any]:
     """The ``spec`` of a ``RecipeCriteria`` file (AICR's recipe request body), either header generation."""
     from aicr_gen.catalog import headers
-    from aicr_gen.catalog.files import read_named
     from aicr_gen.catalog.models import RecipeCriteria
+    from aicr_gen.edges.files import read_named
     from aicr_gen.modelcheck import check
     from aicr_gen.yamlio import load_bytes
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.inputs import read_input
 
 if TYPE_CHECKING:
     from aicr_gen.certify.report_model import Report
@@ -43,8 +43,9 @@ def _with_thresholds(report: Report, given: list[str]) -> Report:
 
 def run(args: argparse.Namespace) -> int:
     """Parse ``args.file`` as ``args.kind``, print the report, return its exit code."""
-    from aicr_gen.certify import dcgm, nccl, nvcre_status, report_format
-    from aicr_gen.output import write_text
+    from aicr_gen.certify import dcgm, nccl, nvcre_status
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.report import results as report_format
 
     if args.threshold and args.kind != "nccl":
         raise InvalidInputError(f"--threshold applies to `report nccl`; a {args.kind} report has no bandwidth to "

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING
 from aicr_gen.errors import OK, FindingsError
 
 if TYPE_CHECKING:
-    from aicr_gen.certify import sentinel_rules as rules_module
-
-
+    from aicr_gen.sentinel import rules as rules_module
 def run(args: argparse.Namespace) -> int:
     """Load, evaluate, print (text or JSON on stdout, warnings on stderr), then check ``--expect``."""
     import gc
@@ -30,8 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from aicr_gen.certify import sentinel_rules as rules
-
+    from aicr_gen.sentinel import rules
     config = rules.load_config(args.values)
     events, event_warnings = rules.load_events(args.events)
     nodes = rules.load_nodes(args.nodes)

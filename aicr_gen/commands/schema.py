@@ -12,10 +12,10 @@ def schema_of(kind: str) -> dict[str, object]:
     from pydantic import BaseModel
 
     from aicr_gen.catalog.models import SCHEMA_KINDS
-    from aicr_gen.gitops.fleet import Fleet
     from aicr_gen.gitops.plan import Plan
-    from aicr_gen.gitops.spec import ClusterSpec
     from aicr_gen.mirror.lock import MirrorLock
+    from aicr_gen.spec.cluster import ClusterSpec
+    from aicr_gen.spec.fleet import Fleet
 
     models: dict[str, type[BaseModel]] = {"clusterspec": ClusterSpec, "fleet": Fleet, "plan": Plan,
                                           "mirrorlock": MirrorLock}

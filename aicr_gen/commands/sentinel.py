@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import OK, InvalidInputError
-from aicr_gen.inputs import read_input
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the values from the flags, check them, and write them (nothing is written on an error)."""
-    from aicr_gen.certify import sentinel
-    from aicr_gen.output import write_text
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.sentinel import values as sentinel
     from aicr_gen.yamlio import decode, dump, load_text
 
     rules: list[dict[str, object]] = []

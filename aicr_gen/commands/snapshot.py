@@ -39,8 +39,8 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
         return _agent(args)
     from aicr_gen.drift.capture import build_snapshot, timestamp
     from aicr_gen.drift.snapshot import API_VERSION, CM_PREFIX, parse_cm_source
-    from aicr_gen.kube.client import connect
-    from aicr_gen.output import write_text
+    from aicr_gen.edges.kube.client import connect
+    from aicr_gen.edges.output import write_text
     from aicr_gen.yamlio import dump
 
     output = args.output
@@ -60,10 +60,10 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
 
 
 def _agent(args: argparse.Namespace) -> int:
-    from aicr_gen.certify.schedule import check_schedule
     from aicr_gen.drift.agent import agent_bundle
     from aicr_gen.drift.snapshot import parse_cm_source
-    from aicr_gen.output import write_bundle
+    from aicr_gen.edges.output import write_bundle
+    from aicr_gen.text.cron import check_schedule
 
     if args.output:
         raise InvalidInputError("--agent-cronjob DIR writes a bundle; -o does not apply (use --configmap for "

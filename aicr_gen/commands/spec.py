@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from aicr_gen.catalog.vocabulary import DIMENSIONS
+from aicr_gen.edges.output import write_text
 from aicr_gen.errors import OK, InvalidInputError
-from aicr_gen.output import write_text
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _ORDER = ("accelerator", "service", "os", "intent", "platform")
@@ -101,8 +101,8 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
     """The commented ClusterSpec text for resolved criteria (``resolved``, from ``catalog``), named ``name``
     (default: from the criteria) in folder ``path`` (default: clusters/NAME)."""
     from aicr_gen.gitops.render_tree import SENTINEL_COMPONENT
-    from aicr_gen.gitops.spec import API_VERSION, DEFAULT_SNAPSHOT_SCHEDULE, KIND, PLACEHOLDER_URL
     from aicr_gen.resolve.refs import is_enabled
+    from aicr_gen.spec.cluster import API_VERSION, DEFAULT_SNAPSHOT_SCHEDULE, KIND, PLACEHOLDER_URL
 
     name = name or spec_name(query)
     path = path or f"clusters/{name}"
@@ -177,7 +177,7 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
 
 def _check_naming(name: str | None, path: str | None) -> None:
     """``--name`` is a DNS label and ``--path`` a folder inside the repository, refused naming the option."""
-    from aicr_gen.gitops.spec import repo_folder
+    from aicr_gen.spec.cluster import repo_folder
 
     if name is not None and not _DNS_LABEL.fullmatch(name):
         raise InvalidInputError(f"--name {name!r}: give a DNS label (at most 63 lowercase letters, digits and '-', "
@@ -198,9 +198,9 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     spec extending that Fleet file (``extending``). ``name`` and ``path`` set metadata.name and spec.repo.path.
     An existing ``output`` file is refused unless ``force``: it may be a hand-edited spec."""
     from aicr_gen.commands.recipe import open_catalog
-    from aicr_gen.gitops.spec import parse_spec, reserved_host
     from aicr_gen.render.options import DEPLOYERS
     from aicr_gen.resolve import criteria, recipe
+    from aicr_gen.spec.cluster import parse_spec, reserved_host
     from aicr_gen.yamlio import load_text
 
     if nodes < 0:
@@ -244,9 +244,9 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
     from pathlib import Path
 
     from aicr_gen.commands.recipe import open_catalog
-    from aicr_gen.gitops.fleet import check_fleet, effective, load_fleet
-    from aicr_gen.gitops.spec import API_VERSION, KIND, PLACEHOLDER_URL, check_references, parse_spec
     from aicr_gen.resolve import criteria, recipe
+    from aicr_gen.spec.cluster import API_VERSION, KIND, PLACEHOLDER_URL, check_references, parse_spec
+    from aicr_gen.spec.fleet import check_fleet, effective, load_fleet
     from aicr_gen.yamlio import load_text
 
     loaded, doc = load_fleet(fleet_file)
@@ -384,8 +384,8 @@ def show_command(spec_file: str, output_format: str = "yaml", output: str | None
     """Print the effective spec of ``spec_file`` (layered over its fleet, validated) with each value's origin:
     YAML with ``# FILE:LINE`` comments, or JSON ``{"spec": ..., "origins": {PATH: "FILE:LINE"}, "rebased":
     {PATH: AS_WRITTEN}}``."""
-    from aicr_gen.gitops.fleet import origin_of
-    from aicr_gen.gitops.spec import ClusterSpec, load_spec
+    from aicr_gen.spec.cluster import ClusterSpec, load_spec
+    from aicr_gen.spec.fleet import origin_of
     from aicr_gen.yamlio import dump_json, format_path
 
     cluster = load_spec(spec_file)

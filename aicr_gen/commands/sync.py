@@ -14,8 +14,8 @@ def run(args: argparse.Namespace) -> int:
     without specs only finishes an interrupted sync (every sync does that first)."""
     from aicr_gen.gitops import check_specs, sync_specs
     from aicr_gen.gitops.advance import finish_interrupted
-    from aicr_gen.gitops.specs import expand
     from aicr_gen.gitops.sync import open_repo
+    from aicr_gen.spec.patterns import expand
 
     if args.repair and args.check:
         raise InvalidInputError("--repair finishes an interrupted sync and --check writes nothing; give one of them")

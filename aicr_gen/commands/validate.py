@@ -115,8 +115,8 @@ def _pool_results(check: PoolCheck, snapshot: dict[str, Any]) -> tuple[list[Cons
 def _checks(args: argparse.Namespace) -> list[PoolCheck] | None:
     """The pools to validate (``--spec``, or ``--recipe`` with ``--node-selector``), or None for a plain
     ``--recipe`` run."""
+    from aicr_gen.catalog.recipe_file import load_recipe
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.recipe_file import load_recipe
 
     spec_file, recipe_file = getattr(args, "spec", None), args.recipe
     selectors, pools = getattr(args, "node_selector", None) or [], getattr(args, "pool", None) or []
@@ -137,7 +137,7 @@ def _checks(args: argparse.Namespace) -> list[PoolCheck] | None:
     from pathlib import Path
 
     from aicr_gen.gitops.pools import resolve_pools
-    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.spec.cluster import load_spec
 
     cluster = load_spec(spec_file)
     names = [pool.name for pool in cluster.spec.pools]
@@ -160,9 +160,9 @@ def _json(report: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``aicr-gen validate``."""
+    from aicr_gen.catalog.recipe_file import load_recipe
     from aicr_gen.drift.snapshot import load_snapshot
-    from aicr_gen.output import write_text
-    from aicr_gen.recipe_file import load_recipe
+    from aicr_gen.edges.output import write_text
 
     checks = _checks(args)
     groups = [(None, check.constraints) for check in checks] if checks else [

@@ -9,9 +9,9 @@ from aicr_gen.errors import OK
 
 def run(args: argparse.Namespace) -> int:
     """Check the nodes and tests (against ``--values`` when given) and write the request."""
-    from aicr_gen.certify import validation_request
-    from aicr_gen.inputs import read_input
-    from aicr_gen.output import write_text
+    from aicr_gen.edges.inputs import read_input
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.sentinel import validation_request
     from aicr_gen.yamlio import dump, load_bytes
 
     lifecycle = None

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from aicr_gen.commands.results import FileResult, Problem, from_error, to_json
 from aicr_gen.errors import INVALID, OK, AicrGenError, InvalidInputError
+from aicr_gen.report.findings import FileResult, Problem, from_error, to_json
 
 _WHY = {"missing": "listed in checksums.txt, not in the folder", "unlisted": "in the folder, not in checksums.txt",
         "changed": "its sha256 differs from checksums.txt", "symlink": "a bundle holds no symlinks"}
@@ -18,7 +18,7 @@ def check_folder(folder: str) -> tuple[FileResult, int, int]:
     """``folder``'s problems (each naming checksums.txt, the line listing the file if any, and the bundle path,
     with a message starting ``missing:``, ``unlisted:``, ``changed:`` or ``symlink:``), the exit code (2: not a
     bundle folder) and how many files it lists."""
-    from aicr_gen.render.bundle import CHECKSUMS, parse_checksums
+    from aicr_gen.bundle import CHECKSUMS, parse_checksums
 
     root = Path(folder)
     sums = root / CHECKSUMS

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aicr_gen import markdown as md
-from aicr_gen.render.bundle import Bundle
+from aicr_gen.bundle import Bundle
+from aicr_gen.text import markdown as md
 from aicr_gen.yamlio import dump
 
 AGENT_IMAGE = "ghcr.io/nvidia/aicr:v0.19.0"

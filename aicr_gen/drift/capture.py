@@ -1,5 +1,5 @@
 """An AICR-format snapshot (``kind: Snapshot``, aicr.run/v1 or, for AICR <= 0.21, aicr.run/v1alpha2) built
-from what ``aicr_gen.kube`` reads through the Kubernetes API (GET only; ``Cluster.inventory``):
+from what ``aicr_gen.edges.kube`` reads through the Kubernetes API (GET only; ``Cluster.inventory``):
 
 - ``/version``: ``K8s.server`` (version, platform, goVersion);
 - ``/api/v1/nodes``: ``K8s.node`` (os-image, kernel-version, container-runtime-version, kubelet-version),

@@ -4,7 +4,7 @@ A constraint is ``{name, value, severity?, remediation?, unit?}``. ``name`` is a
 ``{Type}.{subtype}.{key}`` split at the first two dots only, so the key may hold dots and slashes
 (``OS.sysctl./proc/sys/kernel/osrelease``). ``value`` is ``>=``, ``<=``, ``>``, ``<``, ``==`` or ``!=``
 followed by an operand, or a bare value meaning exact match; comparison is version-aware
-(:mod:`aicr_gen.drift.versions`).
+(:mod:`aicr_gen.text.versions`).
 
 Results, per constraint:
 
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aicr_gen.drift import versions
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text import versions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ checked when present: ``aicr.run/v1`` (AICR >= 0.22) or ``aicr.run/v1alpha2`` (o
 
 Loading is bounded: a gzip file (by magic bytes, whatever its name) expands to at most ``MAX_SNAPSHOT_BYTES``,
 and every problem is an exit-2 error naming ``source:line: field.path``; a ConfigMap that cannot be read is
-an exit-3 error (see ``aicr_gen.kube``).
+an exit-3 error (see ``aicr_gen.edges.kube``).
 """
 
 from __future__ import annotations
@@ -151,12 +151,11 @@ def _snapshot_of(doc: Document) -> dict[str, Any]:
 
 
 def _cached_file(source: str) -> dict[str, Any]:
-    """The validated snapshot of a file, cached by its bytes like recipes and catalogs (``catalog/cache.py``):
+    """The validated snapshot of a file, cached by its bytes like recipes and catalogs (``edges/cache.py``):
     ``validate`` in a pre-commit hook reads the same committed snapshot on every commit, and reading a small one
     is mostly importing and preparing the YAML reader (~10 ms of a 3 KB file). A file over ``CACHED_BYTES`` is
     read every time: the cache keeps its newest 16 entries, and such snapshots would push catalogs out."""
-    from aicr_gen.catalog import cache
-
+    from aicr_gen.edges import cache
     raw = _read_file(source)
     if len(raw) > CACHED_BYTES:
         return _snapshot_of(_parse(raw, source))
@@ -282,7 +281,7 @@ def configmap_bytes(source: str, kubeconfig: str | None, context: str | None) ->
     import base64
     import binascii
 
-    from aicr_gen.kube.client import connect
+    from aicr_gen.edges.kube.client import connect
 
     namespace, name = parse_cm_source(source)
     with connect(kubeconfig, context) as cluster:

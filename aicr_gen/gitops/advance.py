@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from aicr_gen.edges.git import GitError, Repo, explain, lock_held, writing
 from aicr_gen.errors import UnreachableError
 from aicr_gen.gitops import journal
-from aicr_gen.gitops.git import GitError, Repo, explain, lock_held, writing
 from aicr_gen.gitops.settle import Move, settle
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from aicr_gen.gitops.change_model import Changes, ComponentChange, ConstraintChange, ValueChange
 
 if TYPE_CHECKING:
-    from aicr_gen.mirror.reference import ImageRef
+    from aicr_gen.text.image_reference import ImageRef
 
 RECIPE = "recipe.yaml"
 SENTINEL = "sentinel/values.yaml"
@@ -74,7 +74,7 @@ def component_change(name: str, was: Mapping[str, Any] | None, now: Mapping[str,
     versions (``v26.3.3`` and ``26.3.3`` are one version, ``1.34.0-rc.1`` comes before ``1.34.0``, a driver's
     ``580.95.05`` before ``590.48.01``): newer is ``bumped``, older ``downgraded``, a change between texts that are
     not versions ``changed``; the same version elsewhere (``details``) is ``moved``."""
-    from aicr_gen.drift.versions import compare as compare_versions
+    from aicr_gen.text.versions import compare as compare_versions
 
     old_version = str(was.get("version", "")) if was is not None else ""
     new_version = str(now.get("version", "")) if now is not None else ""
@@ -128,7 +128,7 @@ def _switch(label: str, was: Any, now: Any) -> list[str]:
 
 BREAKER_UNSET = {"percentage": "unset", "duration": "unset", "maxNodes": "no bound"}
 """How an absent circuit-breaker setting reads: no percentage or window where NVSentinel takes no action (monitor
-mode or not deployed: certify/sentinel.py writes both whenever it quarantines), no absolute bound without
+mode or not deployed: sentinel/values.py writes both whenever it quarantines), no absolute bound without
 ``maxNodes``."""
 
 
@@ -443,8 +443,8 @@ def source_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> tuple[
     recipe names the component of that chart), and the image references whose registry moved, counted per move
     (``12 image references: nvcr.io -> mirror.example:5000``). Read from the deployer folder values are read
     from and the files outside deployer folders."""
-    from aicr_gen.mirror.reference import ImageRef
     from aicr_gen.mirror.refs import Chart, discover
+    from aicr_gen.text.image_reference import ImageRef
 
     charts: list[dict[str, Chart]] = []
     images: list[dict[tuple[str, str], ImageRef]] = []

@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
+from aicr_gen.edges.git import Repo
 from aicr_gen.errors import OK, FindingsError
 from aicr_gen.gitops import fingerprint, record
-from aicr_gen.gitops.git import Repo
 from aicr_gen.gitops.render_many import Job, for_check, run_all, survey, workers_for
 from aicr_gen.gitops.sync_specs import all_records, folder_files, refuse_collisions
 
@@ -50,7 +50,7 @@ def _candidate(found: list[record.Record], path_option: str | None) -> record.Re
     wanted = None
     if path_option is not None:  # the spec model (pydantic) only when a --path needs checking
         from aicr_gen.errors import InvalidInputError
-        from aicr_gen.gitops.spec import repo_folder
+        from aicr_gen.spec.cluster import repo_folder
 
         try:
             wanted = repo_folder(path_option)
@@ -63,9 +63,9 @@ def _candidate(found: list[record.Record], path_option: str | None) -> record.Re
 
 def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bool, jobs: int | None) -> int:
     """Check ``specs`` (see the module's docstring)."""
-    from aicr_gen.gitops.objects import object_format
-    from aicr_gen.gitops.specs import distinct
+    from aicr_gen.edges.git_objects import object_format
     from aicr_gen.gitops.sync import _head
+    from aicr_gen.spec.patterns import distinct
 
     against = "the index" if staged else "HEAD"
     rev = ":index" if staged else _head(repo)
@@ -160,7 +160,7 @@ def _refused(moved: Mapping[str, record.Record], current: Mapping[str, fingerpri
 def refusals(spec_file: str) -> list[str]:
     """The policy errors of a spec as ``sync`` would refuse it, each at the file and line of its value."""
     from aicr_gen.gitops.render_many import findings
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.spec.cluster import load_spec, resolve_spec
 
     cluster = load_spec(spec_file)
     base = Path(spec_file).resolve().parent

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from aicr_gen.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from aicr_gen.gitops.spec import ClusterSpec
-    from aicr_gen.render.bundle import Bundle
+    from aicr_gen.bundle import Bundle
+    from aicr_gen.spec.cluster import ClusterSpec
 
 ARGOCD, FLUX = "argocd", "flux"
 CONTROLLERS = {"argoproj.io": ARGOCD}

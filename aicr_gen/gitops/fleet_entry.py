@@ -37,11 +37,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.render.bundle import Bundle
 
 if TYPE_CHECKING:
-    from aicr_gen.gitops.spec import ClusterSpec, Rollout
+    from aicr_gen.spec.cluster import ClusterSpec, Rollout
 
 APPLICATIONSET = "argocd/applicationset.yaml"
 DEFAULT_NAME = "aicr-fleet"

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
 
-from aicr_gen import markdown as md
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text import markdown as md
 from aicr_gen.yamlio import Document
 
 if TYPE_CHECKING:
-    from aicr_gen.gitops.spec import ClusterSpec, Pool, Spec
     from aicr_gen.resolve.pools import Resolution
+    from aicr_gen.spec.cluster import ClusterSpec, Pool, Spec
 
 OWNER_LABEL = "nvidia.com/gpu-operator.driver.owner"
 """The label the operator sets on each GPU node to record its NVIDIADriver; a selector on it is rejected."""
@@ -139,10 +139,10 @@ def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: A
     """Each pool's recipe (the cluster's criteria with its accelerator and OS, spec.versions then the pool's
     versions, the pool's overrides), merged (``resolve.pools.merge``); reads the catalog's values files."""
     from aicr_gen.catalog.load import read_files
-    from aicr_gen.gitops.spec import criteria_values, open_spec_catalog, pin_versions, pinned
     from aicr_gen.render.plan import component_values, parse_values
     from aicr_gen.resolve import recipe
     from aicr_gen.resolve.pools import PoolRecipe, merge
+    from aicr_gen.spec.cluster import criteria_values, open_spec_catalog, pin_versions, pinned
 
     if catalog is None:
         catalog = open_spec_catalog(cluster, base)
@@ -266,8 +266,8 @@ def _check_operations(doc: Document, spec: Spec, index: int, pool: Pool) -> None
     (as spec.certification's, plus categories, a target that can match and names within their limits) and its
     validation tests (they need the lifecycle manager)."""
     from aicr_gen.certify.nvcre import label_key_problem
-    from aicr_gen.gitops.limits import LABEL_VALUE
-    from aicr_gen.gitops.spec import check_certification
+    from aicr_gen.limits import LABEL_VALUE
+    from aicr_gen.spec.cluster import check_certification
 
     base = ("spec", "pools", index)
     for key, value in pool.nodeSelector.items():
@@ -387,7 +387,7 @@ def rule_set_selectors(cluster: ClusterSpec) -> dict[str, list[dict[str, str]]]:
 def pool_validation(cluster: ClusterSpec, values: Mapping[str, Any], template_node: str) -> dict[str, bytes]:
     """``pools/<pool>/validation/``: a ValidationRequest template per pool, with the pool's validationTests (none:
     the lifecycle config's defaults) checked against the NVSentinel ``values``, and how to fill in its nodes."""
-    from aicr_gen.certify import validation_request
+    from aicr_gen.sentinel import validation_request
     from aicr_gen.yamlio import dump
 
     lifecycle = validation_request.lifecycle_tests(Document("spec.sentinel", values))

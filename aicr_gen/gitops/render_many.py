@@ -146,7 +146,7 @@ def survey(spec_file: str, path_option: str | None, root: str) -> Survey:
     """Load and validate a spec: its name, managed folder, repository URL and the inputs it reads."""
     from aicr_gen.gitops import fingerprint
     from aicr_gen.gitops.render_tree import managed_path
-    from aicr_gen.gitops.spec import load_spec
+    from aicr_gen.spec.cluster import load_spec
 
     cluster = load_spec(spec_file)
     return Survey(spec_file, cluster.metadata.name, managed_path(cluster, path_option), cluster.spec.repo.url,
@@ -162,7 +162,7 @@ def _memo(kind: str, places: tuple[str, ...], load: Callable[[], Any]) -> Any:
 
 
 def _catalog(cluster: Any, base: Path) -> Any:
-    from aicr_gen.gitops.spec import open_spec_catalog
+    from aicr_gen.spec.cluster import open_spec_catalog
 
     places = tuple(str((base / folder).resolve()) for folder in cluster.spec.catalogs)
     return _memo("catalog", places, lambda: open_spec_catalog(cluster, base))
@@ -170,9 +170,9 @@ def _catalog(cluster: Any, base: Path) -> Any:
 
 def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
     """The policy findings of a spec (the shipped policies, then spec.policies), as ``policy check`` finds them."""
-    from aicr_gen.gitops.spec import check_present
     from aicr_gen.policy.check import evaluate, load_policies
     from aicr_gen.policy.shipped import shipped_root
+    from aicr_gen.spec.cluster import check_present
 
     check_present(cluster, base, "policies")
     files = [base / name for name in cluster.spec.policies]
@@ -185,7 +185,7 @@ def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
 def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes], list[dict[str, str]]]:
     """The spec, its tree and (``policies``) its policy findings, none an error."""
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.spec.cluster import load_spec, resolve_spec
 
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
@@ -211,9 +211,9 @@ def for_sync(work: SyncJob) -> Rendered:
     against it come back."""
     import hashlib
 
+    from aicr_gen.edges.git import Repo
+    from aicr_gen.edges.git_objects import name_in, read_blobs
     from aicr_gen.gitops.changes import compare
-    from aicr_gen.gitops.git import Repo
-    from aicr_gen.gitops.objects import name_in, read_blobs
 
     job, old = work.job, work.old
     cluster, tree, found = _render(job, policies=True)
@@ -237,8 +237,8 @@ def placed(cluster: Any, path: str, tree: Mapping[str, bytes]) -> list[Keyed]:
 
 def for_check(job: Job) -> Rendered:
     """Render a spec and compare it with the commit (or the index): the stale-file lines."""
-    from aicr_gen.gitops.git import Repo
-    from aicr_gen.gitops.objects import committed, indexed, name_in
+    from aicr_gen.edges.git import Repo
+    from aicr_gen.edges.git_objects import committed, indexed, name_in
     from aicr_gen.gitops.sync import stale
 
     cluster, tree, _found = _render(job, policies=False)
@@ -252,11 +252,11 @@ def for_check(job: Job) -> Rendered:
 def for_plan(job: Job) -> tuple[Any, list[Keyed]]:
     """Render a spec and compare it with the tree at the base commit: its ``ClusterPlan``, policy findings
     included, and the tree's Argo CD and Flux objects."""
-    from aicr_gen.gitops.git import Repo
-    from aicr_gen.gitops.objects import files_at
+    from aicr_gen.edges.git import Repo
+    from aicr_gen.edges.git_objects import files_at
     from aicr_gen.gitops.plan import cluster_plan
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
+    from aicr_gen.spec.cluster import load_spec, resolve_spec
 
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent

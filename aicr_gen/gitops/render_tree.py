@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.pools import (
@@ -33,8 +34,7 @@ from aicr_gen.gitops.pools import (
     pool_validation,
     rule_set_selectors,
 )
-from aicr_gen.gitops.spec import Certification, ClusterSpec, check_present, open_spec_catalog, resolve_spec
-from aicr_gen.render.bundle import Bundle
+from aicr_gen.spec.cluster import Certification, ClusterSpec, check_present, open_spec_catalog, resolve_spec
 
 CERT_NAME = "gpu-certification"
 CERT_NAMESPACE = "nvcre-system"  # NVCRE's chart namespace, where the recipe has no nvcre component to say
@@ -47,7 +47,7 @@ TEMPLATE_NODE = "node-name"  # the placeholder of the ValidationRequest template
 
 def managed_path(cluster: ClusterSpec, override: str | None = None) -> str:
     """The folder the tree lives in: ``--path``, else spec.repo.path (required by the schema)."""
-    from aicr_gen.gitops.spec import repo_folder
+    from aicr_gen.spec.cluster import repo_folder
 
     if override is None:
         return repo_folder(cluster.spec.repo.path)  # checked at load, with its line
@@ -63,8 +63,8 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     values (if any) deep-merged over the nvsentinel component's as Helm layers values files, then the
     spec's overrides."""
     from aicr_gen.commands.bundle import plan_for
-    from aicr_gen.gitops.spec import scheduling_of
     from aicr_gen.render.values import Override, parse
+    from aicr_gen.spec.cluster import scheduling_of
 
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
@@ -100,7 +100,7 @@ def certification_bundle(cert_spec: Certification, name: str, namespace: str, se
     named ``name`` and targeting ``selector``; the Flux post-change job carries the digest of the stack, so it
     runs again when the stack changes (Argo CD's gets it from its Application: see ``render_tree``)."""
     from aicr_gen.certify import cron, nvcre
-    from aicr_gen.gitops.spec import certification_options
+    from aicr_gen.spec.cluster import certification_options
 
     entries = [nvcre.category(item, f"{field}.categories {item!r}") for item in cert_spec.categories]
     options = certification_options(cert_spec, lambda key: f"{field}.options.{key}")
@@ -122,14 +122,14 @@ def _certification(cluster: ClusterSpec, namespace: str, stack_digest: str) -> B
 
 def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[str, Any]:
     """NVSentinel values of spec.sentinel; the recipe must carry an enabled nvsentinel component for them."""
-    from aicr_gen.certify import sentinel
+    from aicr_gen.sentinel import values as sentinel
     from aicr_gen.yamlio import decode, load_text
 
     spec = cluster.spec.sentinel
     assert spec is not None
     rules: list[dict[str, Any]] = []
     if spec.rules is not None:
-        from aicr_gen.inputs import read_input
+        from aicr_gen.edges.inputs import read_input
 
         check_present(cluster, base, "sentinel")
         source = str(base / spec.rules)
@@ -155,7 +155,7 @@ def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[
 def _validation(values: dict[str, Any]) -> Bundle:
     """A ValidationRequest template for the lifecycle manager's default tests (``kubectl create`` it with
     the node names filled in, or use ``aicr-gen validation-request``)."""
-    from aicr_gen.certify import validation_request
+    from aicr_gen.sentinel import validation_request
     from aicr_gen.yamlio import Document, dump
 
     lifecycle = validation_request.lifecycle_tests(Document("spec.sentinel", values))

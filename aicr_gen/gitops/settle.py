@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from aicr_gen.gitops.git import Repo
+from aicr_gen.edges.git import Repo
+from aicr_gen.edges.git_objects import blob_name, read_blobs
 from aicr_gen.gitops.journal import Entry, pause
-from aicr_gen.gitops.objects import blob_name, read_blobs
 
 TEMPORARY = ".aicr-gen-tmp-"
 """How the temporary files written beside their target begin."""

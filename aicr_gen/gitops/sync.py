@@ -25,12 +25,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from aicr_gen.edges.git import GitError, Repo, is_git_dir, work_tree, writing
+from aicr_gen.edges.git_objects import blob_name
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
 from aicr_gen.gitops import advance, journal
 from aicr_gen.gitops.advance import current_branch
-from aicr_gen.gitops.git import GitError, Repo, is_git_dir, work_tree, writing
 from aicr_gen.gitops.journal import Entry
-from aicr_gen.gitops.objects import blob_name
 from aicr_gen.gitops.settle import Move, settle
 
 

@@ -21,11 +21,11 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
+from aicr_gen.edges.git import Repo, writing
 from aicr_gen.errors import OK, InvalidInputError
 from aicr_gen.gitops import commit_message, fingerprint, record
 from aicr_gen.gitops.advance import finish_interrupted
 from aicr_gen.gitops.collisions import Owned
-from aicr_gen.gitops.git import Repo, writing
 from aicr_gen.gitops.render_many import Job, Rendered, Survey, SyncJob, for_sync, run_all, survey, workers_for
 from aicr_gen.gitops.sync import Folder, Result, entries, require_identity, sync, target
 
@@ -92,7 +92,7 @@ def _refuse_reserved(surveys: Sequence[Survey]) -> None:
 def all_records(repo: Repo, rev: str, *, index: bool = False) -> dict[str, bytes]:
     """Managed folder -> its inputs record at ``rev`` (or in the index), every record of the repository (a
     file under the records' folder not named after the folder it records is no record)."""
-    from aicr_gen.gitops.objects import read_blobs
+    from aicr_gen.edges.git_objects import read_blobs
 
     listed = entries(repo, rev, [Folder(record.FOLDER, {})], index=index)
     contents = read_blobs(repo, [sha for _mode, sha in listed.values()])
@@ -179,8 +179,8 @@ def unchanged(found: Survey, now: fingerprint.Inputs, data: bytes | None, files:
 
 def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
     """Sync ``specs`` as one commit (see the module's docstring)."""
-    from aicr_gen.gitops.objects import name_in, object_format, store
-    from aicr_gen.gitops.specs import distinct, one_repository
+    from aicr_gen.edges.git_objects import name_in, object_format, store
+    from aicr_gen.spec.patterns import distinct, one_repository
 
     _begin(repo)
     where = target(repo, options.branch)

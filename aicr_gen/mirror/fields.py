@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.mirror.reference import ImageRef, mirrored, parse_image
+from aicr_gen.text.image_reference import ImageRef, mirrored, parse_image
 from aicr_gen.yamlio import Path
 
 STRING, REGISTRY, REPOSITORY, GPU_OPERATOR = "string", "registry", "repository", "repository+image"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from aicr_gen.mirror.reference import ImageRef, mirrored, parse_image
 from aicr_gen.mirror.refs import Chart, Found, Origin, discover
+from aicr_gen.text.image_reference import ImageRef, mirrored, parse_image
 
 NOT_OFFLINE = "not resolved offline: give --charts DIR holding the pulled chart (helm pull)"
 

@@ -37,7 +37,7 @@ Digest = Annotated[str, Field(pattern=r"^sha256:[a-f0-9]{64}$", description="sha
 def chart_tag(reference: str) -> tuple[str, str, str]:
     """``(host, repository, tag)`` of a locked chart reference ``oci://HOST/PATH/NAME:VERSION``, checked by the
     distribution reference grammar (an input error saying why)."""
-    from aicr_gen.mirror.reference import parse_image
+    from aicr_gen.text.image_reference import parse_image
 
     rest, colon, version = reference.removeprefix("oci://").rpartition(":")
     host, _, repository = rest.partition("/")
@@ -50,7 +50,7 @@ def chart_tag(reference: str) -> tuple[str, str, str]:
 
 def image_ref(reference: str) -> tuple[str, str, str]:
     """``(host, repository, tag or digest)`` of a locked image reference, checked by the grammar."""
-    from aicr_gen.mirror.reference import parse_image
+    from aicr_gen.text.image_reference import parse_image
 
     ref = parse_image(reference)
     return ref.domain, ref.path, ref.digest or ref.tag or "latest"
@@ -143,7 +143,7 @@ def read_lock(path: Path) -> MirrorLock | None:
     reference off its mirror is an input error too."""
     if not path.exists() and not path.is_symlink():
         return None
-    from aicr_gen.gitops.git import work_tree
+    from aicr_gen.edges.git import work_tree
     from aicr_gen.modelcheck import check
     from aicr_gen.yamlio import load_bytes
 
@@ -175,8 +175,8 @@ def _on_mirror(lock: MirrorLock, path: Path) -> None:
 
 def locked_mirror(charts: str | None, images: str | None) -> LockedMirror:
     """The normalised mirror a lock records (``chart_mirror`` / ``parse_mirror_prefix`` spellings)."""
-    from aicr_gen.mirror.reference import parse_mirror_prefix
     from aicr_gen.mirror.rewrite import chart_mirror
+    from aicr_gen.text.image_reference import parse_mirror_prefix
 
     return LockedMirror(charts=chart_mirror(charts) if charts is not None else None,
                         images=parse_mirror_prefix(images) if images is not None else None)

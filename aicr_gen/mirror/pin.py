@@ -33,7 +33,7 @@ from typing import Any
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.mirror.fields import GPU_OPERATOR, IMAGE_LINE, STRING, ImageField, field_node, value_images
 from aicr_gen.mirror.lock import MirrorLock
-from aicr_gen.mirror.reference import ImageRef, parse_image
+from aicr_gen.text.image_reference import ImageRef, parse_image
 
 _REPO_URL = re.compile(r"^(?P<indent>\s*(?:-\s+)?)repoURL:\s*[\"']?(?P<url>oci://[^\"'\s]+)[\"']?\s*\Z")
 _TARGET = re.compile(r"^(?P<head>\s*targetRevision:\s*)(?P<quote>[\"']?)(?P<version>[^\"'\s]+)(?P=quote)\s*\Z")

@@ -23,8 +23,8 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from aicr_gen.edges.transport import Transport, redacted
 from aicr_gen.errors import InvalidInputError, UnreachableError
-from aicr_gen.mirror.transport import Transport, redacted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

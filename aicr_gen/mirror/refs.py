@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from aicr_gen.mirror.fields import line_images, pod_images, value_images
-from aicr_gen.mirror.reference import ImageRef
+from aicr_gen.text.image_reference import ImageRef
 from aicr_gen.yamlio import Path, format_path
 
 _YAML = (".yaml", ".yml")
@@ -169,7 +169,7 @@ def _objects(path: str, doc: Any, base: Path = ()) -> Iterator[Found]:
 
 
 def _certification(path: str, doc: dict[str, Any], base: Path) -> Iterator[Found]:
-    from aicr_gen.mirror.reference import parse_image
+    from aicr_gen.text.image_reference import parse_image
 
     spec = doc.get("spec") or {}
     images: list[tuple[Path, Any]] = [(("spec", "image"), spec.get("image"))]

@@ -21,12 +21,12 @@ import copy
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
+from aicr_gen.bundle import CHECKSUMS, Bundle
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.mirror.fields import mirrored_line, set_image, value_images
 from aicr_gen.mirror.pin import Pins, pinned_charts, pinned_text, pinned_values
-from aicr_gen.mirror.reference import mirrored, parse_mirror_prefix
-from aicr_gen.render.bundle import CHECKSUMS, Bundle
 from aicr_gen.render.plan import LOCAL, UPSTREAM, Plan, Unit
+from aicr_gen.text.image_reference import mirrored, parse_mirror_prefix
 
 
 def chart_mirror(text: str) -> str:

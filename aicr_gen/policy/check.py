@@ -43,7 +43,7 @@ from aicr_gen.policy.shipped import shipped_root
 from aicr_gen.yamlio import Document
 
 if TYPE_CHECKING:
-    from aicr_gen.gitops.spec import ClusterSpec
+    from aicr_gen.spec.cluster import ClusterSpec
 
 Target = Literal["recipe", "spec", "component", "pool"]
 _VARIABLES: dict[str, tuple[str, ...]] = {
@@ -121,7 +121,7 @@ def _compile(doc: Document, env: Environment, key: str, text: str) -> Program:
 
 def load_policy(path: Path) -> Policy:
     """Read, validate and compile one policy file; problems are InvalidInputError at ``file:line``."""
-    from aicr_gen.inputs import read_input
+    from aicr_gen.edges.inputs import read_input
     from aicr_gen.modelcheck import check
     from aicr_gen.yamlio import load_bytes
 
@@ -242,7 +242,7 @@ def findings_for(cluster: ClusterSpec, base: Path, folders: list[Path], recipe: 
         list[Policy], list[Finding]]:
     """The policies that apply to ``cluster`` (shipped, ``folders``, then the spec's own files relative to
     ``base``) and their findings over its resolved ``recipe``."""
-    from aicr_gen.gitops.spec import check_present
+    from aicr_gen.spec.cluster import check_present
 
     check_present(cluster, base, "policies")
     policies = load_policies([shipped_root(), *folders], [base / name for name in cluster.spec.policies])

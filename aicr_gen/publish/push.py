@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from aicr_gen.errors import InvalidInputError, UnreachableError
 
 if TYPE_CHECKING:
-    from aicr_gen.mirror.registry import Client
+    from aicr_gen.edges.registry import Client
     from aicr_gen.publish.artifact import Artifact, Blob
     from aicr_gen.publish.target import Target
 
@@ -29,8 +29,7 @@ def client(target: Target, *, plain_http: bool, insecure_tls: bool) -> Client:
     """The client ``bundle --output oci://`` pushes with, limited to the target's registry: HTTPS unless
     ``plain_http`` (a loopback registry too, as AICR), the docker config's credentials
     (``$DOCKER_CONFIG/config.json`` or ``~/.docker/config.json``), else the environment's."""
-    from aicr_gen.mirror import registry
-
+    from aicr_gen.edges import registry
     default = None
     username = os.environ.get(registry.USER_ENV)
     if username:

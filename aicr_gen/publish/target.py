@@ -77,7 +77,7 @@ def is_oci(output: str | None) -> bool:
 
 def parse(output: str, default_tag: str) -> Target:
     """``--output oci://...`` checked, with ``default_tag`` when it names none."""
-    from aicr_gen.mirror.reference import parse_image
+    from aicr_gen.text.image_reference import parse_image
 
     text = output[len(SCHEME):]
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.render import bundle_info
-from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.options import DEPLOYERS, Options
 from aicr_gen.render.plan import Plan
 from aicr_gen.yamlio import dump

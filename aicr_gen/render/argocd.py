@@ -33,9 +33,9 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from aicr_gen.bundle import Bundle, check_path
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
-from aicr_gen.render.bundle import Bundle, check_path
 from aicr_gen.render.names import DNS_LABEL, hashed
 from aicr_gen.render.options import IN_CLUSTER, Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, READINESS, Plan, Unit

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import argocd, charts, readme
-from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit
 from aicr_gen.yamlio import dump, dump_json

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aicr_gen.render.bundle import Bundle
+from aicr_gen.bundle import Bundle
 from aicr_gen.render.plan import LOCAL, Unit
 from aicr_gen.yamlio import dump
 

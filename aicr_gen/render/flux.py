@@ -36,9 +36,9 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme
-from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.names import DNS_LABEL, hashed, url_name
 from aicr_gen.render.options import Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit

@@ -12,8 +12,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.render import charts, readme, release_rules
-from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, READINESS, Plan, Unit
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from aicr_gen.bundle import Bundle
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import charts, readme, release_rules
-from aicr_gen.render.bundle import Bundle
 from aicr_gen.render.names import hashed, url_name
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, UPSTREAM, Plan, Unit

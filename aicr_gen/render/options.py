@@ -119,7 +119,7 @@ def parse_extra_paths(value: str) -> tuple[tuple[str, ...], tuple[tuple[str, str
 def check_extra_paths(folders: tuple[str, ...], given: str | None = None) -> None:
     """Each folder a plain relative path of the repository (``check_path``), given once; ``given`` is the
     setting as the user wrote it (for the message)."""
-    from aicr_gen.render.bundle import check_path
+    from aicr_gen.bundle import check_path
 
     text = ",".join(folders) if given is None else given
     for folder in folders:

@@ -178,7 +178,7 @@ def _memoized(raw: bytes, rel: str, target: tuple[Any, ...], memo: dict[bytes, b
         return _rendered(raw, rel, target)
     import marshal
 
-    from aicr_gen.catalog.cache import digest
+    from aicr_gen.edges.cache import digest
 
     key = digest(rel.encode() + b"\0" + raw + b"\0" + marshal.dumps(target))
     if key not in memo:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aicr_gen import markdown
 from aicr_gen.render.plan import Plan, Unit
+from aicr_gen.text import markdown
 
 
 def _cell(text: str) -> str:

@@ -93,7 +93,7 @@ class Resolution(NamedTuple):
 
 def version_key(text: str) -> tuple[int, ...]:
     """The numbers of a version (``v26.3.3`` -> (26, 3, 3)); a text without any compares lowest."""
-    from aicr_gen.drift.versions import parse_version
+    from aicr_gen.text.versions import parse_version
 
     found = parse_version(text)
     return found.numbers if found is not None else ()
@@ -253,7 +253,7 @@ def _selector_entries(pools: Sequence[PoolRecipe]) -> dict[str, str]:
 
 
 def _floor(value: str) -> tuple[int, ...] | None:
-    from aicr_gen.drift.versions import ExpectationError, parse_expectation
+    from aicr_gen.text.versions import ExpectationError, parse_expectation
 
     try:
         expectation = parse_expectation(value)
@@ -297,7 +297,7 @@ def _constraints(lists: Mapping[str, Sequence[Mapping[str, Any]]], *, shared_onl
 
 
 def _duration(text: str) -> float:
-    from aicr_gen.certify.sentinel import duration_seconds
+    from aicr_gen.sentinel.values import duration_seconds
 
     return duration_seconds(text) or 0.0
 
@@ -381,7 +381,7 @@ def check_driver_image(pool: str, spec: Mapping[str, Any]) -> None:
     """A pool's NVIDIADriver ``repository``, ``image`` and ``version`` form the image the GPU Operator pulls
     (``REPOSITORY/IMAGE:VERSION-OS``): each must fit the distribution reference grammar (``mirror/reference``),
     or the tree would carry a command substitution or a line break into the CR."""
-    from aicr_gen.mirror.reference import parse_image
+    from aicr_gen.text.image_reference import parse_image
 
     for field in ("repository", "image", "version"):
         if not isinstance(spec.get(field, ""), str):

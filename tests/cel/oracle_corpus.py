@@ -326,7 +326,7 @@ THRESHOLD_VALUES = (0.0, -0.0, 0.5, 0.9, 1.0, 2.5, 42.0, 299.999, 300.0, 300.000
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT.parent / "shared" / "reference" / "nvsentinel"
-RULE_FILES = (ROOT / "aicr_gen/certify/data/sentinel-rulesets.yaml", *sorted(ROOT.glob("tests/fixtures/rules/*.yaml")),
+RULE_FILES = (ROOT / "aicr_gen/sentinel/data/sentinel-rulesets.yaml", *sorted(ROOT.glob("tests/fixtures/rules/*.yaml")),
               *sorted(ROOT.glob("tests/fixtures/sentinel-chart/**/values.yaml")),
               *sorted(REFERENCE.glob("tests/data/*.yaml")), *sorted(REFERENCE.glob("distros/**/values*.yaml")))
 """Our default rule sets, the test fixtures and, where ../shared/reference is checked out, NVSentinel's own."""
@@ -359,8 +359,8 @@ EXTRA_RULES = (
 
 
 def _rule_expressions() -> dict[tuple[str, str], None]:
-    from aicr_gen.certify.sentinel_rules import load_config
     from aicr_gen.errors import InvalidInputError
+    from aicr_gen.sentinel.rules import load_config
 
     found: dict[tuple[str, str], None] = {}
     for path in RULE_FILES:
@@ -403,7 +403,7 @@ EVENT_COUNT = 150
 def health_events() -> list[dict[str, Any]]:
     """The fixture events and ``EVENT_COUNT`` seeded ones over the values the rules test, each as
     fault-quarantine's CEL sees it (``normalise_event``)."""
-    from aicr_gen.certify.sentinel_rules import load_events, normalise_event
+    from aicr_gen.sentinel.rules import load_events, normalise_event
 
     events = [event.cel for event in load_events(str(ROOT / "tests/fixtures/rules/events"))[0]]
     pick = random.Random(GENERATED_SEED).choice
@@ -435,7 +435,7 @@ _SPECS = ({}, {"unschedulable": True}, {"taints": [{"key": "k", "effect": "NoSch
 
 def nodes() -> list[dict[str, Any]]:
     """The fixture nodes, a bare one, and every label set with every spec, as fault-quarantine caches them."""
-    from aicr_gen.certify.sentinel_rules import bare_node, load_nodes, node_view
+    from aicr_gen.sentinel.rules import bare_node, load_nodes, node_view
 
     found = [*load_nodes(str(ROOT / "tests/fixtures/rules/nodes")).values(), bare_node("gpu-node-1")]
     for index, labels in enumerate(_LABELS):
@@ -501,8 +501,8 @@ def _component_variants(component: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def policy_cases() -> list[Case]:
     """Every ``match`` and ``rule`` of the shipped policies over the variables policy/check.py gives them:
     the examples' resolved recipes and ClusterSpec documents, varied where the policies look."""
-    from aicr_gen.gitops.spec import load_spec, resolve_spec
     from aicr_gen.policy import load_policies, shipped_root
+    from aicr_gen.spec.cluster import load_spec, resolve_spec
 
     inputs = []
     for example in EXAMPLES:

@@ -437,7 +437,7 @@ def test_optional_syntax_builds_cel_gos_calls_and_indices() -> None:
 
 
 def test_default_rule_sets_parse() -> None:
-    data = yaml.safe_load((ROOT / "aicr_gen" / "certify" / "data" / "sentinel-rulesets.yaml").read_text())
+    data = yaml.safe_load((ROOT / "aicr_gen" / "sentinel" / "data" / "sentinel-rulesets.yaml").read_text())
     expressions = _expressions(data)
     assert len(expressions) >= 8
     for text in expressions:

@@ -13,7 +13,7 @@ import pytest
 
 from aicr_gen.commands import snapshot as command
 from aicr_gen.drift.snapshot import load_snapshot
-from aicr_gen.kube import client
+from aicr_gen.edges.kube import client
 from tests.cluster.envtest import ControlPlane, apply_json
 from tests.kubeapi import subtype_data, without_proxies
 from tests.test_capture import SECRETS, release_secret

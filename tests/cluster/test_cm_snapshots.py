@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from aicr_gen.drift.snapshot import load_document, load_snapshot
+from aicr_gen.edges.kube.client import connect
 from aicr_gen.errors import UnreachableError
-from aicr_gen.kube.client import connect
 from tests.cluster.envtest import ControlPlane, apply_json
 from tests.kubeapi import subtype_data, without_proxies
 from tests.test_snapshot import assert_cuj1, mock_text

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.cli import main
+from aicr_gen.cli.main import main
 from tests.cluster.converge import (
     Api,
     Outcome,

@@ -1,4 +1,4 @@
-"""``aicr_gen.kube`` against the real API server: kubeconfig contexts and credentials (token, client certificate,
+"""``aicr_gen.edges.kube`` against the real API server: kubeconfig contexts and credentials (token, client certificate,
 exec plugin, oidc), ``--context``, ``KUBECONFIG`` with several files, in-cluster config, TLS trust, proxies,
 refusals and one-line failures; on a recording server, what the real one cannot show (redirects, oidc)."""
 
@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
+from aicr_gen.edges.kube import client
+from aicr_gen.edges.kube.client import Cluster, connect
 from aicr_gen.errors import UnreachableError
-from aicr_gen.kube import client
-from aicr_gen.kube.client import Cluster, connect
 from tests.cluster.envtest import ADMIN_TOKEN, ControlPlane, apply_json
 from tests.conftest import Result
 from tests.kubeapi import Recorder, derive, proxy, record, serving_context, without_proxies
@@ -400,8 +400,8 @@ def test_an_answer_that_is_not_json_is_unreachable(control_plane: ControlPlane, 
 
 def test_only_cluster_commands_import_the_client(tmp_path: Path) -> None:
     """``--version`` and a diff of two files never import ``kubernetes`` (~0.4 s); a cm:// source does."""
-    probe = ("import sys\nfrom aicr_gen.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-             "sys.stderr.write(f'KUBERNETES={\"kubernetes\" in sys.modules}\\n')")
+    probe = ("import sys\nfrom aicr_gen.cli.main import main\ntry:\n    main(sys.argv[1:])\n"
+             "except SystemExit:\n    pass\nsys.stderr.write(f'KUBERNETES={\"kubernetes\" in sys.modules}\\n')")
     snapshot = str(Path(__file__).resolve().parents[2] / "snapshots" / "golden-baseline.yaml")
 
     def imports(*args: str) -> bool:

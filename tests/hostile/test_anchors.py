@@ -34,14 +34,14 @@ def test_no_full_anchor_lets_a_trailing_newline_through() -> None:
 
 @pytest.mark.parametrize("text", ["ghcr.io/nvidia/driver:580.105.08\n", "ghcr.io/nvidia/driver\n"])
 def test_an_image_reference_with_a_trailing_newline_is_refused(text: str) -> None:
-    from aicr_gen.mirror.reference import parse_image
+    from aicr_gen.text.image_reference import parse_image
 
     with pytest.raises(InvalidInputError):
         parse_image(text)
 
 
 def test_a_header_value_with_a_trailing_newline_is_never_sent() -> None:
-    from aicr_gen.mirror.transport import Transport
+    from aicr_gen.edges.transport import Transport
 
     with pytest.raises(InvalidInputError, match="not one line of printable text"):
         Transport("registry").send("GET", "http://127.0.0.1:9/v2/", {"Authorization": "Bearer token\n"})

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.kube import client
+from aicr_gen.edges.kube import client
 from tests.conftest import Result
 from tests.kubeapi import without_proxies
 
@@ -468,7 +468,7 @@ def test_a_snapshot_on_a_full_or_read_only_disk(serve: Callable[[Behaviour], Pee
     peer = serve(normal)
     mount = tmp_path / "mnt"
     config = kubeconfig(tmp_path, peer, tls_files[0])
-    done = subprocess.run([*mounted(mount, state), sys.executable, "-m", "aicr_gen.cli", "snapshot", "--kubeconfig",
+    done = subprocess.run([*mounted(mount, state), sys.executable, "-m", "aicr_gen", "snapshot", "--kubeconfig",
                            config, "-o", str(mount / "snapshots" / "s.yaml")],
                           capture_output=True, text=True, check=False, timeout=60)
     target = mount / "snapshots" / "s.yaml"
@@ -481,8 +481,8 @@ def test_a_snapshot_on_a_full_or_read_only_disk(serve: Callable[[Behaviour], Pee
 
 def test_the_page_cap_on_the_real_api_server(control_plane: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Real continue tokens: N namespaces in pages of one fit in N pages, not in N - 1."""
+    from aicr_gen.edges.kube.client import connect
     from aicr_gen.errors import UnreachableError
-    from aicr_gen.kube.client import connect
 
     without_proxies(monkeypatch)
     monkeypatch.setattr(client, "PAGE_SIZE", 1)

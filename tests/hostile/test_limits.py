@@ -1,5 +1,5 @@
 """Hostile spec values (issue 24): every list and text a ClusterSpec, a Fleet or a rule-set file can grow is
-bounded (``aicr_gen/gitops/limits.py``), and every text that reaches a rendered tree fits its consumer's grammar.
+bounded (``aicr_gen/limits.py``), and every text that reaches a rendered tree fits its consumer's grammar.
 Each case asserts exit 2 with one line naming the file, the field path and the limit or grammar, that nothing
 was written or executed, and that it is refused quickly. A full disk and a read-only folder are real: a tmpfs
 mounted in a mount namespace of the aicr-gen process (``unshare``)."""
@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.gitops import limits, specs
+from aicr_gen import limits
+from aicr_gen.spec import patterns as specs
 from tests.conftest import ROOT, Result, as_refusal, assert_refused
 from tests.test_sync import init_repo
 
@@ -239,7 +240,7 @@ def mounted(mount: Path, state: str) -> list[str]:
 def test_spec_init_on_a_full_or_read_only_disk(tmp_path: Path, state: str) -> None:
     mount = tmp_path / "mnt"
     target = mount / "clusters" / "spec.yaml"
-    aicr = [sys.executable, "-m", "aicr_gen.cli", "spec", "init", "--service", "eks", "--accelerator", "h100",
+    aicr = [sys.executable, "-m", "aicr_gen", "spec", "init", "--service", "eks", "--accelerator", "h100",
             "--intent", "inference", "--os", "ubuntu", "-o", str(target)]
     done = subprocess.run([*mounted(mount, state), *aicr], capture_output=True, text=True, check=False, timeout=60,
                           cwd=ROOT)

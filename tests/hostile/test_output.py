@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 
-from aicr_gen import markdown
-from aicr_gen.console import _LineGuard
-from aicr_gen.drift import drift_report, fleet, fleet_format
-from aicr_gen.gitops import plan_format
+from aicr_gen.cli.console import _LineGuard
+from aicr_gen.drift import fleet
 from aicr_gen.gitops.plan import ClusterPlan, plan
+from aicr_gen.report import drift as drift_report
+from aicr_gen.report import fleet_drift as fleet_format
+from aicr_gen.report import plan as plan_format
+from aicr_gen.text import markdown
 from tests.conftest import Result, run_process
 from tests.test_github import COMMENT_STEP, GIT_ENV, MARKER, _FakeGitHub, _run_step, fake_github
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from aicr_gen.mirror import transport
+from aicr_gen.edges import transport
 from tests.hostile.test_registry import certificate  # noqa: F401  (the self-signed certificate fixture)
 
 USER, PASSWORD, TOKEN = "ci", "s3cret-pw", "tok.en-123"

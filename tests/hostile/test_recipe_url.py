@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from aicr_gen import recipe_file
-from aicr_gen.mirror import transport
+from aicr_gen.catalog import recipe_file
+from aicr_gen.edges import transport
 from tests.hostile.test_publish import Seen, Server, servers  # noqa: F401  (the loopback server fixture)
 
 

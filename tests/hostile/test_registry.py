@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aicr_gen.cli import main
-from aicr_gen.mirror import registry, transport
+from aicr_gen.cli.main import main
+from aicr_gen.edges import registry, transport
 from tests.conftest import ROOT
 from tests.test_mirror import _spec
 
@@ -333,8 +333,8 @@ def test_a_lock_that_is_a_symlink_out_of_the_repository_is_refused(
     message = f"spec.lock.yaml: a symlink to {outside}, out of {where.folder}"
     assert message in err
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.gitops.spec import load_spec
     from aicr_gen.mirror.lock import site_pins
+    from aicr_gen.spec.cluster import load_spec
 
     with pytest.raises(InvalidInputError, match="out of"):  # nor does sync pin from it
         site_pins(load_spec(where.spec))

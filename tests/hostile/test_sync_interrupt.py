@@ -40,7 +40,7 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
-    proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "aicr_gen", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, cwd=ROOT, check=False, timeout=120)
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
@@ -108,7 +108,7 @@ def status(repo: Path) -> str:
 def start(spec: Path, repo: Path, step: str, marker: Path, *extra: str) -> subprocess.Popen[str]:
     """A sync that pauses at ``step`` (in its own process group, as a terminal's foreground job is)."""
     env = {**os.environ, "AICR_GEN_TEST_PAUSE_AT": step, "AICR_GEN_TEST_PAUSE_FILE": str(marker)}
-    return subprocess.Popen([sys.executable, "-m", "aicr_gen.cli", "sync", str(spec), "--repo", str(repo), *extra],
+    return subprocess.Popen([sys.executable, "-m", "aicr_gen", "sync", str(spec), "--repo", str(repo), *extra],
                             env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             process_group=0)
 
@@ -312,7 +312,7 @@ def test_ctrl_c_while_git_writes_the_index_does_not_kill_git(template: Template,
         f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n")
     (wrappers / "git").chmod(0o755)
     env = {**os.environ, "PATH": f"{wrappers}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.Popen([sys.executable, "-m", "aicr_gen.cli", "sync", str(item.repo / SPEC), "--repo",
+    proc = subprocess.Popen([sys.executable, "-m", "aicr_gen", "sync", str(item.repo / SPEC), "--repo",
                              str(item.repo)], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, process_group=0)
     paused(proc, marker)
@@ -586,7 +586,7 @@ def test_no_git_identity_is_refused_before_rendering(template: Template, tmp_pat
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("GIT_", "EMAIL", "XDG_CONFIG"))}
     env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1")
-    proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", "sync", str(tmp_path / "no-such-spec.yaml"),
+    proc = subprocess.run([sys.executable, "-m", "aicr_gen", "sync", str(tmp_path / "no-such-spec.yaml"),
                            "--repo", str(item.repo)], capture_output=True, text=True, env=env, cwd=ROOT,
                           check=False, timeout=60)
     assert proc.returncode == 2, proc
@@ -597,7 +597,7 @@ def test_no_git_identity_is_refused_before_rendering(template: Template, tmp_pat
     assert status(item.repo) == item.status and head(item.repo) == item.base
     git(item.repo, "config", "user.name", "Repo Owner")
     git(item.repo, "config", "user.email", "owner@example.com")
-    proc = subprocess.run([sys.executable, "-m", "aicr_gen.cli", "sync", str(item.repo / SPEC), "--repo",
+    proc = subprocess.run([sys.executable, "-m", "aicr_gen", "sync", str(item.repo / SPEC), "--repo",
                            str(item.repo)], capture_output=True, text=True, env=env, cwd=ROOT, check=False,
                           timeout=60)
     assert proc.returncode == 0, proc

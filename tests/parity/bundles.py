@@ -53,7 +53,7 @@ class Pair:
 
 
 def _aicr_gen(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "aicr_gen.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "aicr_gen", *args], capture_output=True, text=True,
                           check=False, cwd=ROOT, env={**os.environ, "AICR_GEN_CACHE_DIR": str(cache)}, timeout=300)
 
 
@@ -64,7 +64,7 @@ def _worker_init(cache: str) -> None:
 def _bundle_in_process(args: tuple[str, ...]) -> tuple[int, str]:
     """``aicr-gen ARGS`` in this worker process: (exit code, stderr). A worker imports aicr-gen once; a
     process per bundle would spend most of the harness's CPU starting Python."""
-    from aicr_gen.cli import main
+    from aicr_gen.cli.main import main
 
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):

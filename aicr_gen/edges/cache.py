@@ -1,0 +1,110 @@
+"""Content-keyed cache of validated catalogs, so an unchanged catalog loads without parsing.
+
+The key is a digest of every document's bytes (and of the code that validates them); the value is the
+validated plain data. It lives in ``$AICR_GEN_CACHE_DIR`` (``off`` disables it), else
+``$XDG_CACHE_HOME/aicr-gen`` or ``~/.cache/aicr-gen``, and keeps the newest entries only.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import marshal
+import os
+
+try:  # CPython's own BLAKE2: a key needs no SHA-256, and hashlib loads OpenSSL (~4 ms) on import
+    from _blake2 import blake2b
+except ImportError:  # an interpreter without it
+    from hashlib import blake2b
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+KEEP = 16
+# Files whose contents change what validation accepts; a change to them invalidates every entry.
+_VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/headers.py", "catalog/vocabulary.py",
+                    "modelcheck.py", "yamlio.py", "drift/snapshot.py", "catalog/recipe_file.py", "render/plan.py",
+                    "render/manifests.py", "render/gotemplate.py", "render/gofmt.py", "render/goyaml.py",
+                    "render/hooks.py")
+
+
+@functools.cache
+def _code_digests() -> tuple[bytes, ...]:
+    """Digests of the validating code, read once per process (a bundle asks for three keys)."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return tuple(digest(_read(os.path.join(package, name))) for name in _VALIDATING_CODE)
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def digest(data: bytes) -> bytes:
+    """The digest keys are made of (BLAKE2b, 32 bytes)."""
+    return blake2b(data, digest_size=32).digest()
+
+
+def new_key(kind: str) -> blake2b:
+    """A digest seeded with ``kind``, the aicr-gen version and the validating code; feed it the inputs."""
+    from aicr_gen import __version__
+
+    key = blake2b(f"{kind}-{__version__}".encode(), digest_size=32)
+    for code in _code_digests():
+        key.update(code)
+    return key
+
+
+def folder() -> str | None:
+    """Where entries live, or None when caching is off."""
+    explicit = os.environ.get("AICR_GEN_CACHE_DIR")
+    if explicit == "off":
+        return None
+    if explicit:
+        return explicit
+    home = os.path.expanduser("~")
+    if not os.environ.get("XDG_CACHE_HOME") and home.startswith("~"):  # no home folder: no cache, not ./~
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    return os.path.join(base, "aicr-gen")
+
+
+def get(key: str) -> dict[str, Any] | None:
+    """The cached value, or None (missing, unreadable or corrupt entries are misses)."""
+    where = folder()
+    if where is None:
+        return None
+    collecting = gc.isenabled()
+    gc.disable()  # loading creates every container at once and none is garbage: collections would only walk them
+    try:
+        value = marshal.loads(_read(os.path.join(where, f"{key}.marshal")))
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+    return value if isinstance(value, dict) else None
+
+
+def put(key: str, value: dict[str, Any]) -> None:
+    """Store atomically; drop all but the newest entries. A cache that cannot be written is skipped."""
+    where = folder()
+    if where is None:
+        return
+    try:
+        os.makedirs(where, exist_ok=True)
+        tmp = os.path.join(where, f".{key}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(marshal.dumps(value))
+        os.replace(tmp, os.path.join(where, f"{key}.marshal"))
+        with os.scandir(where) as found:
+            entries = sorted((entry for entry in found if entry.name.endswith(".marshal")),
+                             key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+        for stale in entries[KEEP:]:
+            try:
+                os.unlink(stale.path)
+            except FileNotFoundError:  # another process removed it first
+                continue
+    except OSError:
+        return

@@ -1,0 +1,246 @@
+"""A ``Plan`` as JSON, as plain text (``sync``'s commit message words) or as Markdown that fits one GitHub comment
+(pure: a plan in, text out).
+
+The Markdown opens with the totals and every cluster's high-risk changes, then one collapsible ``<details>``
+section per cluster that changes or has policy findings (high-risk clusters first, then those with policy errors,
+then the others), and ends with the unchanged clusters by name. GitHub refuses a comment over 65,536 characters,
+so the text is kept under ``BUDGET``: each section's lists are cut shorter (with a count of what was left out)
+until the sections fit, small sections keeping everything and large ones sharing what is left; the clusters whose
+sections still do not fit are named in one line (a fleet-wide bump names every cluster). The JSON is never cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+
+from aicr_gen.gitops.change_model import change_sections, fleet_sections, grouped, headline, risk_lines
+from aicr_gen.gitops.plan import ClusterPlan, Plan, changes_of
+from aicr_gen.text import markdown as md
+from aicr_gen.text.oneline import one_line
+
+BUDGET = 60_000  # under GitHub's 65,536-character comment limit, with room for a marker and a heading
+LINE = 400  # longest line of a list; longer ones are cut
+CAPS = {"highRisk": 40, "policies": 40, "effects": 10, "components": 60, "values": 150, "constraints": 40,
+        "sources": 20, "sentinel": 40, "certification": 40, "files": 200}
+SHRINK = (1, 4, 16, 64)  # each section is tried with the caps divided by these, then as a summary alone
+SUMMARY_RISKS = 30
+UNCHANGED_NAMES = 100
+GROUPS = 20  # changes several clusters share, listed in the header
+GROUP_NAMES = 10  # cluster names shown per shared change
+ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
+
+
+def as_json(plan: Plan) -> str:
+    """The plan as JSON (the schema of ``aicr-gen schema plan``)."""
+    from aicr_gen.yamlio import dump_json
+
+    return dump_json(plan.model_dump(mode="json"))
+
+
+def as_text(plan: Plan) -> str:
+    """The plan as plain text, written as ``sync``'s commit message is (``change_model``'s sections): one changed
+    cluster in full; several as every change once with the clusters that make it, then a line per cluster. Then
+    each policy error and what merging sets off. Never cut (each line on its one line, ``oneline``)."""
+    shown = [cluster for cluster in plan.clusters if _news(cluster)]
+    changed = [cluster for cluster in shown if cluster.changed]
+    lines = [f"aicr-gen plan against {plan.base} ({plan.baseCommit[:12]}): " + " \u00b7 ".join(_totals(plan))]
+    if len(changed) == 1:
+        cluster = changed[0]
+        lines += ["", f"{cluster.name} ({cluster.path}): {headline(changes_of(cluster))}", "",
+                  *change_sections(changes_of(cluster))]
+    elif changed:
+        lines += fleet_sections([(cluster.name, changes_of(cluster)) for cluster in changed])
+        lines += ["", "Clusters:", *(f"- {cluster.name} ({cluster.path}): {headline(changes_of(cluster))}"
+                                     for cluster in changed)]
+    errors = [f"- {cluster.name}: {item.policy} at {item.path}: {item.message}" for cluster in shown
+              for item in cluster.policies if item.severity == "error"]
+    lines += ["", "Policy errors:", *errors] if errors else []
+    effects = [f"- {cluster.name}: {item.text}" for cluster in changed for item in cluster.onMerge]
+    lines += ["", "Merging will set off:", *effects] if effects else []
+    quiet = [cluster.name for cluster in plan.clusters if not _news(cluster)]
+    lines += ["", f"Unchanged ({len(quiet)}): {', '.join(quiet)}"] if quiet else []
+    lines += ["", "Merging changes no cluster's tree."] if not changed else []
+    return "".join(f"{one_line(line)}\n" for line in lines)
+
+
+def _totals(plan: Plan) -> list[str]:
+    return [f"{plan.changedClusters} of {_plural(len(plan.clusters), 'cluster')} change",
+            _plural(plan.highRisk, "high-risk change"), _plural(plan.policyErrors, "policy error")]
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _cut(value: str) -> str:
+    """``value`` on one line, cut to ``LINE``."""
+    flat = " ".join(value.split())
+    return flat if len(flat) <= LINE else flat[:LINE - 1] + "\u2026"
+
+
+def _text(value: str) -> str:
+    """Free text from the specs as Markdown (``aicr_gen.text.markdown``), cut to ``LINE``."""
+    return md.text(_cut(value))
+
+
+def _block(lines: Sequence[str]) -> list[str]:
+    """Lines as a fenced code block, each cut to ``LINE``."""
+    return md.block([line if len(line) <= LINE else line[:LINE - 1] + "\u2026" for line in lines])
+
+
+def _capped(items: Sequence[str], cap: int, noun: str) -> list[str]:
+    """At most ``cap`` items, then a count of the rest."""
+    shown = list(items[:cap])
+    return [*shown, f"\u2026 and {len(items) - cap} more {noun}"] if len(items) > cap else shown
+
+
+def _bullets(title: str, items: Sequence[str], cap: int, noun: str) -> list[str]:
+    if not items:
+        return []
+    shown = _capped([_text(item) for item in items], cap, noun)
+    return ["", f"**{title}**", "", *(f"- {item}" for item in shown)]
+
+
+def _counts(cluster: ClusterPlan) -> str:
+    files = cluster.files
+    total = len(files.added) + len(files.changed) + len(files.removed)
+    if not cluster.changed:
+        parts = ["no changes"]
+    else:
+        parts = [f"{'new cluster, ' if cluster.new else ''}{_plural(len(cluster.components), 'component')}, "
+                 f"{_plural(len(cluster.values), 'value')}, {_plural(total, 'file')}"]
+    errors = sum(1 for item in cluster.policies if item.severity == "error")
+    warnings = len(cluster.policies) - errors
+    parts += [f"{WARNING} {len(cluster.highRisk)} high-risk"] if cluster.highRisk else []
+    parts += [f"{ERROR} {_plural(errors, 'policy error')}"] if errors else []
+    parts += [_plural(warnings, "policy warning")] if warnings else []
+    return " \u00b7 ".join(parts)
+
+
+def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
+    """The section's lists, each cut to its cap divided by ``shrink``."""
+    def cap(name: str) -> int:
+        return max(1, CAPS[name] // shrink)
+
+    lines = _bullets("High-risk", risk_lines(changes_of(cluster)), cap("highRisk"), "high-risk changes")
+    if cluster.policies:
+        found = [f"{ERROR if item.severity == 'error' else WARNING} {item.severity} {item.policy} at "
+                 f"{item.path}: {item.message}" for item in cluster.policies]
+        lines += _bullets("Policies", found, cap("policies"), "findings")
+    lines += _bullets("Merging will set off", [item.text for item in cluster.onMerge], cap("effects"), "effects")
+    lines += _bullets("Components", [item.text for item in cluster.components], cap("components"), "components")
+    if cluster.values:
+        shown = _capped([item.text for item in cluster.values], cap("values"), "values")
+        lines += ["", "**Values**", "", *_block(shown)]
+    lines += _bullets("Constraints", [item.text for item in cluster.constraints], cap("constraints"), "constraints")
+    lines += _bullets("Sources", cluster.sources, cap("sources"), "source moves")
+    lines += _bullets("NVSentinel", cluster.sentinel, cap("sentinel"), "NVSentinel changes")
+    lines += _bullets("Certification", cluster.certification, cap("certification"), "certification changes")
+    files = cluster.files
+    listed = sorted([*((name, "added") for name in files.added), *((name, "changed") for name in files.changed),
+                     *((name, "removed") for name in files.removed)])
+    if listed:
+        lines += ["", f"**Files**: {len(files.added)} added, {len(files.changed)} changed, {len(files.removed)} "
+                      f"removed (under {md.code(cluster.path)})", ""]
+        lines += _block(_capped([f"{kind:<7} {name}" for name, kind in listed], cap("files"), "files"))
+    return lines
+
+
+def section(cluster: ClusterPlan, shrink: int | None, *, open_: bool = False) -> str:
+    """One cluster's collapsible section; ``shrink`` None: its summary line and a note where to see it all."""
+    summary = (f"<b>{md.html(_cut(cluster.name))}</b> <code>{md.html(_cut(cluster.path))}</code>: "
+               f"{_counts(cluster)}")
+    if shrink is None:
+        body = ["", f"Too large to show here: run {md.code(f'aicr-gen plan {cluster.spec}')} (or "
+                    f"{md.code('--format json')}) to see all of it."]
+    else:
+        body = _body(cluster, shrink)
+    return "\n".join([f"<details{' open' if open_ else ''}><summary>{summary}</summary>", *body, "", "</details>"])
+
+
+def _header(plan: Plan) -> list[str]:
+    totals = _totals(plan)
+    commit = md.code(plan.baseCommit[:12])
+    against = commit if plan.baseCommit.startswith(plan.base) else f"{md.code(plan.base)} ({commit})"
+    lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
+    shared = grouped([(cluster.name, [_text(line) for line in risk_lines(changes_of(cluster))])
+                      for cluster in _ordered(plan.clusters)])
+    risks = [f"**{_text(names[0])}**: {risk}" if len(names) == 1 else f"{risk} on {_names(names)}"
+             for risk, names in shared]
+    if risks:
+        lines += ["", f"### {WARNING} High-risk changes", "",
+                  *(f"- {item}" for item in _capped(risks, SUMMARY_RISKS, "(in the sections below)"))]
+    if plan.groups:
+        lines += ["", "### Changes in several clusters", "",
+                  *(f"- {_text(group.change)} on {_names(group.clusters)}"
+                    for group in plan.groups[:GROUPS])]
+        lines += [f"- \u2026 and {len(plan.groups) - GROUPS} more shared changes ({md.code('--format json')}: "
+                  "groups)"] if len(plan.groups) > GROUPS else []
+    return lines
+
+
+def _names(names: Sequence[str]) -> str:
+    """``N clusters: a, b, c \u2026 and M more``."""
+    shown = ", ".join(md.code(name) for name in names[:GROUP_NAMES])
+    more = f" \u2026 and {len(names) - GROUP_NAMES} more" if len(names) > GROUP_NAMES else ""
+    return f"{len(names)} clusters: {shown}{more}"
+
+
+def _ordered(clusters: Sequence[ClusterPlan]) -> list[ClusterPlan]:
+    """High-risk clusters first, then those with a policy error, then the others (each in the order given)."""
+    return sorted(clusters, key=lambda cluster: (not cluster.highRisk,
+                                                 not any(item.severity == "error" for item in cluster.policies)))
+
+
+def _fit(renders: Sequence[Callable[[int | None], str]], available: int) -> tuple[list[str], int]:
+    """Each section at the largest size that fits: as many sections as fit as summaries are kept (the first
+    ones), then the smallest sections are given their full text first and the rest share what is left."""
+    smallest = [len(render(None)) + 2 for render in renders]
+    kept, used = 0, 0
+    while kept < len(renders) and used + smallest[kept] <= available:
+        used += smallest[kept]
+        kept += 1
+    full = [len(renders[index](SHRINK[0])) for index in range(kept)]
+    chosen: dict[int, str] = {}
+    remaining = available
+    waiting = sum(smallest[:kept])
+    for position, index in enumerate(sorted(range(kept), key=lambda index: full[index])):
+        waiting -= smallest[index]
+        share = max(min(remaining // (kept - position), remaining - waiting), smallest[index])
+        text = next((text for text in (renders[index](level) for level in SHRINK) if len(text) + 2 <= share),
+                    None) or renders[index](None)
+        chosen[index] = text
+        remaining -= len(text) + 2
+    return [chosen[index] for index in range(kept)], len(renders) - kept
+
+
+def _news(cluster: ClusterPlan) -> bool:
+    """A cluster gets its own section when merging changes it or a policy refuses it; the warnings of an
+    unchanged cluster are no news (``policy check`` and the JSON still list them)."""
+    return bool(cluster.changed or any(item.severity == "error" for item in cluster.policies))
+
+
+def markdown(plan: Plan, budget: int = BUDGET) -> str:
+    """The plan as Markdown of at most ``budget`` characters."""
+    lines = _header(plan)
+    shown = [cluster for cluster in _ordered(plan.clusters) if _news(cluster)]
+    quiet = [cluster.name for cluster in plan.clusters if not _news(cluster)]
+    tail: list[str] = []
+    if quiet:
+        names = ", ".join(_capped([md.code(name) for name in quiet], UNCHANGED_NAMES, "clusters"))
+        tail = ["", f"Unchanged ({len(quiet)}): {names}"]
+    if not shown:
+        lines += ["", "Merging changes no cluster's tree."]
+    head = "\n".join(lines) + "\n\n"
+    foot = "\n".join(tail) + "\n"
+    reserve = 200  # the line that counts the sections left out
+    renders = [partial(section, cluster, open_=len(shown) == 1) for cluster in shown]
+    available = budget - len(head) - len(foot) - reserve
+    sections, left_out = _fit(renders, available)
+    if left_out:  # name every cluster the comment leaves out: room for all their names, at most
+        sections, left_out = _fit(renders, available - len(", ".join(md.code(cluster.name) for cluster in shown)))
+        names = ", ".join(md.code(cluster.name) for cluster in shown[len(shown) - left_out:])
+        sections.append(f"\u2026 and {_plural(left_out, 'more cluster')} with changes not shown (the comment would "
+                        f"exceed GitHub's limit; {md.code('aicr-gen plan --format json')} has them all): {names}")
+    return head + "\n\n".join(sections) + ("\n" if sections else "") + foot

@@ -1,0 +1,361 @@
+"""``Fleet`` (``aicr-gen.dev/v1alpha1``): defaults many ClusterSpecs share, and the layering that makes a
+cluster's effective spec.
+
+A ClusterSpec names its fleet with ``spec.extends`` (a path relative to the spec's folder). The fleet's
+``spec`` lies under the cluster's as Helm layers values files: maps merge key by key, a list or a scalar of
+the cluster replaces the fleet's, and a ``null`` in the cluster removes the fleet's value (the field then
+takes its ClusterSpec default). One level only: a fleet extends nothing, so there are no chains or cycles.
+Per cluster, never in a fleet: ``spec.criteria`` (what the cluster is) and ``spec.repo.path`` (its own
+folder: a shared one would make every cluster's tree replace the others').
+
+The paths a fleet names (catalogs, policies, sentinel.rules) are relative to the fleet file's folder;
+layering rewrites them relative to the cluster's, so the effective spec reads the same files. The effective
+document remembers for every value the file and line it came from (``Layered``): errors name the fleet or
+the cluster file, and ``aicr-gen spec show`` prints the origins.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterator, Mapping
+from pathlib import Path as FilePath
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import BaseModel, Field, create_model
+
+from aicr_gen import limits
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.spec import cluster as cluster_spec
+from aicr_gen.yamlio import Document, Path, format_path
+
+KIND = "Fleet"
+PER_CLUSTER = {
+    ("spec", "criteria"): "criteria are per cluster; set them in each ClusterSpec",
+    ("spec", "repo", "path"): "repo.path is per cluster (each cluster's tree needs its own folder); set it in "
+                              "each ClusterSpec",
+    ("spec", "argocd", "destinationServer"): "a destination is per cluster; set it in each ClusterSpec",
+    ("spec", "argocd", "destinationName"): "a destination is per cluster; set it in each ClusterSpec",
+    ("spec", "extends"): "a Fleet extends nothing (one level: ClusterSpec -> Fleet); merge the two fleets "
+                         "into one",
+}
+REBASED: tuple[Path, ...] = (("spec", "catalogs"), ("spec", "policies"), ("spec", "sentinel", "rules"))
+"""The fleet's fields holding paths relative to its folder (a list of them, or one)."""
+
+_IN_FLEET = "the Fleet file's folder (aicr-gen rebases it onto each cluster's)"
+
+
+def _defaults_of(model: type[BaseModel], *, drop: tuple[str, ...] = (), nested: Mapping[str, Any] | None = None,
+                 paths: tuple[str, ...] = ()) -> type[BaseModel]:
+    """``Fleet<model>``: ``model`` with every field optional and no default (absent: the cluster's value or the
+    ClusterSpec default), less ``drop``; ``nested`` replaces a field's type, ``paths`` name path fields."""
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        if name in drop:
+            continue
+        annotation = (nested or {}).get(name, info.annotation)
+        typed = Annotated[annotation, *info.metadata] if info.metadata else annotation
+        description = info.description or ""
+        if name in paths:
+            assert "the spec's folder" in description, name
+            description = description.replace("the spec's folder", _IN_FLEET)
+        fields[name] = (typed | None, Field(None, description=description))
+    return create_model(f"Fleet{model.__name__}", __base__=cluster_spec._Strict, __doc__=model.__doc__,
+                        **fields)
+
+
+class FleetMetadata(cluster_spec._Strict):
+    """Identifies the fleet."""
+
+    name: cluster_spec.DnsLabel = Field(description="Fleet name: a DNS label")
+
+
+class _FleetHead(cluster_spec._Strict):
+    """Defaults shared by the ClusterSpecs naming this file in spec.extends: maps merge, the cluster's lists and
+    scalars replace the fleet's, a null in the cluster removes the fleet's value."""
+
+    apiVersion: Literal["aicr-gen.dev/v1alpha1"] = Field(description=f"Always {cluster_spec.API_VERSION}")
+    kind: Literal["Fleet"] = Field(description=f"Always {KIND}")
+    metadata: FleetMetadata = Field(description="Name of the fleet")
+
+
+def _fleet_model() -> type[BaseModel]:
+    repo = _defaults_of(cluster_spec.Repo, drop=("path",))
+    sentinel = _defaults_of(cluster_spec.Sentinel, paths=("rules",))
+    snapshot = _defaults_of(cluster_spec.Snapshot)
+    argocd = _defaults_of(cluster_spec.ArgoCD, drop=("destinationServer", "destinationName"))
+    flux = _defaults_of(cluster_spec.FluxSettings)
+    spec = _defaults_of(cluster_spec.Spec, drop=("criteria", "extends"), paths=("catalogs", "policies"),
+                        nested={"repo": repo, "sentinel": sentinel, "snapshot": snapshot, "argocd": argocd,
+                                "flux": flux})
+    spec.__doc__ = "Defaults for the clusters' spec (every field as in ClusterSpec, all optional)."
+    return create_model(KIND, __base__=_FleetHead, __doc__=_FleetHead.__doc__,
+                        spec=(spec, Field(description="Defaults for the clusters' spec; not criteria, extends or "
+                                                      "repo.path")))
+
+
+Fleet = _fleet_model()
+
+
+# ------------------------------------------------------------------------------------------- loading
+
+
+def _get(data: Any, path: Path) -> Any:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def parse_fleet(doc: Document) -> BaseModel:
+    """Validate a loaded document as a Fleet; a per-cluster field gets a message saying where it belongs."""
+    from aicr_gen.modelcheck import check
+
+    kind = _get(doc.data, ("kind",))
+    if kind != KIND:
+        raise InvalidInputError(f"{doc.where(('kind',))}: kind is {kind!r}, not {KIND}; a fleet file says "
+                                f"apiVersion: {cluster_spec.API_VERSION} and kind: {KIND}")
+    for path, problem in PER_CLUSTER.items():
+        if _get(doc.data, path) is not None:
+            raise InvalidInputError(f"{doc.where(path)}: {problem}")
+    return check(doc, Fleet)
+
+
+def load_fleet(path: str | FilePath) -> tuple[BaseModel, Document]:
+    """Read and validate a Fleet file."""
+    from aicr_gen.edges.inputs import read_input
+    from aicr_gen.yamlio import load_bytes
+
+    source = str(path)
+    doc = load_bytes(read_input(source, KIND), source)
+    return parse_fleet(doc), doc
+
+
+_CHECKED: dict[tuple[str, str, str], Document] = {}
+"""Fleet documents that passed ``check_fleet``'s schema and path rules, by (name in messages, resolved file,
+sha256 of the bytes): the specs of a fleet (a run's thousand) load and validate it once per process. The same
+name keeps every message as it was; whether the named paths exist is asked again each time."""
+
+
+def _checked_fleet(source: str, file: FilePath) -> Document:
+    """The fleet at ``file`` (resolved; named ``source`` in messages), loaded and checked as ``check_fleet``
+    does."""
+    import hashlib
+
+    from aicr_gen.edges.inputs import read_input
+    from aicr_gen.yamlio import load_bytes
+
+    data = read_input(source, KIND)
+    key = (source, str(file), hashlib.sha256(data).hexdigest())
+    doc = _CHECKED.get(key)
+    if doc is None:
+        doc = load_bytes(data, source)
+        parse_fleet(doc)
+        cluster_spec.check_paths(fleet_references(doc), doc.where, FilePath(doc.source), "fleet")
+        _CHECKED[key] = doc
+    _check_exists(doc)
+    return doc
+
+
+def fleet_references(doc: Document) -> list[tuple[Path, str]]:
+    """``(field path, text)`` of every path a fleet names, relative to its folder."""
+    found: list[tuple[Path, str]] = []
+    for field in REBASED:
+        value = _get(doc.data, field)
+        if isinstance(value, str):
+            found.append((field, value))
+        elif isinstance(value, list):
+            found += [((*field, index), text) for index, text in enumerate(value) if isinstance(text, str)]
+    return found
+
+
+def check_fleet(doc: Document) -> BaseModel:
+    """A loaded fleet file as ``lint`` checks it alone: the schema and the per-cluster fields (``parse_fleet``),
+    and the paths it names: each a file or folder that exists, not through ``.git`` and, in a Git work tree,
+    inside it (as a spec's paths)."""
+    fleet = parse_fleet(doc)
+    if doc.source == "-":
+        return fleet
+    cluster_spec.check_paths(fleet_references(doc), doc.where, FilePath(doc.source), "fleet")
+    _check_exists(doc)
+    return fleet
+
+
+def _check_exists(doc: Document) -> None:
+    folder = FilePath(doc.source).parent
+    for path, text in fleet_references(doc):
+        if not (folder / text).exists():
+            raise InvalidInputError(f"{doc.where(path)}: {text!r}: no such file or folder beside the fleet "
+                                    f"({folder / text}); paths in a fleet are relative to its folder")
+
+
+# ------------------------------------------------------------------------------------------- layering
+
+
+class Origin(NamedTuple):
+    """Where a value of the effective spec was written: file, line, and the text as written there when
+    layering rewrote it (a fleet path rebased onto the cluster's folder)."""
+
+    source: str
+    line: int
+    written: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+class Origins(Mapping[Path, int]):
+    """The line of every field path of an effective spec (a ``Document``'s ``lines``), and its file."""
+
+    def __init__(self, origins: Mapping[Path, Origin]) -> None:
+        self.origins = dict(origins)
+
+    def __getitem__(self, path: Path) -> int:
+        return self.origins[path].line
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self.origins)
+
+    def __len__(self) -> int:
+        return len(self.origins)
+
+
+class Layered(Document):
+    """An effective spec: the layered data, each value's origin in ``lines`` (an ``Origins``); ``source`` is
+    the cluster file, ``where`` names the file a value came from."""
+
+    def origin(self, path: Path) -> Origin:
+        """The origin of ``path`` or of its nearest recorded ancestor."""
+        origins = self.lines.origins if isinstance(self.lines, Origins) else {}
+        for end in range(len(path), -1, -1):
+            found = origins.get(tuple(path[:end]))
+            if found is not None:
+                return found
+        return Origin(self.source, 1)
+
+    def line_of(self, path: Path) -> int:
+        return self.origin(path).line
+
+    def where(self, path: Path) -> str:
+        return f"{self.origin(path)}: {format_path(path)}"
+
+
+def origin_of(doc: Document, path: Path) -> Origin:
+    """Where ``path`` of a loaded document (layered or not) was written."""
+    return doc.origin(path) if isinstance(doc, Layered) else Origin(doc.source, doc.line_of(path))
+
+
+def _rebase(text: str, fleet_folder: FilePath, cluster_folder: FilePath) -> str:
+    """A path relative to the fleet's folder as one relative to the cluster's (absolute ones stay)."""
+    if FilePath(text).is_absolute() or fleet_folder == cluster_folder:
+        return text
+    return FilePath(os.path.relpath(fleet_folder / text, cluster_folder)).as_posix()
+
+
+class _Layering:
+    """Merges the fleet's document under the cluster's, recording each value's origin."""
+
+    def __init__(self, fleet: Document, cluster: Document, rebased: Mapping[Path, str]) -> None:
+        self.fleet, self.cluster, self.rebased = fleet, cluster, rebased
+        self.origins: dict[Path, Origin] = {}
+
+    def take(self, path: Path, value: Any, doc: Document) -> Any:
+        """``value`` of one layer as it is (nulls in maps dropped), every node's origin recorded."""
+        written = self.rebased.get(path) if doc is self.fleet else None
+        self.origins[path] = Origin(doc.source, doc.line_of(path), written)
+        if isinstance(value, dict):
+            return {key: self.take((*path, key), item, doc) for key, item in value.items() if item is not None}
+        if isinstance(value, list):
+            return [self.take((*path, index), item, doc) for index, item in enumerate(value)]
+        return value
+
+    def merge(self, path: Path, low: Any, high: Any) -> Any:
+        """``high`` (the cluster's) over ``low`` (the fleet's): maps merge, anything else replaces."""
+        if not (isinstance(low, dict) and isinstance(high, dict)):
+            return self.take(path, high, self.cluster)
+        self.origins[path] = Origin(self.cluster.source, self.cluster.line_of(path))
+        out: dict[str, Any] = {}
+        for key, value in high.items():
+            if value is None:
+                continue  # a null removes the fleet's value
+            out[key] = self.merge((*path, key), low[key], value) if low.get(key) is not None \
+                else self.take((*path, key), value, self.cluster)
+        for key, value in low.items():
+            if key not in high and value is not None:
+                out[key] = self.take((*path, key), value, self.fleet)
+        return out
+
+
+def _fleet_source(doc: Document, extends: str) -> tuple[str, FilePath]:
+    """The fleet's name in messages (beside the cluster's, normalised) and its file."""
+    if doc.source == "-":
+        return posixpath.normpath(extends), FilePath(extends)
+    named = posixpath.normpath(posixpath.join(posixpath.dirname(doc.source), extends))
+    return named, FilePath(named)
+
+
+def _check_extends(doc: Document, extends: Any) -> str:
+    where = doc.where(("spec", "extends"))
+    if not isinstance(extends, str) or not extends.strip():
+        raise InvalidInputError(f"{where}: give the path of a Fleet file relative to this spec's folder, "
+                                "e.g. ../fleet.yaml")
+    try:
+        limits.path(extends)
+    except ValueError as err:
+        raise InvalidInputError(f"{where}: {err}") from None
+    if "\\" in extends or FilePath(extends).is_absolute():
+        raise InvalidInputError(f"{where}: {extends!r} must be a relative POSIX path from this spec's folder "
+                                "('/' separators, not absolute), e.g. ../fleet.yaml")
+    return extends
+
+
+def effective(doc: Document) -> Document:
+    """The effective ClusterSpec document of ``doc``: unchanged unless its ``spec.extends`` names a fleet, else
+    the fleet's spec layered under the cluster's (a ``Layered`` document). The result is data only: the
+    ClusterSpec model validates it next."""
+    extends = _get(doc.data, ("spec", "extends"))
+    if extends is None:
+        return doc
+    extends = _check_extends(doc, extends)
+    source, file = _fleet_source(doc, extends)
+    try:
+        found = file.is_file()
+    except OSError as err:  # e.g. ENAMETOOLONG: the spec's folder and the path together are too long
+        raise InvalidInputError(f"{doc.where(('spec', 'extends'))}: {extends!r}: cannot read {source}: "
+                                f"{err.strerror or err}; give a shorter path") from None
+    if not found:
+        raise InvalidInputError(f"{doc.where(('spec', 'extends'))}: {extends!r}: no such file ({source}); give "
+                                "the path of a Fleet file relative to this spec's folder, e.g. ../fleet.yaml")
+    fleet_file = file.resolve()
+    try:
+        fleet_doc = _checked_fleet(source, fleet_file)
+    except InvalidInputError as err:
+        raise InvalidInputError(f"{err} (the fleet named by {doc.where(('spec', 'extends'))})") from None
+    fleet_folder = fleet_file.parent
+    cluster_folder = FilePath(doc.source).resolve().parent if doc.source != "-" else FilePath.cwd()
+    rebased: dict[Path, str] = {}
+    fleet_spec: dict[str, Any] = dict(fleet_doc.data["spec"])
+    for path, text in fleet_references(fleet_doc):
+        moved = _rebase(text, fleet_folder, cluster_folder)
+        if moved != text:
+            rebased[path] = text
+            _set(fleet_spec, path[1:], moved)
+    layering = _Layering(Document(source, {"spec": fleet_spec}, fleet_doc.lines), doc, rebased)
+    data = layering.merge((), {"spec": fleet_spec}, doc.data)
+    return Layered(doc.source, data, Origins(layering.origins))
+
+
+def _set(data: dict[str, Any], path: Path, value: str) -> None:
+    """Set ``path`` in ``data``, copying each map and list on the way (the loaded fleet stays as it was)."""
+    head, rest = path[0], path[1:]
+    if not rest:
+        data[head] = value  # type: ignore[index]
+        return
+    child = data[head]  # type: ignore[index]
+    copied = dict(child) if isinstance(child, dict) else list(child)
+    data[head] = copied  # type: ignore[index]
+    if isinstance(copied, list):
+        copied[rest[0]] = value  # type: ignore[index]
+    else:
+        _set(copied, rest, value)
