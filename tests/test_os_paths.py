@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from aicr_gen.catalog.paths import as_pathlib
 from aicr_gen.edges import cache
 from aicr_gen.edges.output import write_text
+from aicr_gen.text.paths import as_pathlib
 
 SHAPES = ["a", "a/", "./a", "a/./b/", "/", "/a/b/", ".", "./", "", "a//b", "../x", "x/../y", "a/b/.", "./a/./b",
           "/.", "a/.."]

@@ -109,8 +109,7 @@ def test_bad_pools_are_refused_at_their_line(cli: Any, tmp_path: Path, change: A
 
 
 def test_a_spec_without_pools_resolves_as_before(tmp_path: Path) -> None:
-    from aicr_gen.spec.cluster import resolve_spec
-
+    from aicr_gen.gitops.recipes import resolve_spec
     single = example()
     single["spec"].pop("pools")
     single["spec"].pop("sentinel")  # its ruleSetPools name the pools

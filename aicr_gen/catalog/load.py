@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 
-from aicr_gen.catalog import paths
 from aicr_gen.edges import cache
 from aicr_gen.edges.files import read_file
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

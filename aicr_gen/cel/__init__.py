@@ -20,7 +20,7 @@ checks data.
 
 from __future__ import annotations
 
-from aicr_gen.cel.conversions import format_double, parse_instant
+from aicr_gen.cel.conversions import parse_instant
 from aicr_gen.cel.environment import Environment, type_check
 from aicr_gen.cel.errors import CelCompileError, CelError, CelLimitError
 from aicr_gen.cel.functions import MACROS, QUANTITY, STANDARD, STRINGS
@@ -37,6 +37,7 @@ from aicr_gen.cel.values import (
     Timestamp,
     Uint,
     equals,
+    format_double,
     kind_of,
     to_cel,
 )

@@ -3,22 +3,25 @@ duration(), type(), dyn()), the time accessors (getFullYear() ...) and the text 
 
 from __future__ import annotations
 
-import math
 import re
 from typing import TYPE_CHECKING, Any
 
 from aicr_gen.cel.arithmetic import check_int, check_uint
 from aicr_gen.cel.errors import CelError
 from aicr_gen.cel.values import (
+    EPOCH_ORDINAL,
     QUANTITY,
     TYPES,
     CelType,
     Duration,
     Timestamp,
     Uint,
+    duration_text,
+    format_double,
     kind_of,
     no_overload,
     timestamp,
+    timestamp_text,
 )
 
 if TYPE_CHECKING:
@@ -86,48 +89,6 @@ def to_double(value: Any) -> float:
     raise no_overload("double", value)
 
 
-def format_double(value: float) -> str:
-    """A double as cel-go's string() writes it, Go's ``%g``: the shortest digits that read back as the same
-    double, in exponent form when the exponent is below -4 or 6 and over (``1e+06``, ``1.5e-05``)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    negative, digits, point = _shortest_digits(value)
-    sign = "-" if negative else ""
-    exponent = point - 1
-    if exponent < -4 or exponent >= 6:
-        mantissa = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
-        return f"{sign}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
-    return sign + _place_point(digits, point)
-
-
-def format_fixed(value: float) -> str:
-    """A finite double as Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` writes it: the shortest digits that
-    read back as the same double, never in exponent form (``1000000``, ``0.000015``)."""
-    negative, digits, point = _shortest_digits(value)
-    return ("-" if negative else "") + _place_point(digits, point)
-
-
-def _shortest_digits(value: float) -> tuple[bool, str, int]:
-    """Sign, the shortest round-tripping digits (no trailing zeros) and where the decimal point goes."""
-    from decimal import Decimal
-
-    negative, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
-    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-    assert isinstance(exponent, int)
-    point = len(digit_tuple) + exponent if digits != "0" else 1
-    return bool(negative), digits, point
-
-
-def _place_point(digits: str, point: int) -> str:
-    if point <= 0:
-        return "0." + "0" * -point + digits
-    if point >= len(digits):
-        return digits + "0" * (point - len(digits))
-    return f"{digits[:point]}.{digits[point:]}"
-
-
 def to_string(value: Any) -> str:
     kind = type(value)
     if kind is str:
@@ -148,37 +109,6 @@ def to_string(value: Any) -> str:
     if kind is Duration:
         return duration_text(value)
     raise no_overload("string", value)
-
-
-def timestamp_text(value: Timestamp, *, utc: bool = False) -> str:
-    """RFC 3339 with as many fractional digits as needed (Go's RFC3339Nano), at the timestamp's own offset
-    (``Z`` for none) or in UTC."""
-    import datetime as dt
-
-    offset = 0 if utc else value.offset
-    seconds, nanos = divmod(value.nanos, _NANOS)
-    days, clock = divmod(seconds + offset, 86_400)
-    date = dt.date.fromordinal(_EPOCH_ORDINAL + days)
-    hours, rest = divmod(clock, 3600)
-    fraction = f".{nanos:09d}".rstrip("0") if nanos else ""
-    zone = "Z" if offset == 0 else f"{'-' if offset < 0 else '+'}{abs(offset) // 3600:02d}:{abs(offset) // 60 % 60:02d}"
-    return (f"{date.year:04d}-{date.month:02d}-{date.day:02d}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
-            f"{fraction}{zone}")
-
-
-_EPOCH_ORDINAL = 719_163  # date(1970, 1, 1).toordinal()
-
-
-def duration_seconds(value: Duration) -> float:
-    """The duration in seconds as Go's ``Duration.Seconds`` computes it (whole seconds plus the rest)."""
-    nanos = value.nanos
-    whole = abs(nanos) // _NANOS * (1 if nanos >= 0 else -1)
-    return float(whole) + float(nanos - whole * _NANOS) / 1e9
-
-
-def duration_text(value: Duration) -> str:
-    """cel-go's string(duration): the seconds as a double in shortest fixed form, then ``s`` (``1.5s``)."""
-    return format_fixed(duration_seconds(value)) + "s"
 
 
 _BOOL_WORDS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
@@ -234,7 +164,7 @@ def instant(text: str) -> tuple[int, int]:
         raise CelError(f"timestamp {text!r} is not RFC 3339 (e.g. 2025-01-02T03:04:05Z)")
     year, month, day, hour, minute, second = (int(part) for part in match.group(1, 2, 3, 4, 5, 6))
     try:
-        days = dt.date(year, month, day).toordinal() - _EPOCH_ORDINAL
+        days = dt.date(year, month, day).toordinal() - EPOCH_ORDINAL
     except ValueError:
         raise CelError(f"timestamp {text!r} is not a valid date") from None
     if hour > 23 or minute > 59 or second > 59:
@@ -270,13 +200,6 @@ def parse_instant(text: str) -> dt.datetime:
     except OverflowError:
         raise CelError("timestamp out of range") from None
     return instant
-
-
-def from_datetime(value: dt.datetime) -> Timestamp:
-    import datetime as dt
-
-    span = value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return timestamp(((span.days * 86_400 + span.seconds) * 10**6 + span.microseconds) * 1000)
 
 
 _DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")

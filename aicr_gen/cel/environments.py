@@ -9,13 +9,14 @@ compiles here exactly when it compiles there (the type checker's verdicts includ
   Kubernetes ``quantity()`` library and ``now()``.
 - NVCRE thresholds (``pkg/threshold``): ``value`` declared ``cel.DoubleType`` with
   ``cel.CrossTypeNumericComparisons(true)``; the output type must be ``bool``.
-- Our policies: the target's variables as ``dyn`` with ``ext.Strings()`` and ``realThreshold()``.
+
+Our own policies' environment (with ``realThreshold()``, which needs NVCRE's thresholds) is in
+``aicr_gen/policy/environment.py``: nothing in ``cel/`` imports the rest of aicr_gen.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterable
 
 from aicr_gen.cel.environment import Environment
 
@@ -39,27 +40,3 @@ def nvcre_threshold() -> Environment:
 
     return Environment(declarations={"value": DOUBLE}, libraries=(), check=True, ident_escape=False,
                        cross_type_numeric_comparisons=True)
-
-
-def policy(variables: Iterable[str]) -> Environment:
-    """A policy's environment over its target's variables (``dyn``), with ``realThreshold(key, expression)``:
-    whether an NVCRE threshold is a real floor, one a degraded run fails (``certify.thresholds.real``)."""
-    from aicr_gen.cel.functions import fn
-    from aicr_gen.cel.overloads import overload
-    from aicr_gen.cel.types import BOOL, STRING
-
-    return Environment(variables, libraries=("strings",), check=True, functions={
-        "realThreshold": (fn(_real_threshold, [2]), (overload("real_threshold_string_string", BOOL, STRING, STRING),))})
-
-
-def _real_threshold(key: object, expression: object) -> bool:
-    from aicr_gen.cel.errors import CelError
-    from aicr_gen.certify.thresholds import real
-    from aicr_gen.errors import InvalidInputError
-
-    if not isinstance(key, str) or not isinstance(expression, str):
-        raise CelError("realThreshold takes a threshold key and its expression, both strings")
-    try:
-        return real(key, expression)
-    except InvalidInputError as err:
-        raise CelError(f"realThreshold: {err}") from None

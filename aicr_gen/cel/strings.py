@@ -8,9 +8,19 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from aicr_gen.cel.conversions import duration_text, format_fixed, timestamp_text
 from aicr_gen.cel.errors import CelError, CelLimitError
-from aicr_gen.cel.values import CelType, Duration, Timestamp, Uint, kind_of, map_items, no_overload
+from aicr_gen.cel.values import (
+    CelType,
+    Duration,
+    Timestamp,
+    Uint,
+    duration_text,
+    format_fixed,
+    kind_of,
+    map_items,
+    no_overload,
+    timestamp_text,
+)
 
 MAX_BUILT = 8_000_000
 """The longest string a function here builds (replace, join, format); longer is refused before it is built.

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from aicr_gen.cel.errors import CelError
 
 if TYPE_CHECKING:
+    import datetime as dt
     from fractions import Fraction
 
 INT64_MIN = -(2**63)
@@ -63,8 +64,6 @@ class Timestamp:
         return hash((Timestamp, self.nanos))
 
     def __repr__(self) -> str:
-        from aicr_gen.cel.conversions import timestamp_text
-
         return f"timestamp({timestamp_text(self)!r})"
 
 
@@ -83,8 +82,6 @@ class Duration:
         return hash((Duration, self.nanos))
 
     def __repr__(self) -> str:
-        from aicr_gen.cel.conversions import duration_text
-
         return f"duration({duration_text(self)!r})"
 
 
@@ -395,11 +392,92 @@ def _convert(value: Any, json_numbers: bool, depth: int, where: str) -> Any:
         if isinstance(value, dt.datetime):
             if value.tzinfo is None:
                 raise ValueError(f"{where}: datetime without a time zone")
-            from aicr_gen.cel.conversions import from_datetime
-
             return from_datetime(value)
         if isinstance(value, dt.timedelta):
             return duration((value.days * 86_400 + value.seconds) * _NANOS + value.microseconds * 1000)
     except CelError as err:
         raise ValueError(f"{where}: {err}") from None
     raise ValueError(f"{where}: a {type(value).__name__} has no CEL equivalent")
+
+
+# ------------------------------------------------------------------------------------------- as text
+
+
+def format_double(value: float) -> str:
+    """A double as cel-go's string() writes it, Go's ``%g``: the shortest digits that read back as the same
+    double, in exponent form when the exponent is below -4 or 6 and over (``1e+06``, ``1.5e-05``)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    negative, digits, point = _shortest_digits(value)
+    sign = "-" if negative else ""
+    exponent = point - 1
+    if exponent < -4 or exponent >= 6:
+        mantissa = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    return sign + _place_point(digits, point)
+
+
+def format_fixed(value: float) -> str:
+    """A finite double as Go's ``strconv.FormatFloat(v, 'f', -1, 64)`` writes it: the shortest digits that
+    read back as the same double, never in exponent form (``1000000``, ``0.000015``)."""
+    negative, digits, point = _shortest_digits(value)
+    return ("-" if negative else "") + _place_point(digits, point)
+
+
+def _shortest_digits(value: float) -> tuple[bool, str, int]:
+    """Sign, the shortest round-tripping digits (no trailing zeros) and where the decimal point goes."""
+    from decimal import Decimal
+
+    negative, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    point = len(digit_tuple) + exponent if digits != "0" else 1
+    return bool(negative), digits, point
+
+
+def _place_point(digits: str, point: int) -> str:
+    if point <= 0:
+        return "0." + "0" * -point + digits
+    if point >= len(digits):
+        return digits + "0" * (point - len(digits))
+    return f"{digits[:point]}.{digits[point:]}"
+
+
+def timestamp_text(value: Timestamp, *, utc: bool = False) -> str:
+    """RFC 3339 with as many fractional digits as needed (Go's RFC3339Nano), at the timestamp's own offset
+    (``Z`` for none) or in UTC."""
+    import datetime as dt
+
+    offset = 0 if utc else value.offset
+    seconds, nanos = divmod(value.nanos, _NANOS)
+    days, clock = divmod(seconds + offset, 86_400)
+    date = dt.date.fromordinal(EPOCH_ORDINAL + days)
+    hours, rest = divmod(clock, 3600)
+    fraction = f".{nanos:09d}".rstrip("0") if nanos else ""
+    zone = "Z" if offset == 0 else f"{'-' if offset < 0 else '+'}{abs(offset) // 3600:02d}:{abs(offset) // 60 % 60:02d}"
+    return (f"{date.year:04d}-{date.month:02d}-{date.day:02d}T{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+            f"{fraction}{zone}")
+
+
+EPOCH_ORDINAL = 719_163  # date(1970, 1, 1).toordinal()
+
+
+def duration_seconds(value: Duration) -> float:
+    """The duration in seconds as Go's ``Duration.Seconds`` computes it (whole seconds plus the rest)."""
+    nanos = value.nanos
+    whole = abs(nanos) // _NANOS * (1 if nanos >= 0 else -1)
+    return float(whole) + float(nanos - whole * _NANOS) / 1e9
+
+
+def duration_text(value: Duration) -> str:
+    """cel-go's string(duration): the seconds as a double in shortest fixed form, then ``s`` (``1.5s``)."""
+    return format_fixed(duration_seconds(value)) + "s"
+
+
+def from_datetime(value: dt.datetime) -> Timestamp:
+    import datetime as dt
+
+    span = value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    return timestamp(((span.days * 86_400 + span.seconds) * 10**6 + span.microseconds) * 1000)

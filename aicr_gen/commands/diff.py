@@ -69,10 +69,10 @@ def _spec(args: argparse.Namespace) -> int:
     from aicr_gen.drift import diff
     from aicr_gen.drift.pools import PoolDesired, pool_drift
     from aicr_gen.edges.output import write_text
+    from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.report import drift as drift_report
     from aicr_gen.report import pool_drift as pool_report
-    from aicr_gen.spec.cluster import load_spec, resolve_spec
-
+    from aicr_gen.spec.cluster import load_spec
     given = [flag for flag, value in (("--baseline", args.baseline), ("--fleet", args.fleet),
                                       ("--snapshot", args.snapshot)) if value]
     if given:

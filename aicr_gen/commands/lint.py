@@ -24,10 +24,11 @@ def lint_file(spec_path: str, folders: list[Path],
     """What ``sync`` would refuse about the spec at ``spec_path``, the exit code for it, and the loaded spec
     (None when it does not load); its rendered tree is added to ``trees`` under the spec's path."""
     from aicr_gen.edges.inputs import read_input
+    from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.policy.check import findings_for
     from aicr_gen.spec import fleet
-    from aicr_gen.spec.cluster import resolve_spec, spec_of
+    from aicr_gen.spec.cluster import spec_of
     from aicr_gen.yamlio import load_bytes
 
     result = FileResult(spec_path)

@@ -38,14 +38,14 @@ def _spec_tree(path: str) -> tuple[dict[str, bytes], Any]:
 
 
 def _recipe_tree(path: str, deployer: str, catalogs: list[str]) -> dict[str, bytes]:
+    from aicr_gen.catalog.load import open_catalog
     from aicr_gen.catalog.recipe_file import load_recipe
-    from aicr_gen.commands.bundle import _options, plan_for
-    from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.render import render_bundle
+    from aicr_gen.render.prepare import bundle_options, plan_for
 
     recipe = load_recipe(path)
     plan = plan_for(recipe, open_catalog(catalogs, registry_only=True), [], deployer)
-    return dict(render_bundle(plan, deployer, _options([], None)))
+    return dict(render_bundle(plan, deployer, bundle_options([], None)))
 
 
 def _prefixed(found: list[Found], label: str) -> list[Found]:
@@ -81,7 +81,7 @@ def collect(inputs: list[str], *, deployer: str = "helm", catalogs: list[str] | 
                                 "on their own")
     charts_mirror, images_mirror = next(iter(mirrors))
     if charts_mirror is not None:
-        from aicr_gen.mirror.rewrite import chart_mirror
+        from aicr_gen.text.image_reference import chart_mirror
 
         charts_mirror = chart_mirror(charts_mirror)
     resolved: dict[tuple[str, str, str], list[tuple[str, str]]] = {}

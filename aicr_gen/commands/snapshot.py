@@ -38,7 +38,8 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     if args.agent_cronjob:
         return _agent(args)
     from aicr_gen.drift.capture import build_snapshot, timestamp
-    from aicr_gen.drift.snapshot import API_VERSION, CM_PREFIX, parse_cm_source
+    from aicr_gen.drift.snapshot import API_VERSION
+    from aicr_gen.edges.configmaps import CM_PREFIX, parse_cm_source
     from aicr_gen.edges.kube.client import connect
     from aicr_gen.edges.output import write_text
     from aicr_gen.yamlio import dump
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
 
 def _agent(args: argparse.Namespace) -> int:
     from aicr_gen.drift.agent import agent_bundle
-    from aicr_gen.drift.snapshot import parse_cm_source
+    from aicr_gen.edges.configmaps import parse_cm_source
     from aicr_gen.edges.output import write_bundle
     from aicr_gen.text.cron import check_schedule
 

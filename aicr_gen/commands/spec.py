@@ -197,7 +197,7 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     for a training cluster on a GPU with no known NCCL floor, its ``TODO`` threshold; with ``extends``, a short
     spec extending that Fleet file (``extending``). ``name`` and ``path`` set metadata.name and spec.repo.path.
     An existing ``output`` file is refused unless ``force``: it may be a hand-edited spec."""
-    from aicr_gen.commands.recipe import open_catalog
+    from aicr_gen.catalog.load import open_catalog
     from aicr_gen.render.options import DEPLOYERS
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.spec.cluster import parse_spec, reserved_host
@@ -243,7 +243,7 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
     the Git repository the spec is written in is refused), before it is written."""
     from pathlib import Path
 
-    from aicr_gen.commands.recipe import open_catalog
+    from aicr_gen.catalog.load import open_catalog
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.spec.cluster import API_VERSION, KIND, PLACEHOLDER_URL, check_references, parse_spec
     from aicr_gen.spec.fleet import check_fleet, effective, load_fleet

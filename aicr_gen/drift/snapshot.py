@@ -12,12 +12,12 @@ an exit-3 error (see ``aicr_gen.edges.kube``).
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterator, Mapping
 
-from aicr_gen.errors import InvalidInputError, UnreachableError
-from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text, shorten
+from aicr_gen.edges.configmaps import CM_PREFIX, GZIP_MAGIC, MAX_SNAPSHOT_BYTES, configmap_bytes, gunzip
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text
 from aicr_gen.yamlio import Path as FieldPath
 
 TYPE_CHECKING = False
@@ -26,8 +26,6 @@ if TYPE_CHECKING:  # typing and pathlib are not imported on validate's path (~14
 
     from pydantic import BaseModel
 
-MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
-"""Bound on a snapshot's (decompressed) size: large clusters outgrow AICR's 1 MiB ConfigMap cap."""
 CACHED_BYTES = 4 * 1024 * 1024
 """Snapshot files up to this size (~2,000 nodes) are validated once per content (``_cached_file``)."""
 
@@ -36,17 +34,9 @@ RECIPE_KIND = "RecipeResult"
 API_VERSION = "aicr.run/v1"
 """What we write by default (ADR-022's 1.0 header); ``API_VERSIONS`` are the ones we read."""
 API_VERSIONS = ("aicr.run/v1", "aicr.run/v1alpha2")
-CM_PREFIX = "cm://"
-# ConfigMap keys tried in order; binaryData holds the gzip variants of large documents.
-CM_TEXT_KEYS = ("snapshot.yaml", "snapshot.json", "recipe.yaml", "recipe.json")
-CM_GZIP_KEYS = ("snapshot.yaml.gz", "snapshot.json.gz", "recipe.yaml.gz", "recipe.json.gz")
 # Types that may appear more than once (one measurement per discovered hardware group).
 MULTI_INSTANCE_TYPES = frozenset({"NetworkTopology"})
 
-_GZIP_MAGIC = b"\x1f\x8b"
-# patterns, not compiled ones: only cm:// sources need them (``re`` compiles and caches them on first use)
-_DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 
 _MODELS: dict[str, type[BaseModel]] = {}
 _MODEL_NAMES = ("Item", "Subtype", "Measurement", "Snapshot")
@@ -233,18 +223,6 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def parse_cm_source(source: str) -> tuple[str, str]:
-    """``(namespace, name)`` of ``cm://NAMESPACE/NAME``; anything else is an input error."""
-    rest = source[len(CM_PREFIX):]
-    namespace, _, name = rest.partition("/")
-    # fullmatch: with re.match, '$' also matches before a final newline ("cm://aicr/snap\n")
-    if not (re.fullmatch(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.fullmatch(_DNS_SUBDOMAIN, name)
-            and len(name) <= 253):
-        raise InvalidInputError(f"{shorten(repr(source))}: expected cm://NAMESPACE/NAME with Kubernetes names "
-                                "(lower-case letters, digits, '-'; '.' in NAME), e.g. cm://aicr/snapshot")
-    return namespace, name
-
-
 # ---------------------------------------------------------------- reading
 
 
@@ -275,39 +253,10 @@ def _read_configmap(source: str, kubeconfig: str | None, context: str | None) ->
     return _parse(*configmap_bytes(source, kubeconfig, context))
 
 
-def configmap_bytes(source: str, kubeconfig: str | None, context: str | None) -> tuple[bytes, str]:
-    """The document a ``cm://NAMESPACE/NAME`` ConfigMap holds (a snapshot or a recipe, under AICR's keys), and
-    where it was read (``source/key``); gzip'ed ``binaryData`` is base64-decoded, not yet unzipped."""
-    import base64
-    import binascii
-
-    from aicr_gen.edges.kube.client import connect
-
-    namespace, name = parse_cm_source(source)
-    with connect(kubeconfig, context) as cluster:
-        configmap = cluster.configmap(namespace, name)
-    data = configmap.get("data") or {}
-    binary = configmap.get("binaryData") or {}
-    for key in CM_TEXT_KEYS:
-        if isinstance(data.get(key), str):
-            return data[key].encode("utf-8"), f"{source}/{key}"
-    for key in CM_GZIP_KEYS:
-        if isinstance(binary.get(key), str):
-            where = f"{source}/{key}"
-            try:
-                raw = base64.b64decode(binary[key], validate=True)
-            except (binascii.Error, ValueError):
-                raise InvalidInputError(f"{where}: binaryData is not valid base64") from None
-            return raw, where
-    present = sorted([*data, *binary])
-    raise UnreachableError(f"{source}: ConfigMap {namespace}/{name} has no {' or '.join(CM_TEXT_KEYS[:2])} key "
-                           f"(keys: {', '.join(present) or 'none'}); it does not hold an aicr snapshot")
-
-
 def _parse(raw: bytes, source: str) -> Document:
     if len(raw) > MAX_SNAPSHOT_BYTES:
         raise InvalidInputError(f"{source}:1: over the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB snapshot limit")
-    if raw.startswith(_GZIP_MAGIC):
+    if raw.startswith(GZIP_MAGIC):
         raw = gunzip(raw, source)
     text = _decode(raw, source)
     fast = _load_json(text, source) if text.lstrip(" \t\r\n").startswith("{") else None
@@ -316,23 +265,6 @@ def _parse(raw: bytes, source: str) -> Document:
         raise InvalidInputError(f"{source}:1: the document root is a {type(doc.data).__name__}; "
                                 "a snapshot mapping (measurements: ...) is expected")
     return doc
-
-
-def gunzip(raw: bytes, source: str) -> bytes:
-    """Decompress gzip, refusing more than ``MAX_SNAPSHOT_BYTES`` of output (gzip bombs)."""
-    import zlib
-
-    inflater = zlib.decompressobj(wbits=31)
-    try:
-        out = inflater.decompress(raw, MAX_SNAPSHOT_BYTES + 1)
-    except zlib.error as err:
-        raise InvalidInputError(f"{source}:1: corrupt gzip data ({err}); re-create the file") from None
-    if len(out) > MAX_SNAPSHOT_BYTES:
-        raise InvalidInputError(f"{source}:1: gzip data expands beyond the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} "
-                                "MiB snapshot limit; refusing it")
-    if not inflater.eof:
-        raise InvalidInputError(f"{source}:1: gzip data is truncated; re-create the file")
-    return out
 
 
 def _decode(raw: bytes, source: str) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import stat
 
-from aicr_gen.catalog import paths
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text import paths
 
 
 def read_file(path: str | os.PathLike[str], root: str | os.PathLike[str], rel: str, *, inside: bool = False) -> bytes:

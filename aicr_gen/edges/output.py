@@ -9,8 +9,8 @@ import os
 import stat
 import sys
 
-from aicr_gen.catalog.paths import as_pathlib
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text.paths import as_pathlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

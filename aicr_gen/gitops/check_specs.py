@@ -159,9 +159,9 @@ def _refused(moved: Mapping[str, record.Record], current: Mapping[str, fingerpri
 
 def refusals(spec_file: str) -> list[str]:
     """The policy errors of a spec as ``sync`` would refuse it, each at the file and line of its value."""
+    from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_many import findings
-    from aicr_gen.spec.cluster import load_spec, resolve_spec
-
+    from aicr_gen.spec.cluster import load_spec
     cluster = load_spec(spec_file)
     base = Path(spec_file).resolve().parent
     out = []

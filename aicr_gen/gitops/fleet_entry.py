@@ -53,8 +53,7 @@ _RESERVED_NAMESPACES = ("default", "flux-system")
 
 
 def _managed_path(cluster: ClusterSpec) -> str:
-    from aicr_gen.gitops.render_tree import managed_path
-
+    from aicr_gen.spec.cluster import managed_path
     return managed_path(cluster)
 
 

@@ -72,8 +72,8 @@ class _Recipes:
         self.recipes: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def refs(self, cluster: ClusterSpec, base: Path) -> list[dict[str, Any]]:
-        from aicr_gen.spec.cluster import criteria_values, open_spec_catalog, resolve_spec
-
+        from aicr_gen.gitops.recipes import open_spec_catalog, resolve_spec
+        from aicr_gen.spec.cluster import criteria_values
         folders = tuple(str((base / folder).resolve()) for folder in cluster.spec.catalogs)
         catalog = self.catalogs.get(folders)
         if catalog is None:
@@ -117,7 +117,7 @@ def survey(spec_files: Sequence[str], snapshots: Mapping[str, str], contexts: Ma
 
 def _source(cluster: ClusterSpec, spec_file: str, refs: list[dict[str, Any]], snapshots: Mapping[str, str],
             contexts: Mapping[str, str]) -> Source:
-    from aicr_gen.drift.snapshot import CM_PREFIX, parse_cm_source
+    from aicr_gen.edges.configmaps import CM_PREFIX, parse_cm_source
 
     name = cluster.metadata.name
     agent = cluster.spec.snapshot
@@ -137,7 +137,7 @@ def _source(cluster: ClusterSpec, spec_file: str, refs: list[dict[str, Any]], sn
 def read(sources: Sequence[Source], kubeconfig: str | None) -> list[Cluster]:
     """Each source's Helm releases; files in this thread, ConfigMaps ``READERS`` at a time. An unreachable
     ConfigMap makes its cluster ``unreachable``; any input error ends the run (all of them listed)."""
-    from aicr_gen.drift.snapshot import CM_PREFIX
+    from aicr_gen.edges.configmaps import CM_PREFIX
 
     remote = [index for index, source in enumerate(sources) if source.source.startswith(CM_PREFIX)]
     outcomes: dict[int, Cluster | AicrGenError] = {}

@@ -133,10 +133,10 @@ def _outcomes(work: Callable[[Item], Out], items: Sequence[Item], workers: int) 
 
 def _preload() -> None:
     """Import what rendering needs before the workers fork, so each starts with it loaded."""
-    import aicr_gen.commands.bundle
     import aicr_gen.gitops.render_tree
     import aicr_gen.policy.check
-    import aicr_gen.render  # noqa: F401
+    import aicr_gen.render
+    import aicr_gen.render.prepare  # noqa: F401
 
 
 # ------------------------------------------------------------------------------------------- the work
@@ -145,8 +145,7 @@ def _preload() -> None:
 def survey(spec_file: str, path_option: str | None, root: str) -> Survey:
     """Load and validate a spec: its name, managed folder, repository URL and the inputs it reads."""
     from aicr_gen.gitops import fingerprint
-    from aicr_gen.gitops.render_tree import managed_path
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.cluster import load_spec, managed_path
 
     cluster = load_spec(spec_file)
     return Survey(spec_file, cluster.metadata.name, managed_path(cluster, path_option), cluster.spec.repo.url,
@@ -162,8 +161,7 @@ def _memo(kind: str, places: tuple[str, ...], load: Callable[[], Any]) -> Any:
 
 
 def _catalog(cluster: Any, base: Path) -> Any:
-    from aicr_gen.spec.cluster import open_spec_catalog
-
+    from aicr_gen.gitops.recipes import open_spec_catalog
     places = tuple(str((base / folder).resolve()) for folder in cluster.spec.catalogs)
     return _memo("catalog", places, lambda: open_spec_catalog(cluster, base))
 
@@ -184,9 +182,9 @@ def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
 
 def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes], list[dict[str, str]]]:
     """The spec, its tree and (``policies``) its policy findings, none an error."""
+    from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.spec.cluster import load_spec, resolve_spec
-
+    from aicr_gen.spec.cluster import load_spec
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
     catalog = _catalog(cluster, base)
@@ -255,9 +253,9 @@ def for_plan(job: Job) -> tuple[Any, list[Keyed]]:
     from aicr_gen.edges.git import Repo
     from aicr_gen.edges.git_objects import files_at
     from aicr_gen.gitops.plan import cluster_plan
+    from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.spec.cluster import load_spec, resolve_spec
-
+    from aicr_gen.spec.cluster import load_spec
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
     catalog = _catalog(cluster, base)

@@ -34,9 +34,9 @@ from aicr_gen.gitops.pools import (
     pool_validation,
     rule_set_selectors,
 )
-from aicr_gen.spec.cluster import Certification, ClusterSpec, check_present, open_spec_catalog, resolve_spec
+from aicr_gen.gitops.recipes import open_spec_catalog, resolve_spec
+from aicr_gen.spec.cluster import Certification, ClusterSpec, check_present, managed_path
 
-CERT_NAME = "gpu-certification"
 CERT_NAMESPACE = "nvcre-system"  # NVCRE's chart namespace, where the recipe has no nvcre component to say
 NVCRE_COMPONENT = "nvcre"
 POST_CHANGE_ARGOCD = "certification/post-change/argocd"
@@ -45,24 +45,12 @@ SENTINEL_COMPONENT = "nvsentinel"
 TEMPLATE_NODE = "node-name"  # the placeholder of the ValidationRequest template
 
 
-def managed_path(cluster: ClusterSpec, override: str | None = None) -> str:
-    """The folder the tree lives in: ``--path``, else spec.repo.path (required by the schema)."""
-    from aicr_gen.spec.cluster import repo_folder
-
-    if override is None:
-        return repo_folder(cluster.spec.repo.path)  # checked at load, with its line
-    try:
-        return repo_folder(override)
-    except InvalidInputError as err:
-        raise InvalidInputError(f"--path {err}") from None
-
-
 def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: str,
           sentinel: dict[str, Any] | None) -> Any:
     """The deployment plan of ``recipe`` for ``deployer``, as ``aicr-gen bundle`` builds it: the NVSentinel
     values (if any) deep-merged over the nvsentinel component's as Helm layers values files, then the
     spec's overrides."""
-    from aicr_gen.commands.bundle import plan_for
+    from aicr_gen.render.prepare import plan_for
     from aicr_gen.render.values import Override, parse
     from aicr_gen.spec.cluster import scheduling_of
 
@@ -176,7 +164,7 @@ def _validation(values: dict[str, Any]) -> Bundle:
 
 def _snapshot_agent(cluster: ClusterSpec) -> Bundle:
     from aicr_gen.drift.agent import agent_bundle
-    from aicr_gen.drift.snapshot import parse_cm_source
+    from aicr_gen.edges.configmaps import parse_cm_source
 
     spec = cluster.spec.snapshot
     assert spec is not None
@@ -190,7 +178,7 @@ def applied_folders(cluster: ClusterSpec, deployer: str, recipe: dict[str, Any])
     deployer creates each namespace that no component does. Only argocd and flux apply folders from Git; the
     Flux post-change Kustomization and the one-off Certification stay manual (see certification/README.md),
     as do the ValidationRequest template and the sentinel values."""
-    from aicr_gen.drift.snapshot import parse_cm_source
+    from aicr_gen.edges.configmaps import parse_cm_source
     from aicr_gen.render.options import EXTRA_PATHS_DEPLOYERS
 
     if deployer not in EXTRA_PATHS_DEPLOYERS:
@@ -230,10 +218,10 @@ def argocd_settings(cluster: ClusterSpec, deployer: str) -> dict[str, Any]:
 def deployer_options(cluster: ClusterSpec, deployer: str, folder: str) -> Any:
     """The ``Options`` of ``deployer``'s bundle in the tree at ``folder``: repository, branch, the bundle's
     folder and spec.argocd's settings (the folders it applies after the stack come on top: ``render_tree``)."""
-    from aicr_gen.commands.bundle import _options
+    from aicr_gen.render.prepare import bundle_options
 
-    return _options([f"deployer:targetRevision={cluster.spec.repo.branch}", f"deployer:path={folder}/{deployer}"],
-                    cluster.spec.repo.url, deployer).replace(**argocd_settings(cluster, deployer))
+    return bundle_options([f"deployer:targetRevision={cluster.spec.repo.branch}", f"deployer:path={folder}/{deployer}"],
+                          cluster.spec.repo.url, deployer).replace(**argocd_settings(cluster, deployer))
 
 
 def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
@@ -242,7 +230,7 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     ``catalog``: the spec's catalog when the caller has opened it already; ``locked``: pin the digests of the
     spec's mirror lock (``mirror lock`` renders without them)."""
     from aicr_gen.catalog import headers
-    from aicr_gen.mirror.lock import site_pins
+    from aicr_gen.mirror.pin import site_pins
     from aicr_gen.mirror.rewrite import mirror_plan, mirror_tree
     from aicr_gen.render import render_bundle
     from aicr_gen.yamlio import dump

@@ -175,8 +175,7 @@ def _on_mirror(lock: MirrorLock, path: Path) -> None:
 
 def locked_mirror(charts: str | None, images: str | None) -> LockedMirror:
     """The normalised mirror a lock records (``chart_mirror`` / ``parse_mirror_prefix`` spellings)."""
-    from aicr_gen.mirror.rewrite import chart_mirror
-    from aicr_gen.text.image_reference import parse_mirror_prefix
+    from aicr_gen.text.image_reference import chart_mirror, parse_mirror_prefix
 
     return LockedMirror(charts=chart_mirror(charts) if charts is not None else None,
                         images=parse_mirror_prefix(images) if images is not None else None)
@@ -196,17 +195,3 @@ def spec_lock_file(cluster: Any) -> Path | None:
     if cluster.spec.mirror is None or document is None or document.source == "-":
         return None
     return lock_path(document.source)
-
-
-def site_pins(cluster: Any) -> Any:
-    """The ``pin.Pins`` of a ClusterSpec's lock file; None without spec.mirror or without a lock (the tree then
-    keeps the mirror's tags). A lock of another mirror is an input error."""
-    from aicr_gen.mirror.pin import Pins
-
-    path = spec_lock_file(cluster)
-    lock = read_lock(path) if path is not None else None
-    if path is None or lock is None:
-        return None
-    site = locked_mirror(cluster.spec.mirror.charts, cluster.spec.mirror.images)
-    stale(lock, site, path)
-    return Pins(lock, str(path), site.images, site.charts)

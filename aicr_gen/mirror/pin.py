@@ -32,7 +32,7 @@ from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.mirror.fields import GPU_OPERATOR, IMAGE_LINE, STRING, ImageField, field_node, value_images
-from aicr_gen.mirror.lock import MirrorLock
+from aicr_gen.mirror.lock import MirrorLock, locked_mirror, read_lock, spec_lock_file, stale
 from aicr_gen.text.image_reference import ImageRef, parse_image
 
 _REPO_URL = re.compile(r"^(?P<indent>\s*(?:-\s+)?)repoURL:\s*[\"']?(?P<url>oci://[^\"'\s]+)[\"']?\s*\Z")
@@ -165,3 +165,15 @@ def pinned_charts(path: str, data: bytes, pins: Pins) -> bytes:
                 out.append(f"{tag['indent']}digest: {digest}")
             flux = None
     return "\n".join(out).encode()
+
+
+def site_pins(cluster: Any) -> Any:
+    """The ``pin.Pins`` of a ClusterSpec's lock file; None without spec.mirror or without a lock (the tree then
+    keeps the mirror's tags). A lock of another mirror is an input error."""
+    path = spec_lock_file(cluster)
+    lock = read_lock(path) if path is not None else None
+    if path is None or lock is None:
+        return None
+    site = locked_mirror(cluster.spec.mirror.charts, cluster.spec.mirror.images)
+    stale(lock, site, path)
+    return Pins(lock, str(path), site.images, site.charts)

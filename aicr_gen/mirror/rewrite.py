@@ -26,15 +26,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.mirror.fields import mirrored_line, set_image, value_images
 from aicr_gen.mirror.pin import Pins, pinned_charts, pinned_text, pinned_values
 from aicr_gen.render.plan import LOCAL, UPSTREAM, Plan, Unit
-from aicr_gen.text.image_reference import mirrored, parse_mirror_prefix
-
-
-def chart_mirror(text: str) -> str:
-    """``oci://HOST[:PORT]/PATH`` of a chart mirror, checked."""
-    if not text.startswith("oci://"):
-        raise InvalidInputError(f"chart mirror {text!r}: give an OCI registry folder, oci://HOST[:PORT]/PATH "
-                                "(helm push CHART.tgz to it)")
-    return "oci://" + parse_mirror_prefix(text.removeprefix("oci://"))
+from aicr_gen.text.image_reference import chart_mirror, mirrored, parse_mirror_prefix
 
 
 def mirrored_values(values: Mapping[str, Any], images: str) -> dict[str, Any]:

@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from aicr_gen.cel import CelCompileError, CelError, CelLimitError, Environment, Program, environments, to_cel
+from aicr_gen.cel import CelCompileError, CelError, CelLimitError, Environment, Program, to_cel
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.policy import environment
 from aicr_gen.policy.shipped import shipped_root
 from aicr_gen.yamlio import Document
 
@@ -129,7 +130,7 @@ def load_policy(path: Path) -> Policy:
     doc = load_bytes(read_input(source, "policy"), source)
     parsed = check(doc, _PolicyFile)
     spec = parsed.spec
-    env = environments.policy(_VARIABLES[spec.target])
+    env = environment.policy(_VARIABLES[spec.target])
     match = _compile(doc, env, "match", spec.match) if spec.match is not None else None
     rule = _compile(doc, env, "rule", spec.rule)
     return Policy(parsed.metadata.name, source, spec.description, spec.severity, spec.target, match, rule,

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.render.components import DRA_DRIVERS, GPU_OPERATORS
 from aicr_gen.resolve.refs import is_enabled
 
 TYPE_CHECKING = False
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from aicr_gen.render.scheduling import Scheduling
 
 DRA_ANNOTATION = "aicr.run/gpu-operator-chart-version"
-GPU_OPERATORS = ("gpu-operator", "gpu-operator-ocp")
-DRA_DRIVERS = ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-ocp")
 AGENTGATEWAY = "agentgateway"
 SOURCE_RANGES = "allowedSourceRanges"
 PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")

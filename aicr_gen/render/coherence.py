@@ -21,7 +21,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 
-from aicr_gen.render.bundle_time import DRA_DRIVERS, GPU_OPERATORS
+from aicr_gen.render.components import DRA_DRIVERS, GPU_OPERATORS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

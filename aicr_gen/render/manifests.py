@@ -9,7 +9,7 @@ from __future__ import annotations
 from aicr_gen.render import gofmt, gotemplate, goyaml
 from aicr_gen.render.gotemplate import ANY, INT, STRING, Func
 from aicr_gen.render.hooks import strip_hooks
-from aicr_gen.render.plan import has_objects
+from aicr_gen.render.manifest_text import has_objects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.render.plan import LOCAL, MAIN, POST, Plan, Unit, helm_literal
+from aicr_gen.render.manifest_text import helm_literal
+from aicr_gen.render.plan import LOCAL, MAIN, POST, Plan, Unit
 
 API_VERSION = "nvidia.com/v1alpha1"
 KIND = "NVIDIADriver"

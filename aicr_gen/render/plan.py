@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import bundle_time, readiness
 from aicr_gen.render import values as values_mod
+from aicr_gen.render.manifest_text import has_objects, helm_literal
 from aicr_gen.render.scheduling import Scheduling
 from aicr_gen.render.scheduling import apply as schedule
 from aicr_gen.resolve import graph
@@ -161,15 +162,6 @@ def _manifests(ref: Mapping[str, Any], key: str, sources: Mapping[str, bytes], t
     if len(set(names)) != len(names):
         raise InvalidInputError(f"component {ref['name']!r}: two {key} share a file name; rename one")
     return tuple(out)
-
-
-def has_objects(text: str) -> bool:
-    """Whether a line holds anything but blanks, comments and ``---`` (AICR's test before writing a file)."""
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and stripped != "---":
-            return True
-    return False
 
 
 def _memoized(raw: bytes, rel: str, target: tuple[Any, ...], memo: dict[bytes, bytes | None] | None) -> bytes | None:
@@ -384,11 +376,6 @@ def _check_order(order: list[str], dependencies: Mapping[str, list[str]]) -> Non
 
 def _number(unit: Unit, index: int) -> Unit:
     return unit._replace(folder=f"{index:03d}-{unit.name}")
-
-
-def helm_literal(manifest: bytes) -> bytes:
-    """Plain manifests as a Helm template that renders them unchanged (``{{`` would start an action)."""
-    return manifest.replace(b"{{", b'{{ "{{" }}')
 
 
 def _units(ref: Mapping[str, Any], component: dict[str, Any], sources: Mapping[str, bytes], *, level: int,

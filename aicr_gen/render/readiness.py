@@ -88,7 +88,7 @@ def gate_chart(component: str, image: str, test: bytes, deployer: str) -> bytes:
                                 "volumeMounts": [{"name": "bundle", "mountPath": "/bundle", "readOnly": True}]}],
                 "volumes": [{"name": "bundle", "configMap": {"name": bundle}}]}}}},
     ]
-    from aicr_gen.render.plan import helm_literal
+    from aicr_gen.render.manifest_text import helm_literal
 
     text = helm_literal("---\n".join(dump(document) for document in documents).encode())
     return text.replace(namespace.encode(), b"{{ .Release.Namespace }}")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aicr_gen.catalog import paths
 from aicr_gen.catalog.load import Catalog
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve.merge import is_empty
 from aicr_gen.resolve.origins import Origins
+from aicr_gen.text import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ each reported as ``file:line: field.path: problem``. A spec may take defaults fr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
@@ -398,6 +398,17 @@ def repo_folder(text: str) -> str:
                                 "without '..', '.' or empty parts (e.g. clusters/prod)") from None
 
 
+
+def managed_path(cluster: ClusterSpec, override: str | None = None) -> str:
+    """The folder the tree lives in: ``--path``, else spec.repo.path (required by the schema)."""
+    if override is None:
+        return repo_folder(cluster.spec.repo.path)  # checked at load, with its line
+    try:
+        return repo_folder(override)
+    except InvalidInputError as err:
+        raise InvalidInputError(f"--path {err}") from None
+
+
 def _relative(doc: Document, path: Path, text: str) -> None:
     _at(doc, path, lambda: repo_folder(text))
 
@@ -470,7 +481,7 @@ def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
 
 
 def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
-    from aicr_gen.drift.snapshot import parse_cm_source
+    from aicr_gen.edges.configmaps import parse_cm_source
     from aicr_gen.text.cron import check_schedule
 
     _at(doc, ("spec", "snapshot", "schedule"), lambda: check_schedule(snapshot.schedule, repr(snapshot.schedule)))
@@ -506,8 +517,7 @@ def _check_flux(doc: Document, cluster: ClusterSpec, flux: FluxSettings) -> None
 
 
 def _check_mirror(doc: Document, mirror: Mirror) -> None:
-    from aicr_gen.mirror.rewrite import chart_mirror
-    from aicr_gen.text.image_reference import parse_mirror_prefix
+    from aicr_gen.text.image_reference import chart_mirror, parse_mirror_prefix
 
     if mirror.charts is None and mirror.images is None:
         raise _fail(doc, ("spec", "mirror"), "names no mirror; give charts: oci://HOST/PATH and/or images: "
@@ -596,7 +606,7 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
     if spec.mirror is not None:
         _check_mirror(doc, spec.mirror)
     if spec.pools:
-        from aicr_gen.gitops.pools import check_pools
+        from aicr_gen.spec.pools import check_pools
 
         check_pools(doc, spec)
     for field in ("catalogs", "policies"):
@@ -707,55 +717,3 @@ def check_present(cluster: ClusterSpec, base: FilePath, field: str) -> None:
         where = f"{written[0]}:{written[1]}: {format_path(path)}" if written else cluster.where(path)
         raise InvalidInputError(f"{where}: {'catalog folder' if folder else 'file'} {text!r} not found ({found}); "
                                 "create it or fix the path (relative to the spec's folder)")
-
-
-def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any:
-    """The spec's catalog: its layers (relative to ``base``, the spec's folder; a missing one named at its line)
-    or the embedded one."""
-    from aicr_gen.commands.recipe import open_catalog
-
-    check_present(cluster, base or FilePath.cwd(), "catalogs")
-    return open_catalog([str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs])
-
-
-def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> dict[str, Any]:
-    """Resolve the spec's recipe from ``catalog`` (default: ``open_spec_catalog``); with spec.pools, the pools'
-    recipes merged (``gitops.pools.resolve_pools``)."""
-    from aicr_gen.resolve import recipe
-
-    if catalog is None:
-        catalog = open_spec_catalog(cluster, base)
-    if cluster.spec.pools:
-        from aicr_gen.gitops.pools import resolve_pools
-
-        return resolve_pools(cluster, base, catalog).merged
-    try:
-        query = recipe.query_for(catalog, criteria_values(cluster))
-        result: dict[str, Any] = recipe.resolve(catalog, query,
-                                                recipe.Options(nodes=cluster.spec.criteria.nodes or 0))
-    except InvalidInputError as err:
-        raise InvalidInputError(f"{cluster.where(('spec', 'criteria'))}: {err}") from None
-    return pin_versions(cluster, result)
-
-
-def pin_versions(cluster: ClusterSpec, resolved: dict[str, Any]) -> dict[str, Any]:
-    """``resolved`` with the spec's version pins (spec.versions) applied to its componentRefs; a pin naming a
-    component the recipe does not have is an input error listing the ones it has."""
-    if not cluster.spec.versions:
-        return resolved
-    return pinned(resolved, cluster.spec.versions, lambda name: cluster.where(("spec", "versions", name)),
-                  "the recipe")
-
-
-def pinned(resolved: dict[str, Any], versions: Mapping[str, str], where: Callable[[str], str],
-           recipe: str) -> dict[str, Any]:
-    """``resolved`` with ``versions`` (component -> version) applied to its componentRefs; a pin naming a
-    component ``recipe`` does not have is an input error at ``where(name)`` listing the ones it has."""
-    refs = resolved.get("componentRefs", [])
-    names = sorted(str(ref.get("name")) for ref in refs)
-    for name in versions:
-        if name not in names:
-            raise InvalidInputError(f"{where(name)}: {recipe} has no component {name!r}; pin one of "
-                                    f"{', '.join(names)}")
-    return {**resolved, "componentRefs": [{**ref, "version": versions[ref["name"]]} if ref.get("name") in versions
-                                          else ref for ref in refs]}

@@ -71,8 +71,7 @@ class Clash:
 
 def clashes(loaded: list[tuple[str, ClusterSpec]], path_option: str | None = None) -> list[Clash]:
     """Every pair of loaded specs sharing a managed folder or a cluster name, the later one second."""
-    from aicr_gen.gitops.render_tree import managed_path
-
+    from aicr_gen.spec.cluster import managed_path
     return clashes_of([(spec_file, cluster.metadata.name, managed_path(cluster, path_option))
                        for spec_file, cluster in loaded])
 

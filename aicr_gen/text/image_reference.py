@@ -151,3 +151,11 @@ def parse_mirror_prefix(text: str) -> str:
         raise InvalidInputError(f"image mirror {text!r}: give HOST[:PORT][/PATH] (a registry host, then "
                                 "lower-case repository path components), e.g. registry.example.com:5000/mirror")
     return f"{host}/{path}" if path else host
+
+
+def chart_mirror(text: str) -> str:
+    """``oci://HOST[:PORT]/PATH`` of a chart mirror, checked."""
+    if not text.startswith("oci://"):
+        raise InvalidInputError(f"chart mirror {text!r}: give an OCI registry folder, oci://HOST[:PORT]/PATH "
+                                "(helm push CHART.tgz to it)")
+    return "oci://" + parse_mirror_prefix(text.removeprefix("oci://"))

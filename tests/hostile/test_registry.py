@@ -333,7 +333,7 @@ def test_a_lock_that_is_a_symlink_out_of_the_repository_is_refused(
     message = f"spec.lock.yaml: a symlink to {outside}, out of {where.folder}"
     assert message in err
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.mirror.lock import site_pins
+    from aicr_gen.mirror.pin import site_pins
     from aicr_gen.spec.cluster import load_spec
 
     with pytest.raises(InvalidInputError, match="out of"):  # nor does sync pin from it
