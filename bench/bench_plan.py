@@ -56,8 +56,7 @@ def _repo(path: Path, count: int) -> list[str]:
     """A repository with ``count`` specs' trees committed (rendered in this process, which is quicker than
     ``count`` syncs), the specs then edited in the work tree. Returns the spec paths."""
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
     _git(path, "config", "user.name", "aicr-gen bench")
     _git(path, "config", "user.email", "bench@example.invalid")

@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 from aicr_gen.gitops.change_model import Changes, change_sections, fleet_sections, headline
-from aicr_gen.gitops.changes import CERTIFICATION, RECIPE, SENTINEL, compare, component_change
+from aicr_gen.gitops.changes import CERTIFICATION, RECIPE, SENTINEL, component_change
 from aicr_gen.gitops.plan import ClusterPlan, changes_of
+from aicr_gen.gitops.review import compare
 from tests.conftest import ROOT, Result, run_process
 from tests.test_fleet_sync import bump, fleet_repo
 from tests.test_sync import ENV, git, init_repo

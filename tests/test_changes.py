@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.gitops.changes import compare, secret_key, stack_digest, value_changes
+from aicr_gen.gitops.changes import secret_key, stack_digest, value_changes
 from aicr_gen.gitops.render_tree import render_tree
-from aicr_gen.spec.cluster import ClusterSpec, load_spec
+from aicr_gen.gitops.review import compare
+from aicr_gen.spec.cluster import ClusterSpec
+from aicr_gen.spec.load import load_spec
 from tests.conftest import ROOT
 from tests.nvcre_elsewhere import certifying
 

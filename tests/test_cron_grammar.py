@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.spec.cluster import load_spec
+from aicr_gen.spec.load import load_spec
 from aicr_gen.text.cron import check_schedule, go_duration
 from tests.cluster.envtest import ADMIN_TOKEN, ControlPlane
 

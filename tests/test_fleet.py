@@ -14,8 +14,8 @@ import yaml
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.recipes import resolve_spec
-from aicr_gen.spec.cluster import load_spec
-from aicr_gen.spec.fleet import origin_of
+from aicr_gen.spec.layered import origin_of
+from aicr_gen.spec.load import load_spec
 from tests.conftest import ROOT, assert_refused
 from tests.nvcre_elsewhere import POLICY_FILE, write_policy
 from tests.test_cli import YAMLSnapshot

@@ -17,7 +17,8 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops import collisions, fleet_entry
 from aicr_gen.gitops.render_tree import render_tree
 from aicr_gen.render.argocd import SHARED_MAX_NAME
-from aicr_gen.spec.cluster import ClusterSpec, load_spec
+from aicr_gen.spec.cluster import ClusterSpec
+from aicr_gen.spec.load import load_spec
 from tests.bundles import YAMLSnapshot
 from tests.cluster.conftest import cluster_with_crds, crd_seed  # noqa: F401 - the control plane fixtures
 from tests.consumers import validate_manifests

@@ -23,7 +23,7 @@ from aicr_gen.drift import fleet
 from aicr_gen.gitops import fleet_sources
 from aicr_gen.gitops.recipes import resolve_spec
 from aicr_gen.report import fleet_drift as fleet_format
-from aicr_gen.spec.cluster import load_spec
+from aicr_gen.spec.load import load_spec
 from tests.cluster.envtest import ControlPlane, apply_json
 from tests.conftest import ROOT, tool
 from tests.kubeapi import without_proxies

@@ -147,8 +147,7 @@ def test_a_tree_of_the_same_spec_elsewhere_is_no_collision(cli: Any, tmp_path: P
 def test_the_fleet_is_read_and_validated_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.spec import fleet
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     repo = shared_repo(tmp_path / "gitops")
     real, parsed = fleet.parse_fleet, []
     monkeypatch.setattr(fleet, "parse_fleet", lambda doc: parsed.append(doc.source) or real(doc))
@@ -169,8 +168,7 @@ def test_the_fleet_is_read_and_validated_once_per_process(tmp_path: Path, monkey
 
 def test_a_path_the_fleet_names_is_looked_for_on_every_load(tmp_path: Path) -> None:
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     repo = shared_repo(tmp_path / "gitops", names=("gpu-a",))
     shutil.copytree(ROOT / "overlays", repo / "catalog")
     (repo / "fleet.yaml").write_text(FLEET.replace("spec:\n", "spec:\n  catalogs: [catalog]\n", 1))

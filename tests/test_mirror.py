@@ -21,7 +21,7 @@ from aicr_gen.gitops.render_tree import render_tree
 from aicr_gen.mirror import manifests
 from aicr_gen.mirror.fields import value_images
 from aicr_gen.mirror.inventory import for_tree
-from aicr_gen.spec.cluster import load_spec
+from aicr_gen.spec.load import load_spec
 from aicr_gen.text.image_reference import familiar, mirrored, parse_image
 from tests.conftest import ROOT
 from tests.nvcre_elsewhere import certifying

@@ -340,8 +340,7 @@ def test_a_lock_of_another_mirror_or_missing_a_reference_is_refused(site: Site, 
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     spec = tmp_path / "spec.yaml"
     spec.write_text(site.spec.read_text())
     lock = yaml.safe_load(site.lock.read_text())

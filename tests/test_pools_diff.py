@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from aicr_gen.drift.pools import driver_version, same_driver
-from aicr_gen.gitops.pools import resolve_pools
-from aicr_gen.spec.cluster import load_spec
+from aicr_gen.gitops.recipes import resolve_pools
+from aicr_gen.spec.load import load_spec
 from tests.conftest import ROOT
 
 EXAMPLES = ROOT / "examples" / "pools"

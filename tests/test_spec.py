@@ -18,7 +18,9 @@ from aicr_gen.commands.spec import TODO
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.recipes import resolve_spec
 from aicr_gen.render.options import DEPLOYERS
-from aicr_gen.spec.cluster import PLACEHOLDER_URL, Deployer, load_spec, reserved_host
+from aicr_gen.spec.cluster import PLACEHOLDER_URL, Deployer
+from aicr_gen.spec.load import load_spec
+from aicr_gen.spec.validate import reserved_host
 from tests.conftest import ROOT, as_refusal, assert_refused
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))

@@ -148,8 +148,7 @@ def test_change_summarised_and_removed_files_deleted(spec: Path, repo: Path) -> 
 
 def test_message_reports_bumped_version(spec: Path, repo: Path) -> None:
     from aicr_gen.gitops import commit_message as command
-    from aicr_gen.gitops.changes import compare
-
+    from aicr_gen.gitops.review import compare
     assert sync(spec, repo) == 0
     old_text = (repo / MANAGED / "recipe.yaml").read_text()
     old = yaml.safe_load(old_text)

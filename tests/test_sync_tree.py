@@ -12,7 +12,7 @@ import yaml
 from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops.render_tree import render_tree
-from aicr_gen.spec.cluster import load_spec
+from aicr_gen.spec.load import load_spec
 from tests.conftest import ROOT
 from tests.consumers import kustomize_build, validate_manifests, validate_objects
 from tests.nvcre_elsewhere import certifying

@@ -10,7 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.spec.cluster import Scheduling, scheduling_of
+from aicr_gen.spec.cluster import Scheduling
+from aicr_gen.spec.validate import scheduling_of
 
 KIND = "AICRConfig"
 API_VERSIONS = ("aicr.run/v1alpha2", "aicr.run/v1")

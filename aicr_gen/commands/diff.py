@@ -72,7 +72,7 @@ def _spec(args: argparse.Namespace) -> int:
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.report import drift as drift_report
     from aicr_gen.report import pool_drift as pool_report
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     given = [flag for flag, value in (("--baseline", args.baseline), ("--fleet", args.fleet),
                                       ("--snapshot", args.snapshot)) if value]
     if given:
@@ -93,8 +93,7 @@ def _spec(args: argparse.Namespace) -> int:
         result = diff.diff_recipe(recipe, target, args.spec, args.target)
         text = drift_report.render(result, args.format)
     else:
-        from aicr_gen.gitops.pools import resolve_pools
-
+        from aicr_gen.gitops.recipes import resolve_pools
         resolution = resolve_pools(cluster, base)
         target_kind, target = _load(args.target, args)
         _snapshot_only(target_kind, args.target)

@@ -15,7 +15,7 @@ def entry_command(spec_files: list[str], output: str, *, name: str, force: bool,
     (``check``: exit 1 listing the files of ``output`` that differ from them, writing nothing)."""
     from aicr_gen.edges.output import write_bundle
     from aicr_gen.gitops import fleet_entry
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     from aicr_gen.spec.patterns import clashes, expand
 
     if check and force:

@@ -29,8 +29,7 @@ def _kind(path: str) -> str:
 def _spec_tree(path: str) -> tuple[dict[str, bytes], Any]:
     """The spec's tree as it renders without its mirror (what the mirror has to be filled from), and the spec."""
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(path)
     upstream = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"mirror": None})})
     upstream._source = cluster.document
@@ -186,8 +185,7 @@ def wanted(spec_file: str) -> tuple[Any, Any, Any]:
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.mirror import lock
     from aicr_gen.mirror.inventory import for_tree
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_file)
     site = cluster.spec.mirror
     if site is None:
@@ -248,8 +246,7 @@ def verify_command(spec_files: list[str], client: Any) -> int:
 
     from aicr_gen.errors import FindingsError
     from aicr_gen.mirror import lock
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     problems: list[str] = []
     checked = 0
     for spec_file in spec_files:

@@ -12,7 +12,7 @@ def check_command(spec_path: str, folders: list[str], output_format: str = "text
     """Print the findings; 1 when any has severity error."""
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.policy.check import findings_for
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_path)
     base = Path(spec_path).parent
     policies, findings = findings_for(cluster, base, [Path(folder) for folder in folders],

@@ -200,7 +200,7 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     from aicr_gen.catalog.load import open_catalog
     from aicr_gen.render.options import DEPLOYERS
     from aicr_gen.resolve import criteria, recipe
-    from aicr_gen.spec.cluster import parse_spec, reserved_host
+    from aicr_gen.spec.validate import parse_spec, reserved_host
     from aicr_gen.yamlio import load_text
 
     if nodes < 0:
@@ -245,8 +245,9 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
 
     from aicr_gen.catalog.load import open_catalog
     from aicr_gen.resolve import criteria, recipe
-    from aicr_gen.spec.cluster import API_VERSION, KIND, PLACEHOLDER_URL, check_references, parse_spec
+    from aicr_gen.spec.cluster import API_VERSION, KIND, PLACEHOLDER_URL
     from aicr_gen.spec.fleet import check_fleet, effective, load_fleet
+    from aicr_gen.spec.validate import check_references, parse_spec
     from aicr_gen.yamlio import load_text
 
     loaded, doc = load_fleet(fleet_file)
@@ -372,8 +373,8 @@ def pool_notes(cluster: Any, spec_file: str) -> list[str]:
     brought which component or value; no pools: nothing."""
     from pathlib import Path
 
-    from aicr_gen.gitops.pools import provenance, resolve_pools
-
+    from aicr_gen.gitops.pools import provenance
+    from aicr_gen.gitops.recipes import resolve_pools
     if not cluster.spec.pools:
         return []
     base = Path.cwd() if spec_file == "-" else Path(spec_file).resolve().parent
@@ -384,8 +385,9 @@ def show_command(spec_file: str, output_format: str = "yaml", output: str | None
     """Print the effective spec of ``spec_file`` (layered over its fleet, validated) with each value's origin:
     YAML with ``# FILE:LINE`` comments, or JSON ``{"spec": ..., "origins": {PATH: "FILE:LINE"}, "rebased":
     {PATH: AS_WRITTEN}}``."""
-    from aicr_gen.spec.cluster import ClusterSpec, load_spec
-    from aicr_gen.spec.fleet import origin_of
+    from aicr_gen.spec.cluster import ClusterSpec
+    from aicr_gen.spec.layered import origin_of
+    from aicr_gen.spec.load import load_spec
     from aicr_gen.yamlio import dump_json, format_path
 
     cluster = load_spec(spec_file)

@@ -136,9 +136,8 @@ def _checks(args: argparse.Namespace) -> list[PoolCheck] | None:
         raise InvalidInputError("--node-selector goes with --recipe; with --spec each pool's nodeSelector is used")
     from pathlib import Path
 
-    from aicr_gen.gitops.pools import resolve_pools
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_file)
     names = [pool.name for pool in cluster.spec.pools]
     if not names:

@@ -2,7 +2,7 @@
 format of ``aicr-gen plan`` (Markdown, JSON) are written, so both name the same change the same way for one
 spec or a thousand (pure: values in, values out).
 
-``changes.compare`` fills a ``Changes`` from two trees; ``risks.high_risk`` adds the changes a reviewer must see
+``review.compare`` fills a ``Changes`` from two trees; ``risks.high_risk`` adds the changes a reviewer must see
 first. Every record carries its one-line ``text``; ``facts`` lists a cluster's changes as those lines, each led by
 its area where the record does not name it (``NVSentinel:``, ``certification:``, ``sources:``), the form the
 commit message and the plan's shared-change groups print; ``headline`` says the change in a few words for a commit

@@ -13,10 +13,9 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from aicr_gen.gitops.change_model import Changes, ComponentChange, ConstraintChange, ValueChange
+from aicr_gen.gitops.change_model import ComponentChange, ConstraintChange, ValueChange
 
 if TYPE_CHECKING:
     from aicr_gen.text.image_reference import ImageRef
@@ -475,16 +474,3 @@ def _registry(image: ImageRef, path: str) -> str:
     return image.name.removesuffix(f"/{path}") if image.name.endswith(f"/{path}") else image.domain
 
 
-def compare(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> Changes:
-    """How ``new`` differs from ``old`` (both trees of the managed folder), with its high-risk changes."""
-    from aicr_gen.gitops.risks import high_risk
-
-    components = component_changes(old, new) + driver_changes(old, new)
-    listed = {item.name for item in components}
-    charts, images = source_changes(old, new)
-    found = Changes(components=components + [item for item in charts if item.name not in listed],
-                    values=value_changes(old, new), constraints=constraint_changes(old, new),
-                    sentinel=sentinel_changes(old, new), certification=certification_changes(old, new),
-                    sources=images, added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
-                    changed=sorted(name for name in set(old) & set(new) if old[name] != new[name]))
-    return replace(found, highRisk=high_risk(found, old, new))

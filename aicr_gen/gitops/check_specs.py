@@ -161,7 +161,7 @@ def refusals(spec_file: str) -> list[str]:
     """The policy errors of a spec as ``sync`` would refuse it, each at the file and line of its value."""
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_many import findings
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_file)
     base = Path(spec_file).resolve().parent
     out = []

@@ -88,7 +88,7 @@ class _Recipes:
 
 def survey(spec_files: Sequence[str], snapshots: Mapping[str, str], contexts: Mapping[str, str]) -> list[Source]:
     """Load every spec and find its snapshot source; all problems at once (exit 2)."""
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     from aicr_gen.spec.patterns import expand
 
     recipes = _Recipes()

@@ -1,7 +1,7 @@
 """``aicr-gen plan``'s value: what merging a change to ClusterSpecs would do to each cluster (pure: the trees and
 policy findings in, a ``Plan`` out).
 
-Per cluster it holds the change model (``change_model``: what ``changes.compare`` finds between the tree committed
+Per cluster it holds the change model (``change_model``: what ``review.compare`` finds between the tree committed
 at the base and the tree the spec renders now, with the high-risk changes ``risks`` names), the spec's policy
 results and what merging
 sets off (post-change certification when the stack digest changes, a ValidationRequest to ask for when a
@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_gen.gitops import changes as tree_changes
+from aicr_gen.gitops import review
 from aicr_gen.gitops.change_model import (
     Changes,
     ComponentChange,
@@ -136,7 +137,7 @@ def cluster_plan(name: str, spec: str, path: str, *, old: Mapping[str, bytes], n
                  findings: Sequence[Mapping[str, str]]) -> ClusterPlan:
     """The plan of one cluster: ``old`` is its managed folder at the base (empty for a new cluster), ``new`` the
     tree its spec renders, ``findings`` its policy findings (policy, severity, path, message)."""
-    found = tree_changes.compare(old, new)
+    found = review.compare(old, new)
     policies = sorted((PolicyResult(**dict(item)) for item in findings),
                       key=lambda item: item.severity != "error")
     return ClusterPlan(name=name, spec=spec, path=path, new=not old, changed=found.files > 0,

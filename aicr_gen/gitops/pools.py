@@ -9,116 +9,21 @@ or shared keys with equal values) can overlap on a node that carries both sets o
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.spec.pools import certification_name, certification_selector, pool_tolerations
+from aicr_gen.spec.pools import certification_name, certification_selector, selector_text
 from aicr_gen.text import markdown as md
 from aicr_gen.yamlio import Document
 
 if TYPE_CHECKING:
     from aicr_gen.resolve.pools import Resolution
-    from aicr_gen.spec.cluster import ClusterSpec, Pool, Spec
-
-def pool_criteria(criteria: Mapping[str, str | None], pool: Pool) -> dict[str, str | None]:
-    """A pool's recipe criteria: the cluster's (``criteria``, dimension -> value) with the pool's accelerator and,
-    when it gives one, its OS."""
-    return {**criteria, "accelerator": pool.accelerator, "os": pool.os or criteria.get("os")}
+    from aicr_gen.spec.cluster import ClusterSpec, Pool
 
 
 # ------------------------------------------------------------------------------------------- resolution
-
-
-def _overridden(resolved: dict[str, Any], pool: Pool, aliases: Mapping[str, str]) -> dict[str, Any]:
-    """The pool's recipe with its spec.pools[].overrides written into its components' overrides."""
-    from aicr_gen.render.values import apply, parse, resolve_names
-
-    if pool.overrides is None:
-        return resolved
-    parsed = [parse("--set", text) for text in pool.overrides.set]
-    parsed += [parse("--set-json", text) for text in pool.overrides.setJson]
-    items = resolve_names(parsed, resolved["componentRefs"], aliases)
-    refs = [{**ref, "overrides": apply(ref.get("overrides") or {}, [item for item in items
-                                                                     if item.component == ref["name"]])}
-            if any(item.component == ref["name"] for item in items) else ref for ref in resolved["componentRefs"]]
-    return {**resolved, "componentRefs": refs}
-
-
-def _decided(cluster: ClusterSpec, aliases: Mapping[str, str]) -> dict[str, list[tuple[str, ...]]]:
-    """Per component, the value paths spec.overrides sets for the whole cluster (up to a list index)."""
-    from aicr_gen.render.values import parse
-
-    overrides = cluster.spec.overrides
-    if overrides is None:
-        return {}
-    found: dict[str, list[tuple[str, ...]]] = {}
-    for flag, texts in (("--set", overrides.set), ("--set-json", overrides.setJson)):
-        for text in texts:
-            item = parse(flag, text)
-            path: list[str] = []
-            for part in item.path:
-                if isinstance(part, int):
-                    break
-                path.append(part)
-            found.setdefault(aliases.get(item.component, item.component), []).append(tuple(path))
-    return found
-
-
-def _where_pin(cluster: ClusterSpec, index: int, name: str) -> str:
-    return cluster.where(("spec", "pools", index, "versions", name))
-
-
-def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> Resolution:
-    """Each pool's recipe (the cluster's criteria with its accelerator and OS, spec.versions then the pool's
-    versions, the pool's overrides), merged (``resolve.pools.merge``); reads the catalog's values files."""
-    from aicr_gen.catalog.load import read_files
-    from aicr_gen.gitops.recipes import open_spec_catalog, pin_versions, pinned
-    from aicr_gen.render.plan import component_values, parse_values
-    from aicr_gen.resolve import recipe
-    from aicr_gen.resolve.pools import PoolRecipe, merge
-    from aicr_gen.spec.cluster import criteria_values
-    if catalog is None:
-        catalog = open_spec_catalog(cluster, base)
-    aliases = {alias: name for name, entry in catalog.registry.items() for alias in entry.get("valueOverrideKeys", [])}
-    cluster_criteria = criteria_values(cluster)
-    scheduling = cluster.spec.scheduling
-    # a pool's nodes are accelerated nodes: the cluster's GPU selector and tolerations hold for its driver too
-    accelerated = dict(scheduling.acceleratedNodeSelector) if scheduling else {}
-    cluster_tolerations = list(scheduling.acceleratedNodeTolerations) if scheduling else []
-    recipes: list[PoolRecipe] = []
-    for index, pool in enumerate(cluster.spec.pools):
-        where = cluster.where(("spec", "pools", index))
-        try:
-            query = recipe.query_for(catalog, pool_criteria(cluster_criteria, pool))
-            resolved = recipe.resolve(catalog, query, recipe.Options(nodes=pool.nodes or 0))
-        except InvalidInputError as err:
-            raise InvalidInputError(f"{where}: pool {pool.name!r} ({pool.accelerator}): {err}") from None
-        resolved = pin_versions(cluster, resolved)
-        resolved = pinned(resolved, pool.versions, functools.partial(_where_pin, cluster, index), "the pool's recipe")
-        try:
-            resolved = _overridden(resolved, pool, aliases)
-        except InvalidInputError as err:
-            raise InvalidInputError(f"{cluster.where(('spec', 'pools', index, 'overrides'))}: {err}") from None
-        recipes.append(PoolRecipe(pool.name, {**accelerated, **pool.nodeSelector}, resolved,
-                                  pool_tolerations(pool.tolerations or cluster_tolerations)))
-    wanted = sorted({rel for item in recipes for ref in item.recipe["componentRefs"]
-                     for rel in (f"components/{ref['name']}/values.yaml", ref.get("valuesFile")) if rel})
-    sources = read_files(catalog, wanted)
-    parsed = {rel: parse_values(rel, data) for rel, data in sources.items()}
-    nodes = sum(pool.nodes or 0 for pool in cluster.spec.pools)
-    criteria = {key: value for key, value in recipes[0].recipe["criteria"].items()
-                if key not in ("accelerator", "nodes", "os")}
-    oses = {item.recipe["criteria"].get("os") for item in recipes}
-    criteria |= {"os": oses.pop()} if len(oses) == 1 else {}
-    criteria |= {"nodes": nodes} if nodes else {}
-    try:
-        return merge(recipes, lambda ref: component_values(ref, sources, parsed), decided=_decided(cluster, aliases),
-                     criteria=criteria)
-    except InvalidInputError as err:
-        raise InvalidInputError(f"{cluster.where(('spec', 'pools'))}: {err}") from None
 
 
 # ------------------------------------------------------------------------------------------- tree and notes
@@ -171,6 +76,7 @@ class PoolTree:
 def pool_tree(cluster: ClusterSpec, base: FilePath, catalog: Any) -> PoolTree:
     """pools/<pool>/recipe.yaml for each pool, pools/README.md (provenance), and the NVIDIADriver manifest."""
     from aicr_gen.catalog.headers import convert
+    from aicr_gen.gitops.recipes import resolve_pools
     from aicr_gen.render.nvidia_driver import manifest
     from aicr_gen.yamlio import dump
 
@@ -179,7 +85,8 @@ def pool_tree(cluster: ClusterSpec, base: FilePath, catalog: Any) -> PoolTree:
     files = {f"pools/{name}/recipe.yaml": dump(convert(recipe, "RecipeResult", generation)).encode()
              for name, recipe in resolution.pools.items()}
     rows = [f"| {md.text(pool.name, mid_line=True)} | {md.text(pool.accelerator, mid_line=True)} | "
-            f"{md.code(_text(pool.nodeSelector), cell=True)} | {md.code(f'{pool.name}/recipe.yaml', cell=True)} |"
+            f"{md.code(selector_text(pool.nodeSelector), cell=True)} | "
+            f"{md.code(f'{pool.name}/recipe.yaml', cell=True)} |"
             for pool in cluster.spec.pools]
     readme = ["# GPU node pools", "",
               "Each pool resolved its own recipe (the cluster's criteria with the pool's accelerator); `../recipe.yaml`"
@@ -206,8 +113,7 @@ def pool_certifications(cluster: ClusterSpec, namespace: str, stack_digest: str)
     """``pools/<pool>/certification/...``: each certified pool's bundle, its Certification named after the pool
     and labelled with it (``nvcre.POOL_LABEL``), targeting its selector."""
     from aicr_gen.certify.nvcre import POOL_LABEL
-    from aicr_gen.gitops.render_tree import certification_bundle
-
+    from aicr_gen.gitops.certification import certification_bundle
     files: dict[str, bytes] = {}
     for index, pool in enumerate(cluster.spec.pools):
         if pool.certification is None:

@@ -145,8 +145,8 @@ def _preload() -> None:
 def survey(spec_file: str, path_option: str | None, root: str) -> Survey:
     """Load and validate a spec: its name, managed folder, repository URL and the inputs it reads."""
     from aicr_gen.gitops import fingerprint
-    from aicr_gen.spec.cluster import load_spec, managed_path
-
+    from aicr_gen.spec.cluster import managed_path
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_file)
     return Survey(spec_file, cluster.metadata.name, managed_path(cluster, path_option), cluster.spec.repo.url,
                   path_option is not None, fingerprint.named(cluster, spec_file, Path(root)),
@@ -170,8 +170,7 @@ def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
     """The policy findings of a spec (the shipped policies, then spec.policies), as ``policy check`` finds them."""
     from aicr_gen.policy.check import evaluate, load_policies
     from aicr_gen.policy.shipped import shipped_root
-    from aicr_gen.spec.cluster import check_present
-
+    from aicr_gen.spec.validate import check_present
     check_present(cluster, base, "policies")
     files = [base / name for name in cluster.spec.policies]
     policies = _memo("policies", tuple(str(file.resolve()) for file in files),
@@ -184,7 +183,7 @@ def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes], list
     """The spec, its tree and (``policies``) its policy findings, none an error."""
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
     catalog = _catalog(cluster, base)
@@ -211,8 +210,7 @@ def for_sync(work: SyncJob) -> Rendered:
 
     from aicr_gen.edges.git import Repo
     from aicr_gen.edges.git_objects import name_in, read_blobs
-    from aicr_gen.gitops.changes import compare
-
+    from aicr_gen.gitops.review import compare
     job, old = work.job, work.old
     cluster, tree, found = _render(job, policies=True)
     files = {name: name_in(data, job.fmt) for name, data in tree.items()}
@@ -255,7 +253,7 @@ def for_plan(job: Job) -> tuple[Any, list[Keyed]]:
     from aicr_gen.gitops.plan import cluster_plan
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_tree import render_tree
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
     catalog = _catalog(cluster, base)

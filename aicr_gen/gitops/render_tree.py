@@ -26,6 +26,7 @@ from typing import Any
 from aicr_gen.bundle import Bundle
 from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.gitops.certification import certification_bundle
 from aicr_gen.gitops.pools import (
     certified,
     pool_applied_folders,
@@ -35,7 +36,9 @@ from aicr_gen.gitops.pools import (
     rule_set_selectors,
 )
 from aicr_gen.gitops.recipes import open_spec_catalog, resolve_spec
-from aicr_gen.spec.cluster import Certification, ClusterSpec, check_present, managed_path
+from aicr_gen.spec.cluster import ClusterSpec, managed_path
+from aicr_gen.spec.pools import CERT_NAME
+from aicr_gen.spec.validate import check_present
 
 CERT_NAMESPACE = "nvcre-system"  # NVCRE's chart namespace, where the recipe has no nvcre component to say
 NVCRE_COMPONENT = "nvcre"
@@ -52,8 +55,7 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     spec's overrides."""
     from aicr_gen.render.prepare import plan_for
     from aicr_gen.render.values import Override, parse
-    from aicr_gen.spec.cluster import scheduling_of
-
+    from aicr_gen.spec.validate import scheduling_of
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
     for flag, field in (("--set", "set"), ("--set-json", "setJson")):  # a refusal names the spec's line
@@ -79,25 +81,6 @@ def certification_namespace(recipe: dict[str, Any]) -> str:
     """Where the certification objects live: beside NVCRE, i.e. the nvcre component's namespace."""
     nvcre = _enabled(recipe, NVCRE_COMPONENT)
     return str(nvcre.get("namespace") or CERT_NAMESPACE) if nvcre else CERT_NAMESPACE
-
-
-def certification_bundle(cert_spec: Certification, name: str, namespace: str, selector: dict[str, str],
-                         stack_digest: str, *, field: str = "spec.certification",
-                         labels: dict[str, str] | None = None) -> Bundle:
-    """The certification bundle of a spec's certification block at ``field`` (checked when the spec was loaded),
-    named ``name`` and targeting ``selector``; the Flux post-change job carries the digest of the stack, so it
-    runs again when the stack changes (Argo CD's gets it from its Application: see ``render_tree``)."""
-    from aicr_gen.certify import cron, nvcre
-    from aicr_gen.spec.cluster import certification_options
-
-    entries = [nvcre.category(item, f"{field}.categories {item!r}") for item in cert_spec.categories]
-    options = certification_options(cert_spec, lambda key: f"{field}.options.{key}")
-    cron.check_names(name, cert_spec.schedule is not None, cert_spec.postChange)
-    cert = nvcre.certification(name, namespace, target_spec=nvcre.target(selector, [], []), entries=entries,
-                               global_options=options, category_options={},
-                               global_thresholds=dict(cert_spec.thresholds), category_thresholds={}, labels=labels)
-    return cron.render(cert, schedule=cert_spec.schedule, post_change=cert_spec.postChange,
-                       stack_digest=stack_digest).with_checksums()
 
 
 def _certification(cluster: ClusterSpec, namespace: str, stack_digest: str) -> Bundle:

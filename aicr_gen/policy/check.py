@@ -243,8 +243,7 @@ def findings_for(cluster: ClusterSpec, base: Path, folders: list[Path], recipe: 
         list[Policy], list[Finding]]:
     """The policies that apply to ``cluster`` (shipped, ``folders``, then the spec's own files relative to
     ``base``) and their findings over its resolved ``recipe``."""
-    from aicr_gen.spec.cluster import check_present
-
+    from aicr_gen.spec.validate import check_present
     check_present(cluster, base, "policies")
     policies = load_policies([shipped_root(), *folders], [base / name for name in cluster.spec.policies])
     return policies, evaluate(policies, recipe, cluster.model_dump(mode="json"))

@@ -503,7 +503,7 @@ def policy_cases() -> list[Case]:
     the examples' resolved recipes and ClusterSpec documents, varied where the policies look."""
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.policy import load_policies, shipped_root
-    from aicr_gen.spec.cluster import load_spec
+    from aicr_gen.spec.load import load_spec
     inputs = []
     for example in EXAMPLES:
         cluster = load_spec(str(example))

@@ -334,8 +334,7 @@ def test_a_lock_that_is_a_symlink_out_of_the_repository_is_refused(
     assert message in err
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.mirror.pin import site_pins
-    from aicr_gen.spec.cluster import load_spec
-
+    from aicr_gen.spec.load import load_spec
     with pytest.raises(InvalidInputError, match="out of"):  # nor does sync pin from it
         site_pins(load_spec(where.spec))
     assert len(reg.seen) == contacted and (where.folder / "spec.lock.yaml").is_symlink()
