@@ -14,6 +14,7 @@ from aicr_gen.bundle import Bundle
 from aicr_gen.edges.output import write_bundle
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import values
+from aicr_gen.spec import overrides as override_grammar
 from tests.conftest import AICR_CATALOG, REFERENCE, assert_refused, needs_reference
 
 QUERY = ("--service", "eks", "--accelerator", "h100", "--intent", "inference", "--os", "ubuntu", "--platform", "dynamo")
@@ -55,15 +56,15 @@ def test_bundle_is_sorted_immutable_and_checksummed() -> None:
 def test_set_values_are_typed_like_aicr(text: str, expected: Any) -> None:
     """AICR's pkg/component ConvertMapValue: exact true/false, a base-10 int64, then Go's ParseFloat, else the
     string (null included: AICR writes the string, it does not delete the key)."""
-    assert values.typed(text) == expected
-    assert type(values.typed(text)) is type(expected)
+    assert override_grammar.typed(text) == expected
+    assert type(override_grammar.typed(text)) is type(expected)
 
 
 def test_set_and_set_json_apply_in_order() -> None:
     base = {"driver": {"enabled": True, "args": ["a"]}, "keep": 1}
-    overrides = [values.parse("--set", "c:driver.enabled=false"),
-                 values.parse("--set-json", 'c:driver={"args": ["b"], "version": "580"}'),
-                 values.parse("--set", "c:list[1].name=x")]
+    overrides = [override_grammar.parse("--set", "c:driver.enabled=false"),
+                 override_grammar.parse("--set-json", 'c:driver={"args": ["b"], "version": "580"}'),
+                 override_grammar.parse("--set", "c:list[1].name=x")]
     result = values.apply(base, overrides)
     assert result == {"driver": {"enabled": False, "args": ["b"], "version": "580"}, "keep": 1,
                       "list": [None, {"name": "x"}]}
@@ -73,12 +74,12 @@ def test_set_and_set_json_apply_in_order() -> None:
 @pytest.mark.parametrize("text", ["nocolon=1", "c:=1", ":a=1", "c:a", "c:a..b=1", "c:a[x]=1"])
 def test_malformed_set_is_refused(text: str) -> None:
     with pytest.raises(InvalidInputError):
-        values.parse("--set", text)
+        override_grammar.parse("--set", text)
 
 
 def test_set_json_must_be_json() -> None:
     with pytest.raises(InvalidInputError, match="not JSON"):
-        values.parse("--set-json", "c:a={broken")
+        override_grammar.parse("--set-json", "c:a={broken")
 
 
 # ------------------------------------------------------------------ the writer

@@ -11,7 +11,8 @@ import yaml
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import bundle_time, scheduling
-from aicr_gen.render.scheduling import Scheduling
+from aicr_gen.spec import scheduling as spec_scheduling
+from aicr_gen.spec.scheduling import Scheduling
 from tests.conftest import AICR_CATALOG, needs_reference
 
 ENTRY = {"nodeScheduling": {
@@ -61,7 +62,7 @@ def test_a_set_path_keeps_its_tolerations_and_its_storage_class() -> None:
 
 
 def test_taint_node_count_and_workload_selector_go_where_the_registry_says() -> None:
-    settings = Scheduling(workload_gate=scheduling.parse_taint("--workload-gate", "gate.io/wait=true:NoSchedule"),
+    settings = Scheduling(workload_gate=spec_scheduling.parse_taint("--workload-gate", "gate.io/wait=true:NoSchedule"),
                           nodes=64, workload_selector=(("job", "training"),))
     out = _apply({"manager": {"env": "not a map"}}, settings)
     assert "runtimeRequiredTaint" not in str(out["manager"])  # a non-map on the way: left alone, as AICR does
@@ -77,7 +78,8 @@ def test_taint_node_count_and_workload_selector_go_where_the_registry_says() -> 
     ([":NoSchedule"], [{"operator": "Exists", "effect": "NoSchedule"}]),
 ])
 def test_tolerations_parse_as_aicr_parses_them(items: list[str], expected: list[dict[str, str]]) -> None:
-    assert [dict(item) for item in scheduling.parse_tolerations("--accelerated-node-toleration", items)] == expected
+    parsed = spec_scheduling.parse_tolerations("--accelerated-node-toleration", items)
+    assert [dict(item) for item in parsed] == expected
 
 
 @pytest.mark.parametrize(("flag", "text", "says"), [
@@ -90,11 +92,11 @@ def test_tolerations_parse_as_aicr_parses_them(items: list[str], expected: list[
 def test_bad_scheduling_flags_are_refused(flag: str, text: str, says: str) -> None:
     with pytest.raises(InvalidInputError, match=says):
         if flag.endswith("toleration"):
-            scheduling.parse_tolerations(flag, [text])
+            spec_scheduling.parse_tolerations(flag, [text])
         elif flag == "--workload-gate":
-            scheduling.parse_taint(flag, text)
+            spec_scheduling.parse_taint(flag, text)
         else:
-            scheduling.parse_selector(flag, [text])
+            spec_scheduling.parse_selector(flag, [text])
 
 
 def test_the_dra_driver_pods_carry_the_operator_chart_version() -> None:

@@ -34,8 +34,7 @@ def _print_build(bundle: Any, deployer: str) -> None:
 
 def scheduling_from(args: Any) -> Any:
     """The ``Scheduling`` of ``aicr-gen bundle``'s scheduling flags."""
-    from aicr_gen.render.scheduling import Scheduling, parse_selector, parse_taint, parse_tolerations
-
+    from aicr_gen.spec.scheduling import Scheduling, parse_selector, parse_taint, parse_tolerations
     if not 0 <= args.nodes <= 1_000_000:
         raise InvalidInputError(f"--nodes {args.nodes}: give the estimated GPU node count, 0 to 1000000")
     return Scheduling(
@@ -88,8 +87,7 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     from aicr_gen.edges.output import write_bundle
     from aicr_gen.publish.target import is_oci
     from aicr_gen.render import render_bundle
-    from aicr_gen.render.values import parse
-
+    from aicr_gen.spec.overrides import parse
     publishing = publishing or Publishing()
     bundle_publish.check_flags(output, deployer, publishing.image_refs, publishing.flux_oci_source)
     if repo is None and deployer in ("argocd", "flux") and not is_oci(output):

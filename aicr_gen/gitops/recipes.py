@@ -76,8 +76,8 @@ def pool_criteria(criteria: Mapping[str, str | None], pool: Pool) -> dict[str, s
 
 def _overridden(resolved: dict[str, Any], pool: Pool, aliases: Mapping[str, str]) -> dict[str, Any]:
     """The pool's recipe with its spec.pools[].overrides written into its components' overrides."""
-    from aicr_gen.render.values import apply, parse, resolve_names
-
+    from aicr_gen.render.values import apply, resolve_names
+    from aicr_gen.spec.overrides import parse
     if pool.overrides is None:
         return resolved
     parsed = [parse("--set", text) for text in pool.overrides.set]
@@ -91,8 +91,7 @@ def _overridden(resolved: dict[str, Any], pool: Pool, aliases: Mapping[str, str]
 
 def _decided(cluster: ClusterSpec, aliases: Mapping[str, str]) -> dict[str, list[tuple[str, ...]]]:
     """Per component, the value paths spec.overrides sets for the whole cluster (up to a list index)."""
-    from aicr_gen.render.values import parse
-
+    from aicr_gen.spec.overrides import parse
     overrides = cluster.spec.overrides
     if overrides is None:
         return {}

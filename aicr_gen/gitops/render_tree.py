@@ -54,7 +54,7 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     values (if any) deep-merged over the nvsentinel component's as Helm layers values files, then the
     spec's overrides."""
     from aicr_gen.render.prepare import plan_for
-    from aicr_gen.render.values import Override, parse
+    from aicr_gen.spec.overrides import Override, parse
     from aicr_gen.spec.validate import scheduling_of
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]

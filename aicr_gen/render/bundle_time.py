@@ -27,8 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from aicr_gen.render.scheduling import Scheduling
-
+    from aicr_gen.spec.scheduling import Scheduling
 DRA_ANNOTATION = "aicr.run/gpu-operator-chart-version"
 AGENTGATEWAY = "agentgateway"
 SOURCE_RANGES = "allowedSourceRanges"

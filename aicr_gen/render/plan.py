@@ -16,10 +16,11 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import bundle_time, readiness
 from aicr_gen.render import values as values_mod
 from aicr_gen.render.manifest_text import has_objects, helm_literal
-from aicr_gen.render.scheduling import Scheduling
 from aicr_gen.render.scheduling import apply as schedule
 from aicr_gen.resolve import graph
 from aicr_gen.resolve.refs import is_enabled
+from aicr_gen.spec.overrides import Override
+from aicr_gen.spec.scheduling import Scheduling
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def _rendered(raw: bytes, rel: str, target: tuple[Any, ...]) -> bytes | None:
     return helm_literal(text.encode()) if has_objects(text) else None
 
 
-def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) -> bool:
+def _switches(overrides: Sequence[Override], ref: Mapping[str, Any]) -> bool:
     """Whether ``--set COMP:enabled=...`` keeps the component; re-enabling a disabled one is refused."""
     keep = is_enabled(ref)
     for item in overrides:
@@ -215,7 +216,7 @@ def _switches(overrides: Sequence[values_mod.Override], ref: Mapping[str, Any]) 
     return keep
 
 
-def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[values_mod.Override],
+def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Sequence[Override],
           aliases: Mapping[str, str], *, parsed: Mapping[str, Any] | None = None,
           built: Mapping[str, bytes] | None = None, registry: Mapping[str, Mapping[str, Any]] | None = None,
           scheduling: Scheduling | None = None, serial: bool = False,
@@ -235,7 +236,7 @@ def build(recipe: Mapping[str, Any], sources: Mapping[str, bytes], overrides: Se
     registry = registry or {}
     scheduling = scheduling or Scheduling()
     resolved = values_mod.resolve_names(overrides, list(refs.values()), aliases)
-    per_component: dict[str, list[values_mod.Override]] = {name: [] for name in refs}
+    per_component: dict[str, list[Override]] = {name: [] for name in refs}
     for item in resolved:
         per_component[item.component].append(item)
     kept = [name for name in recipe.get("deploymentOrder", []) if name in refs
@@ -321,7 +322,7 @@ def _depths(dependencies: Mapping[str, list[str]]) -> dict[str, int]:
     return depth
 
 
-def _values(ref: Mapping[str, Any], overrides: list[values_mod.Override], sources: Mapping[str, bytes],
+def _values(ref: Mapping[str, Any], overrides: list[Override], sources: Mapping[str, bytes],
             parsed: Mapping[str, Any] | None, *, entry: Mapping[str, Any] | None,
             scheduling: Scheduling, dynamic: frozenset[str]) -> dict[str, Any]:
     """A component's values in AICR's order: catalog and recipe, ``--set``, scheduling, ``--set-json``."""

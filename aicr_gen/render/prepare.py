@@ -36,8 +36,7 @@ def _parsed_values(sources: dict[str, bytes], names: list[str]) -> dict[str, Any
 def bundle_options(settings: list[str], repo: str | None, deployer: str | None = None) -> Any:
     """``Options`` of ``deployer:KEY=VALUE`` settings (``bundle --set``, spec.argocd/flux in ``sync``) and ``repo``."""
     from aicr_gen.render.options import Options, default_app_name, parse_extra_paths
-    from aicr_gen.render.values import typed
-
+    from aicr_gen.spec.overrides import typed
     options = Options(app_name=default_app_name(deployer))
     options = options if repo is None else options.replace(repo=repo)
     for text in settings:

@@ -31,8 +31,7 @@ def disjoint(first: Mapping[str, str], second: Mapping[str, str]) -> bool:
 
 def pool_tolerations(items: list[str]) -> tuple[dict[str, Any], ...] | None:
     """Given tolerations, parsed; None when none are given (the GPU Operator's operand tolerations hold)."""
-    from aicr_gen.render.scheduling import parse_tolerations
-
+    from aicr_gen.spec.scheduling import parse_tolerations
     return tuple(dict(item) for item in parse_tolerations("tolerations", items)) if items else None
 
 

@@ -178,7 +178,7 @@ def reserved_host(url: str) -> bool:
 
 def scheduling_of(given: Scheduling | None, where: Callable[..., str]) -> Any:
     """spec.scheduling as the renderer's ``Scheduling``; ``where(field, index)`` names a bad entry."""
-    from aicr_gen.render import scheduling
+    from aicr_gen.spec import scheduling
 
     if given is None:
         return scheduling.Scheduling()
@@ -207,8 +207,7 @@ def scheduling_of(given: Scheduling | None, where: Callable[..., str]) -> Any:
 def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = False) -> None:
     """The checks beyond the schema; the first problem is an input error naming file, line and field. A
     ``template`` (what ``spec init`` writes) may keep the placeholder repository URL."""
-    from aicr_gen.render.values import parse
-
+    from aicr_gen.spec.overrides import parse
     spec = cluster.spec
     for index, deployer in enumerate(spec.deployers):
         if deployer in spec.deployers[:index]:
@@ -315,8 +314,7 @@ def check_present(cluster: ClusterSpec, base: FilePath, field: str) -> None:
 def check_pools(doc: Document, spec: Spec) -> None:
     """spec.pools: no cluster accelerator beside them, unique names, pool overrides that parse, no selector on
     the operator's owner label, and pairwise disjoint node selectors (the first overlap names both pools)."""
-    from aicr_gen.render.values import parse
-
+    from aicr_gen.spec.overrides import parse
     if spec.criteria.accelerator not in (None, ""):
         raise InvalidInputError(f"{doc.where(('spec', 'criteria', 'accelerator'))}: with spec.pools each pool names "
                                 "its accelerator; drop spec.criteria.accelerator (criteria hold the cluster-wide "
