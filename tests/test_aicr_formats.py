@@ -23,7 +23,7 @@ import yaml
 from aicr_gen.catalog import headers
 from aicr_gen.catalog.load import Catalog, load
 from aicr_gen.catalog.vocabulary import ALPHA, STABLE
-from aicr_gen.drift.snapshot import load_document, load_snapshot
+from aicr_gen.drift.load import load_document, load_snapshot
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve import recipe
 from aicr_gen.resolve.criteria import normalise

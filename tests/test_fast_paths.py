@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from aicr_gen.drift import diff
+from aicr_gen.drift import load as snapshot_load
 from aicr_gen.drift import snapshot as snap
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.modelcheck import check
@@ -167,7 +168,7 @@ def test_json_fast_path_refuses_with_the_yaml_loaders_message() -> None:
             text = json.dumps(data, indent=rng.choice([None, 2]))  # NaN/Infinity tokens: not JSON, YAML decides
             source = f"{seed.source}.json"
             expected = _outcome(_by_model, load_text(text, source))
-            assert _outcome(snap.validate_snapshot, snap._parse(text.encode(), source)) == expected, text
+            assert _outcome(snap.validate_snapshot, snap.parse_bytes(text.encode(), source)) == expected, text
 
 
 SUBTYPE = '{"measurements": [{"type": "K8s", "subtypes": [{"subtype": "a", "data": %s}]}]}'
@@ -193,7 +194,7 @@ def test_hostile_json_is_refused_like_yaml(text: str) -> None:
 
     def by_fast_path() -> tuple[str, str]:
         try:
-            return _outcome(snap.validate_snapshot, snap._parse(text.encode(), "s.json"))
+            return _outcome(snap.validate_snapshot, snap.parse_bytes(text.encode(), "s.json"))
         except InvalidInputError as err:
             return "refused", str(err)
 
@@ -209,9 +210,9 @@ def test_valid_snapshots_never_need_the_model() -> None:
 def test_diff_and_validate_import_neither_pydantic_nor_deepdiff(tmp_path: Path) -> None:
     baseline, target = SEEDS
     code = ("import sys\n"
-            "from aicr_gen.drift import diff, snapshot\n"
-            f"old = snapshot.load_snapshot({str(baseline)!r})\n"
-            f"new = snapshot.load_snapshot({str(target)!r})\n"
+            "from aicr_gen.drift import diff, load\n"
+            f"old = load.load_snapshot({str(baseline)!r})\n"
+            f"new = load.load_snapshot({str(target)!r})\n"
             "assert diff.diff_snapshots(old, new)['changes']\n"
             "print(sorted({name.split('.')[0] for name in sys.modules} & {'pydantic', 'deepdiff'}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -343,7 +344,7 @@ def test_help_width_is_the_one_shutil_finds(columns: str | None) -> None:
     env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
     if columns is not None:
         env["COLUMNS"] = columns
-    code = ("import shutil\nfrom aicr_gen import cli_parser\n"
+    code = ("import shutil\nfrom aicr_gen.cli import parser as cli_parser\n"
             "print(cli_parser._terminal_width(), shutil.get_terminal_size().columns - 2)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
     ours, theirs = out.stdout.split()
@@ -386,24 +387,24 @@ def test_a_snapshot_file_is_validated_once_per_content(tmp_path: Path, monkeypat
     monkeypatch.setenv("AICR_GEN_CACHE_DIR", str(tmp_path / "cache"))
     copy_of = tmp_path / "snapshot.yaml"
     copy_of.write_bytes(SEEDS[0].read_bytes())
-    first = snap.load_snapshot(str(copy_of))
+    first = snapshot_load.load_snapshot(str(copy_of))
 
     def no_parse(raw: bytes, source: str) -> Any:
         raise AssertionError("parsed again")
 
     with monkeypatch.context() as patched:
-        patched.setattr(snap, "_parse", no_parse)
-        assert snap.load_snapshot(str(copy_of)) == first
+        patched.setattr(snap, "parse_bytes", no_parse)
+        assert snapshot_load.load_snapshot(str(copy_of)) == first
     copy_of.write_bytes(SEEDS[1].read_bytes())
-    assert snap.load_snapshot(str(copy_of)) == snap.load_snapshot(str(SEEDS[1])) != first
+    assert snapshot_load.load_snapshot(str(copy_of)) == snapshot_load.load_snapshot(str(SEEDS[1])) != first
     copy_of.write_text("measurements: [1]\n")
     for _ in range(2):  # a refused document is refused every time: nothing of it is cached
         with pytest.raises(InvalidInputError, match=r"snapshot.yaml:1"):
-            snap.load_snapshot(str(copy_of))
+            snapshot_load.load_snapshot(str(copy_of))
     copy_of.write_bytes(SEEDS[0].read_bytes())
-    monkeypatch.setattr(snap, "CACHED_BYTES", len(SEEDS[0].read_bytes()) - 1)
-    assert snap.load_snapshot(str(copy_of)) == first
+    monkeypatch.setattr(snapshot_load, "CACHED_BYTES", len(SEEDS[0].read_bytes()) - 1)
+    assert snapshot_load.load_snapshot(str(copy_of)) == first
     with monkeypatch.context() as patched:  # over the bound: read again, however often
-        patched.setattr(snap, "_parse", no_parse)
+        patched.setattr(snap, "parse_bytes", no_parse)
         with pytest.raises(AssertionError, match="parsed again"):
-            snap.load_snapshot(str(copy_of))
+            snapshot_load.load_snapshot(str(copy_of))

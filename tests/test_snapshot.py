@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from aicr_gen.drift.snapshot import is_recipe, load_document, load_snapshot
+from aicr_gen.drift.load import load_document, load_snapshot
+from aicr_gen.drift.snapshot import is_recipe
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.yamlio import dump
 from tests.conftest import REFERENCE

@@ -25,8 +25,8 @@ def load_entry(path: str, kubeconfig: str | None = None, context: str | None = N
     if path.startswith(("https://", "http://")):
         raw, path = _download(path)
     elif path.startswith("cm://"):
-        from aicr_gen.edges.configmaps import configmap_bytes, gunzip
-
+        from aicr_gen.edges.configmaps import configmap_bytes
+        from aicr_gen.edges.files import gunzip
         raw, path = configmap_bytes(path, kubeconfig, context)
         raw = gunzip(raw, path) if raw.startswith(b"\x1f\x8b") else raw
     else:

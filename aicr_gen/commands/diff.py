@@ -23,8 +23,7 @@ DRIFT = 1
 
 
 def _load(source: str, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    from aicr_gen.drift.snapshot import load_document
-
+    from aicr_gen.drift.load import load_document
     context = args.context[-1] if args.context else None
     kind, data = load_document(source, kubeconfig=args.kubeconfig, context=context)
     if kind == "RecipeResult" and not source.startswith("cm://") and source != "-" and Path(source).is_file():

@@ -160,7 +160,7 @@ def _json(report: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``aicr-gen validate``."""
     from aicr_gen.catalog.recipe_file import load_recipe
-    from aicr_gen.drift.snapshot import load_snapshot
+    from aicr_gen.drift.load import load_snapshot
     from aicr_gen.edges.output import write_text
 
     checks = _checks(args)

@@ -12,22 +12,19 @@ an exit-3 error (see ``aicr_gen.edges.kube``).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator, Mapping
 
-from aicr_gen.edges.configmaps import CM_PREFIX, GZIP_MAGIC, MAX_SNAPSHOT_BYTES, configmap_bytes, gunzip
+from aicr_gen.edges.files import GZIP_MAGIC, MAX_SNAPSHOT_BYTES, gunzip
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text
 from aicr_gen.yamlio import Path as FieldPath
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib are not imported on validate's path (~14 ms)
-    from typing import Any, BinaryIO
+    from typing import Any
 
     from pydantic import BaseModel
 
-CACHED_BYTES = 4 * 1024 * 1024
-"""Snapshot files up to this size (~2,000 nodes) are validated once per content (``_cached_file``)."""
 
 SNAPSHOT_KIND = "Snapshot"
 RECIPE_KIND = "RecipeResult"
@@ -123,66 +120,14 @@ def is_recipe(doc_data: Any) -> bool:
     return isinstance(doc_data, dict) and doc_data.get("kind") == RECIPE_KIND
 
 
-def load_snapshot(source: str, *, kubeconfig: str | None = None, context: str | None = None,
-                  stdin: BinaryIO | None = None) -> dict[str, Any]:
-    """The validated snapshot at ``source`` (a file, ``-`` for stdin, or ``cm://NAMESPACE/NAME`` read with
-    ``context`` of the kubeconfig) as plain data (unset optional fields left out). A file is validated once per
-    content (see ``_cached_file``)."""
-    if source == "-" or source.startswith(CM_PREFIX):
-        return _snapshot_of(_read(source, kubeconfig, context, stdin))
-    return _cached_file(source)
-
-
-def _snapshot_of(doc: Document) -> dict[str, Any]:
-    if is_recipe(doc.data):
-        raise InvalidInputError(f"{doc.source}:1: kind: {RECIPE_KIND} is a recipe, not a snapshot; "
-                                "give a snapshot (aicr snapshot output)")
-    return validate_snapshot(doc)
-
-
-def _cached_file(source: str) -> dict[str, Any]:
-    """The validated snapshot of a file, cached by its bytes like recipes and catalogs (``edges/cache.py``):
-    ``validate`` in a pre-commit hook reads the same committed snapshot on every commit, and reading a small one
-    is mostly importing and preparing the YAML reader (~10 ms of a 3 KB file). A file over ``CACHED_BYTES`` is
-    read every time: the cache keeps its newest 16 entries, and such snapshots would push catalogs out."""
-    from aicr_gen.edges import cache
-    raw = _read_file(source)
-    if len(raw) > CACHED_BYTES:
-        return _snapshot_of(_parse(raw, source))
-    key = cache.new_key("snapshot-v1")
-    key.update(raw)
-    entry = cache.get(key.hexdigest())
-    if entry is None:
-        entry = {"snapshot": _snapshot_of(_parse(raw, source))}
-        cache.put(key.hexdigest(), entry)
-    snapshot: dict[str, Any] = entry["snapshot"]
-    return snapshot
-
-
-def load_document(source: str, kubeconfig: str | None = None, stdin: BinaryIO | None = None,
-                  context: str | None = None) -> tuple[str, dict[str, Any]]:
-    """``("Snapshot", validated snapshot)`` or ``("RecipeResult", the recipe mapping as parsed, its header
-    checked)``."""
-    doc = _read(source, kubeconfig, context, stdin)
-    if is_recipe(doc.data):
-        _check_recipe_header(doc)
-        return RECIPE_KIND, doc.data
-    kind = doc.data.get("kind")
-    if kind not in (None, SNAPSHOT_KIND):
-        doc = _located(doc)
-        raise InvalidInputError(f"{doc.where(('kind',))}: kind {kind!r} is neither a {SNAPSHOT_KIND} nor a "
-                                f"{RECIPE_KIND}; give a snapshot or a recipe")
-    return SNAPSHOT_KIND, validate_snapshot(doc)
-
-
-def _check_recipe_header(doc: Document) -> None:
+def check_recipe_header(doc: Document) -> None:
     """A recipe's apiVersion is one of either generation's (``catalog.headers``), named with its line."""
     from aicr_gen.catalog import headers
 
     try:
         headers.check(doc, RECIPE_KIND)
     except InvalidInputError:
-        headers.check(_located(doc), RECIPE_KIND)
+        headers.check(located(doc), RECIPE_KIND)
         raise
 
 
@@ -199,7 +144,7 @@ def validate_snapshot(doc: Document) -> dict[str, Any]:
     except _Fallback:
         from aicr_gen.modelcheck import check
 
-        doc = _located(doc)
+        doc = located(doc)
         data = check(doc, _models()["Snapshot"]).model_dump(exclude_none=True)
     return _check_repeats(doc, data)
 
@@ -209,7 +154,7 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
     for index, measurement in enumerate(data["measurements"]):
         kind = measurement["type"]
         if kind in seen_types and kind not in MULTI_INSTANCE_TYPES:
-            raise InvalidInputError(f"{_located(doc).where(('measurements', index, 'type'))}: measurement type "
+            raise InvalidInputError(f"{located(doc).where(('measurements', index, 'type'))}: measurement type "
                                     f"{kind!r} repeats measurements[{seen_types[kind]}]; merge their subtypes")
         seen_types.setdefault(kind, index)
         seen_subtypes: dict[str, int] = {}
@@ -217,7 +162,7 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
             name = subtype["subtype"]
             if name in seen_subtypes:
                 path = ("measurements", index, "subtypes", position, "subtype")
-                raise InvalidInputError(f"{_located(doc).where(path)}: subtype {name!r} repeats "
+                raise InvalidInputError(f"{located(doc).where(path)}: subtype {name!r} repeats "
                                         f"{format_path(path[:2])}.subtypes[{seen_subtypes[name]}]; merge them")
             seen_subtypes[name] = position
     return data
@@ -226,34 +171,7 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- reading
 
 
-def _read(source: str, kubeconfig: str | None, context: str | None, stdin: BinaryIO | None) -> Document:
-    if source.startswith(CM_PREFIX):
-        return _read_configmap(source, kubeconfig, context)
-    if source == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        return _parse(stream.read(MAX_SNAPSHOT_BYTES + 1), "<stdin>")
-    return _parse(_read_file(source), source)
-
-
-def _read_file(source: str) -> bytes:
-    """The bytes of snapshot file ``source`` (one more than the limit at most, for ``_parse`` to refuse)."""
-    try:
-        with open(source, "rb") as handle:
-            raw = handle.read(MAX_SNAPSHOT_BYTES + 1)
-    except FileNotFoundError:
-        raise InvalidInputError(f"{source}: file not found; give a snapshot file, - or cm://NS/NAME") from None
-    except IsADirectoryError:
-        raise InvalidInputError(f"{source}: is a folder; give a snapshot file") from None
-    except OSError as err:
-        raise InvalidInputError(f"{source}: cannot read: {err.strerror or err}") from None
-    return raw
-
-
-def _read_configmap(source: str, kubeconfig: str | None, context: str | None) -> Document:
-    return _parse(*configmap_bytes(source, kubeconfig, context))
-
-
-def _parse(raw: bytes, source: str) -> Document:
+def parse_bytes(raw: bytes, source: str) -> Document:
     if len(raw) > MAX_SNAPSHOT_BYTES:
         raise InvalidInputError(f"{source}:1: over the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB snapshot limit")
     if raw.startswith(GZIP_MAGIC):
@@ -306,7 +224,7 @@ class _JsonText(Mapping[FieldPath, int]):
         return 0
 
 
-def _located(doc: Document) -> Document:
+def located(doc: Document) -> Document:
     """``doc`` with line numbers (re-parsed by the YAML loader when it came from the JSON fast path)."""
     return load_text(doc.lines.text, doc.source) if isinstance(doc.lines, _JsonText) else doc
 

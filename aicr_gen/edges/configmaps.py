@@ -1,7 +1,7 @@
 """Documents kept in ConfigMaps, as AICR keeps snapshots and recipes there: the ``cm://NAMESPACE/NAME``
-source, AICR's keys (text in ``data``, gzip'ed in ``binaryData``), the bytes read through the kube client,
-and gzip expanded within a bound (gzip bombs). Loading and validating the document is its reader's job
-(``drift/snapshot.py``, ``catalog/recipe_file.py``)."""
+source, AICR's keys (text in ``data``, gzip'ed in ``binaryData``), the bytes read through the kube client.
+Loading and validating the document is its reader's job
+(``drift/load.py``, ``catalog/recipe_file.py``)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,10 @@ import re
 from aicr_gen.errors import InvalidInputError, UnreachableError
 from aicr_gen.yamlio import shorten
 
-MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
-"""Bound on a snapshot's (decompressed) size: large clusters outgrow AICR's 1 MiB ConfigMap cap."""
 CM_PREFIX = "cm://"
 # ConfigMap keys tried in order; binaryData holds the gzip variants of large documents.
 CM_TEXT_KEYS = ("snapshot.yaml", "snapshot.json", "recipe.yaml", "recipe.json")
 CM_GZIP_KEYS = ("snapshot.yaml.gz", "snapshot.json.gz", "recipe.yaml.gz", "recipe.json.gz")
-GZIP_MAGIC = b"\x1f\x8b"
 # patterns, not compiled ones: only cm:// sources need them (``re`` compiles and caches them on first use)
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
@@ -61,20 +58,3 @@ def configmap_bytes(source: str, kubeconfig: str | None, context: str | None) ->
     present = sorted([*data, *binary])
     raise UnreachableError(f"{source}: ConfigMap {namespace}/{name} has no {' or '.join(CM_TEXT_KEYS[:2])} key "
                            f"(keys: {', '.join(present) or 'none'}); it does not hold an aicr snapshot")
-
-
-def gunzip(raw: bytes, source: str) -> bytes:
-    """Decompress gzip, refusing more than ``MAX_SNAPSHOT_BYTES`` of output (gzip bombs)."""
-    import zlib
-
-    inflater = zlib.decompressobj(wbits=31)
-    try:
-        out = inflater.decompress(raw, MAX_SNAPSHOT_BYTES + 1)
-    except zlib.error as err:
-        raise InvalidInputError(f"{source}:1: corrupt gzip data ({err}); re-create the file") from None
-    if len(out) > MAX_SNAPSHOT_BYTES:
-        raise InvalidInputError(f"{source}:1: gzip data expands beyond the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} "
-                                "MiB snapshot limit; refusing it")
-    if not inflater.eof:
-        raise InvalidInputError(f"{source}:1: gzip data is truncated; re-create the file")
-    return out

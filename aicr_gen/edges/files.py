@@ -46,3 +46,25 @@ def check_regular(info: os.stat_result, path: str | os.PathLike[str]) -> None:
         raise InvalidInputError(f"{path}: not a regular file; catalogs hold regular files only")
     if info.st_size > MAX_BYTES:
         raise InvalidInputError(f"{path}:1: file is {info.st_size} bytes, over the {MAX_BYTES} byte limit; split it")
+
+
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+"""Bound on a snapshot's (decompressed) size: large clusters outgrow AICR's 1 MiB ConfigMap cap."""
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def gunzip(raw: bytes, source: str) -> bytes:
+    """Decompress gzip, refusing more than ``MAX_SNAPSHOT_BYTES`` of output (gzip bombs)."""
+    import zlib
+
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        out = inflater.decompress(raw, MAX_SNAPSHOT_BYTES + 1)
+    except zlib.error as err:
+        raise InvalidInputError(f"{source}:1: corrupt gzip data ({err}); re-create the file") from None
+    if len(out) > MAX_SNAPSHOT_BYTES:
+        raise InvalidInputError(f"{source}:1: gzip data expands beyond the {MAX_SNAPSHOT_BYTES // (1024 * 1024)} "
+                                "MiB snapshot limit; refusing it")
+    if not inflater.eof:
+        raise InvalidInputError(f"{source}:1: gzip data is truncated; re-create the file")
+    return out

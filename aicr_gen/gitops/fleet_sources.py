@@ -162,8 +162,7 @@ def read(sources: Sequence[Source], kubeconfig: str | None) -> list[Cluster]:
 
 def _read(source: Source, kubeconfig: str | None) -> Cluster | AicrGenError:
     from aicr_gen.drift.diff import helm_releases
-    from aicr_gen.drift.snapshot import load_snapshot
-
+    from aicr_gen.drift.load import load_snapshot
     try:
         snapshot = load_snapshot(source.source, kubeconfig=kubeconfig, context=source.context)
     except UnreachableError as err:

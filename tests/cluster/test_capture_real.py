@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from aicr_gen.commands import snapshot as command
-from aicr_gen.drift.snapshot import load_snapshot
+from aicr_gen.drift.load import load_snapshot
 from aicr_gen.edges.kube import client
 from tests.cluster.envtest import ControlPlane, apply_json
 from tests.kubeapi import subtype_data, without_proxies

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from aicr_gen.drift.snapshot import load_document, load_snapshot
+from aicr_gen.drift.load import load_document, load_snapshot
 from aicr_gen.edges.kube.client import connect
 from aicr_gen.errors import UnreachableError
 from tests.cluster.envtest import ControlPlane, apply_json

@@ -281,8 +281,7 @@ def recorders(control_plane: ControlPlane) -> Iterator[tuple[Recorder, Recorder,
 
 def test_redirect_to_another_port_or_scheme_drops_the_token(control_plane: ControlPlane, tmp_path: Path,
                                                             recorders: tuple[Recorder, Recorder, Recorder]) -> None:
-    from aicr_gen.drift.snapshot import load_snapshot
-
+    from aicr_gen.drift.load import load_snapshot
     first, second, plain = recorders
     first.routes = {f"{CM}/here": (307, {"Location": f"{first.url}{CM}/snap"}, {}),
                     f"{CM}/snap": (200, {}, SNAPSHOT_CM),
@@ -324,8 +323,7 @@ def _jwt(claims: dict[str, Any]) -> str:
 
 def test_oidc_auth_provider_token_is_sent_and_its_secrets_never_shown(
         control_plane: ControlPlane, tmp_path: Path, cli: Any, recorders: tuple[Recorder, Recorder, Recorder]) -> None:
-    from aicr_gen.drift.snapshot import load_snapshot
-
+    from aicr_gen.drift.load import load_snapshot
     first, _, _ = recorders
     first.routes = {f"{CM}/snap": (200, {}, SNAPSHOT_CM)}
     token = _jwt({"sub": "alice", "exp": 4102444800})
