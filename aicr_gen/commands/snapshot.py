@@ -39,9 +39,9 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
         return _agent(args)
     from aicr_gen.drift.capture import build_snapshot, timestamp
     from aicr_gen.drift.snapshot import API_VERSION
-    from aicr_gen.edges.configmaps import CM_PREFIX, parse_cm_source
     from aicr_gen.edges.kube.client import connect
     from aicr_gen.edges.output import write_text
+    from aicr_gen.text.configmap_source import CM_PREFIX, parse_cm_source
     from aicr_gen.yamlio import dump
 
     output = args.output
@@ -62,8 +62,8 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
 
 def _agent(args: argparse.Namespace) -> int:
     from aicr_gen.drift.agent import agent_bundle
-    from aicr_gen.edges.configmaps import parse_cm_source
     from aicr_gen.edges.output import write_bundle
+    from aicr_gen.text.configmap_source import parse_cm_source
     from aicr_gen.text.cron import check_schedule
 
     if args.output:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import sys
 
 from aicr_gen.drift import snapshot
-from aicr_gen.edges.configmaps import CM_PREFIX, configmap_bytes
+from aicr_gen.edges.configmaps import configmap_bytes
 from aicr_gen.edges.files import MAX_SNAPSHOT_BYTES
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text.configmap_source import CM_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

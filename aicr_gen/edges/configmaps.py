@@ -5,30 +5,12 @@ Loading and validating the document is its reader's job
 
 from __future__ import annotations
 
-import re
-
 from aicr_gen.errors import InvalidInputError, UnreachableError
-from aicr_gen.yamlio import shorten
+from aicr_gen.text.configmap_source import parse_cm_source
 
-CM_PREFIX = "cm://"
 # ConfigMap keys tried in order; binaryData holds the gzip variants of large documents.
 CM_TEXT_KEYS = ("snapshot.yaml", "snapshot.json", "recipe.yaml", "recipe.json")
 CM_GZIP_KEYS = ("snapshot.yaml.gz", "snapshot.json.gz", "recipe.yaml.gz", "recipe.json.gz")
-# patterns, not compiled ones: only cm:// sources need them (``re`` compiles and caches them on first use)
-_DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
-
-
-def parse_cm_source(source: str) -> tuple[str, str]:
-    """``(namespace, name)`` of ``cm://NAMESPACE/NAME``; anything else is an input error."""
-    rest = source[len(CM_PREFIX):]
-    namespace, _, name = rest.partition("/")
-    # fullmatch: with re.match, '$' also matches before a final newline ("cm://aicr/snap\n")
-    if not (re.fullmatch(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.fullmatch(_DNS_SUBDOMAIN, name)
-            and len(name) <= 253):
-        raise InvalidInputError(f"{shorten(repr(source))}: expected cm://NAMESPACE/NAME with Kubernetes names "
-                                "(lower-case letters, digits, '-'; '.' in NAME), e.g. cm://aicr/snapshot")
-    return namespace, name
 
 
 def configmap_bytes(source: str, kubeconfig: str | None, context: str | None) -> tuple[bytes, str]:

@@ -10,6 +10,10 @@ import stat
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text import paths
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 def read_file(path: str | os.PathLike[str], root: str | os.PathLike[str], rel: str, *, inside: bool = False) -> bytes:
     """Bytes of a regular catalog file that really lives inside ``root`` (no FIFOs, devices, escapes).
@@ -68,3 +72,8 @@ def gunzip(raw: bytes, source: str) -> bytes:
     if not inflater.eof:
         raise InvalidInputError(f"{source}:1: gzip data is truncated; re-create the file")
     return out
+
+
+def work_tree(folder: Path) -> Path | None:
+    """The Git work tree ``folder`` is in (the nearest folder holding ``.git``), or None."""
+    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), None)

@@ -72,11 +72,6 @@ def is_git_dir(folder: Path) -> bool:
     return (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
 
 
-def work_tree(folder: Path) -> Path | None:
-    """The Git work tree ``folder`` is in (the nearest folder holding ``.git``), or None."""
-    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), None)
-
-
 _FILE_SYSTEM = (
     ((errno.ENOSPC, errno.EDQUOT), ("No space left on device", "Disk quota exceeded"),
      "no space left on the device (or quota exceeded); free some space and rerun"),

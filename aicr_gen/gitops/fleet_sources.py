@@ -117,8 +117,7 @@ def survey(spec_files: Sequence[str], snapshots: Mapping[str, str], contexts: Ma
 
 def _source(cluster: ClusterSpec, spec_file: str, refs: list[dict[str, Any]], snapshots: Mapping[str, str],
             contexts: Mapping[str, str]) -> Source:
-    from aicr_gen.edges.configmaps import CM_PREFIX, parse_cm_source
-
+    from aicr_gen.text.configmap_source import CM_PREFIX, parse_cm_source
     name = cluster.metadata.name
     agent = cluster.spec.snapshot
     source = snapshots.get(name) or (agent.configmap if agent is not None else None)
@@ -137,8 +136,7 @@ def _source(cluster: ClusterSpec, spec_file: str, refs: list[dict[str, Any]], sn
 def read(sources: Sequence[Source], kubeconfig: str | None) -> list[Cluster]:
     """Each source's Helm releases; files in this thread, ConfigMaps ``READERS`` at a time. An unreachable
     ConfigMap makes its cluster ``unreachable``; any input error ends the run (all of them listed)."""
-    from aicr_gen.edges.configmaps import CM_PREFIX
-
+    from aicr_gen.text.configmap_source import CM_PREFIX
     remote = [index for index, source in enumerate(sources) if source.source.startswith(CM_PREFIX)]
     outcomes: dict[int, Cluster | AicrGenError] = {}
     if remote:

@@ -147,8 +147,7 @@ def _validation(values: dict[str, Any]) -> Bundle:
 
 def _snapshot_agent(cluster: ClusterSpec) -> Bundle:
     from aicr_gen.drift.agent import agent_bundle
-    from aicr_gen.edges.configmaps import parse_cm_source
-
+    from aicr_gen.text.configmap_source import parse_cm_source
     spec = cluster.spec.snapshot
     assert spec is not None
     namespace, name = parse_cm_source(spec.configmap)
@@ -161,8 +160,8 @@ def applied_folders(cluster: ClusterSpec, deployer: str, recipe: dict[str, Any])
     deployer creates each namespace that no component does. Only argocd and flux apply folders from Git; the
     Flux post-change Kustomization and the one-off Certification stay manual (see certification/README.md),
     as do the ValidationRequest template and the sentinel values."""
-    from aicr_gen.edges.configmaps import parse_cm_source
     from aicr_gen.render.options import EXTRA_PATHS_DEPLOYERS
+    from aicr_gen.text.configmap_source import parse_cm_source
 
     if deployer not in EXTRA_PATHS_DEPLOYERS:
         return []

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from aicr_gen.edges.git import GitError, Repo, is_git_dir, work_tree, writing
+from aicr_gen.edges.files import work_tree
+from aicr_gen.edges.git import GitError, Repo, is_git_dir, writing
 from aicr_gen.edges.git_objects import blob_name
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
 from aicr_gen.gitops import advance, journal

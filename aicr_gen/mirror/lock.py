@@ -143,7 +143,7 @@ def read_lock(path: Path) -> MirrorLock | None:
     reference off its mirror is an input error too."""
     if not path.exists() and not path.is_symlink():
         return None
-    from aicr_gen.edges.git import work_tree
+    from aicr_gen.edges.files import work_tree
     from aicr_gen.modelcheck import check
     from aicr_gen.yamlio import load_bytes
 

@@ -120,7 +120,7 @@ def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
 
 
 def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
-    from aicr_gen.edges.configmaps import parse_cm_source
+    from aicr_gen.text.configmap_source import parse_cm_source
     from aicr_gen.text.cron import check_schedule
 
     _at(doc, ("spec", "snapshot", "schedule"), lambda: check_schedule(snapshot.schedule, repr(snapshot.schedule)))
@@ -266,8 +266,7 @@ def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
 def check_paths(found: list[tuple[Path, str]], where: Callable[[Path], str], file: FilePath, what: str) -> None:
     """``check_references`` for the paths ``found`` in ``file`` (a ``what``: spec or fleet), relative to its
     folder; ``where`` names a field path in messages."""
-    from aicr_gen.edges.git import work_tree
-
+    from aicr_gen.edges.files import work_tree
     base = file.resolve().parent
     root = work_tree(base)
     for path, text in found:
