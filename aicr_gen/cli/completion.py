@@ -11,17 +11,21 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 from aicr_gen.errors import OK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 SHELLS = ("bash", "zsh", "fish")
 PROG = "aicr-gen"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One option: its flags, and what its value is (``None``: a switch)."""
 
     flags: tuple[str, ...]
@@ -30,8 +34,7 @@ class Option:
     choices: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A command path (``("sentinel", "values")``) and what may follow it."""
 
     path: tuple[str, ...]

@@ -100,9 +100,9 @@ def _scheduling_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Render (or publish, or ``--build``) the bundle the flags, over ``--config``'s, ask for."""
     if args.config is not None:
-        from aicr_gen.commands import bundle_config
+        from aicr_gen.commands import _bundle_config
 
-        args = bundle_config.apply(args)
+        args = _bundle_config.apply(args)
     if args.recipe is None:
         raise InvalidInputError("bundle needs --recipe FILE (or spec.bundle.input.recipe in --config)")
     return bundle_command(args.recipe, args.deployer or "helm", args.output, sets=args.set, set_jsons=args.set_json,
@@ -322,14 +322,14 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     if build_only and deployer not in ("argocd", "flux"):
         raise InvalidInputError(f"--build shows what a flux or argocd bundle applies, not a {deployer} bundle")
     from aicr_gen.catalog.load import open_catalog
-    from aicr_gen.commands import bundle_publish
+    from aicr_gen.commands import _bundle_publish
     from aicr_gen.edges.output import write_bundle
     from aicr_gen.publish.target import is_oci
     from aicr_gen.render import render_bundle
     from aicr_gen.render.values import parse
 
     publishing = publishing or Publishing()
-    bundle_publish.check_flags(output, deployer, publishing.image_refs, publishing.flux_oci_source)
+    _bundle_publish.check_flags(output, deployer, publishing.image_refs, publishing.flux_oci_source)
     if repo is None and deployer in ("argocd", "flux") and not is_oci(output):
         raise InvalidInputError(
             f"--deployer {deployer} needs --repo URL: the Git repository this bundle will be committed to, which "
@@ -344,9 +344,9 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
     options = _options(deployer_sets, repo, deployer)
     target = None
     if output is not None and is_oci(output):
-        options, target = bundle_publish.published_options(options, output, deployer, repo,
-                                                           deployer_sets=deployer_sets,
-                                                           flux_oci_source=publishing.flux_oci_source)
+        options, target = _bundle_publish.published_options(options, output, deployer, repo,
+                                                            deployer_sets=deployer_sets,
+                                                            flux_oci_source=publishing.flux_oci_source)
     overrides = [parse("--set", text) for text in sets if not text.startswith("deployer:")]
     if set_files:
         from aicr_gen.edges.inputs import read_input
@@ -369,8 +369,8 @@ def bundle_command(recipe_path: str, deployer: str, output: str | None, *, sets:
         _print_build(rendered, deployer)
         return OK
     if target is not None:
-        return bundle_publish.publish(rendered, deployer, target, publishing.image_refs,
-                                      publishing.client(target))
+        return _bundle_publish.publish(rendered, deployer, target, publishing.image_refs,
+                                       publishing.client(target))
     written = write_bundle(rendered, output, force)
     sys.stderr.write(f"aicr-gen: wrote {deployer} bundle of {len(plan.units)} units to {written}\n")
     return OK

@@ -62,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def __getattr__(name: str) -> Any:
-    """``open_catalog``, which spec.cluster (``open_spec_catalog``) and the bench still import from here, without
-    importing the catalog when only the parser is built."""
+    """``open_catalog`` for the modules that still import it from here (``spec.cluster.open_spec_catalog``,
+    ``bench/bench_bundle.py``; their home for it is ``catalog.load``), without importing the catalog when only
+    the parser is built."""
     if name != "open_catalog":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from aicr_gen.catalog.load import open_catalog
