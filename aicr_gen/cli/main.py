@@ -1,6 +1,6 @@
 """Command line: parse, dispatch to the command's module, turn an error into its exit code, all under the output
 guard. The commands are the rows of ``cli/table.py``; start-up is most of a quick command's time, so only the
-arguments of the subcommand that runs are built, and its module's body imported when it runs."""
+arguments of the subcommand that runs are built, and what its ``run`` needs is imported when it runs."""
 
 from __future__ import annotations
 
