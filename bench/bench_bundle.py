@@ -26,9 +26,8 @@ REPO = "https://git.example.com/platform/gitops.git"
 
 
 def _render_all(recipe_file: Path, catalog: Path) -> float:
-    from aicr_gen.catalog.load import read_files
+    from aicr_gen.catalog.load import open_catalog, read_files
     from aicr_gen.catalog.recipe_file import load_recipe
-    from aicr_gen.commands.recipe import open_catalog
     from aicr_gen.render import render_bundle
     from aicr_gen.render.options import Options
     from aicr_gen.render.plan import build

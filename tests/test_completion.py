@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from aicr_gen.cli.completion import commands
-from aicr_gen.cli.main import build_parser
+from aicr_gen.cli.table import build_parser
 
 TREE = list(commands(build_parser(), {}))
 SUBCOMMANDS = sorted({name for command in TREE for name, _ in command.subcommands})

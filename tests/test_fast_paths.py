@@ -344,7 +344,7 @@ def test_help_width_is_the_one_shutil_finds(columns: str | None) -> None:
     env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
     if columns is not None:
         env["COLUMNS"] = columns
-    code = ("import shutil\nfrom aicr_gen.cli import parser as cli_parser\n"
+    code = ("import shutil\nfrom aicr_gen.cli import table as cli_parser\n"
             "print(cli_parser._terminal_width(), shutil.get_terminal_size().columns - 2)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
     ours, theirs = out.stdout.split()

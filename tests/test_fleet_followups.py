@@ -204,7 +204,7 @@ def test_plan_answers_unchanged_specs_from_their_records(cli: Any, tmp_path: Pat
 
 
 def test_check_of_many_specs_ends_in_one_summary(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr_gen.gitops import check_specs
+    from aicr_gen.commands import sync as check_specs
 
     names = tuple(f"gpu-{number}" for number in range(5))
     repo = shared_repo(tmp_path / "gitops", names=names)

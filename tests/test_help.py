@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from aicr_gen.cli.main import build_parser
+from aicr_gen.cli.table import build_parser
 
 
 def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[

@@ -11,17 +11,21 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 from aicr_gen.errors import OK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import NamedTuple
+else:
+    from aicr_gen.records import NamedTuple
 
 SHELLS = ("bash", "zsh", "fish")
 PROG = "aicr-gen"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One option: its flags, and what its value is (``None``: a switch)."""
 
     flags: tuple[str, ...]
@@ -30,8 +34,7 @@ class Option:
     choices: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A command path (``("sentinel", "values")``) and what may follow it."""
 
     path: tuple[str, ...]
@@ -255,9 +258,20 @@ def script(shell: str, parser: argparse.ArgumentParser) -> str:
     return render(list(commands(parser, {**DIMENSIONS, "deployer": DEPLOYERS})))
 
 
-def run(shell: str) -> int:
-    """Print the completion script of ``shell``."""
-    from aicr_gen.cli.main import build_parser
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``completion SHELL``."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "load it:\n  bash  source <(aicr-gen completion bash)   (or save it in "
+        "~/.local/share/bash-completion/completions/aicr-gen)\n"
+        "  zsh   source <(aicr-gen completion zsh)    (or save it as _aicr-gen in a folder on $fpath)\n"
+        "  fish  aicr-gen completion fish | source    (or save it in ~/.config/fish/completions/aicr-gen.fish)")
+    parser.add_argument("shell", choices=SHELLS, help="the shell to complete in")
 
-    sys.stdout.write(script(shell, build_parser()))
+
+def run(args: argparse.Namespace) -> int:
+    """Print the completion script of ``args.shell`` for the whole tree."""
+    from aicr_gen.cli.table import build_parser
+
+    sys.stdout.write(script(args.shell, build_parser()))
     return OK

@@ -11,6 +11,16 @@ import argparse
 import sys
 
 
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``bisect``: the failed Certification, its failed nodes, and where to write the next round."""
+    parser.add_argument("--certification", required=True, metavar="FILE", help="the failed Certification (with status)")
+    parser.add_argument("--failed-nodes", required=True, metavar="FILE", help="its failed-nodes ConfigMap")
+    parser.add_argument("--min-group-size", type=int, default=2, metavar="N",
+                        help="smallest node group a next Certification tests (default: 2)")
+    parser.add_argument("--output", "-o", required=True, metavar="DIR", help="bundle folder (written atomically)")
+    parser.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
+
+
 def run(args: argparse.Namespace) -> int:
     from aicr_gen.certify import bisect, nvcre_status
     from aicr_gen.edges.inputs import read_input

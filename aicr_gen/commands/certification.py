@@ -6,12 +6,36 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import Any
 
 from aicr_gen.errors import OK, InvalidInputError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _SCOPED_KEY = re.compile(r"(?:(?P<scope>[a-z0-9-]+/[a-z0-9.-]+):)?(?P<key>[A-Za-z][A-Za-z0-9]*)")
 _OPTION_KEY = re.compile(r"(?:(?P<scope>[a-z0-9-]+/[a-z0-9.-]+):)?(?P<key>[A-Za-z][A-Za-z0-9]*(\..+)?)")
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``certification``: the categories, the target nodes, thresholds and options, and the schedules."""
+    parser.add_argument("--category", action="append", required=True, metavar="DOMAIN/VARIANT",
+                        help="a catalog category, e.g. communication/nccl-all-reduce (repeatable)")
+    parser.add_argument("--node-selector", action="append", default=[], metavar="K=V", help="target node label")
+    parser.add_argument("--node", action="append", default=[], metavar="NAME", help="target node name (repeatable)")
+    parser.add_argument("--taint-selector", action="append", default=[], metavar="KEY[=VALUE][:EFFECT]",
+                        help="taints the target nodes carry (with --node)")
+    parser.add_argument("--threshold", action="append", default=[], metavar="KEY=EXPR",
+                        help='CEL over `value`, e.g. busBandwidthGBps="value >= 300" (repeatable)')
+    parser.add_argument("--option", action="append", default=[], metavar="[DOMAIN/VARIANT:]K=V",
+                        help="a global option, or one category's with a DOMAIN/VARIANT: prefix")
+    parser.add_argument("--schedule", metavar="CRON", help="also emit a CronJob that certifies on this schedule")
+    parser.add_argument("--post-change", action="store_true",
+                        help="also emit an Argo CD PostSync hook Job and a Flux Kustomization that certify after sync")
+    parser.add_argument("--name", default="gpu-certification", help="Certification name (or generateName prefix)")
+    parser.add_argument("--namespace", default="nvcre-system", help="namespace of the Certification and jobs")
+    parser.add_argument("--output", "-o", required=True, metavar="DIR", help="bundle folder (written atomically)")
+    parser.add_argument("--force", action="store_true", help="replace the files of a previous bundle in DIR")
 
 
 def _split(text: str, flag: str, pattern: re.Pattern[str], example: str) -> tuple[str | None, str, str]:

@@ -14,16 +14,58 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
 
 from aicr_gen.errors import OK, InvalidInputError, UnreachableError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+FLEET = """\
+fleet drift (--fleet SPEC...): per cluster, the Helm components its spec's recipe wants (with spec.versions
+pins) against the releases its snapshot recorded, as a cluster x component matrix. A cell is the version
+(as desired), DESIRED -> LIVE (drifted; also namespace/chart), missing, unknown (a release the recipe does
+not name), unreachable or - (not the cluster's component).
+  snapshot  --snapshot CLUSTER=FILE|cm://NS/NAME, else the spec's spec.snapshot.configmap
+  context   a cm:// source is read through --context CLUSTER=CTX, else spec.snapshot.context, else the
+            kubeconfig context named like the cluster (never the current context)
+exit codes: 0 no drift (or drift without --fail-on-drift), 1 drift with --fail-on-drift, 2 invalid input
+(nothing written), 3 a cluster's snapshot unreachable (the matrix is written; 3 wins over 1).
+"""
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``diff``: a baseline and a target, a spec's recipe per pool, or a fleet's matrix."""
+    parser.epilog = FLEET
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--baseline", metavar="SRC", help="snapshot or recipe: file, - or cm://NS/NAME")
+    parser.add_argument("--target", metavar="SRC", help="snapshot: file, - or cm://NS/NAME")
+    parser.add_argument("--fleet", nargs="+", action="extend", default=[], metavar="SPEC",
+                        help="instead, the drift of every cluster of these ClusterSpec files or glob patterns")
+    parser.add_argument("--spec", metavar="SPEC", help="instead of --baseline, the recipe of this ClusterSpec; with "
+                        "spec.pools, the drift per pool (its components, its nodes' driver versions)")
+    parser.add_argument("--pool", action="append", default=[], metavar="NAME",
+                        help="with --spec: only this pool (repeatable); the cluster-wide releases are always shown")
+    parser.add_argument("--snapshot", action="append", default=[], metavar="CLUSTER=SRC",
+                        help="with --fleet: the snapshot of a cluster, a file or cm://NS/NAME (repeatable)")
+    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
+    parser.add_argument("--context", action="append", default=[], metavar="NAME",
+                        help="kubeconfig context for cm:// sources; with --fleet CLUSTER=NAME (repeatable)")
+    parser.add_argument("--fail-on-drift", action="store_true", help="exit 1 when anything drifted")
+    parser.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table",
+                        help="output format (default: table)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
+    parser.add_argument("--emit-validation-request", metavar="FILE",
+                        help="when the GPU stack drifted, write a ValidationRequest for the affected GPU nodes")
 
 DRIFT = 1
 
 
 def _load(source: str, args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    from pathlib import Path
+
     from aicr_gen.drift.load import load_document
+
     context = args.context[-1] if args.context else None
     kind, data = load_document(source, kubeconfig=args.kubeconfig, context=context)
     if kind == "RecipeResult" and not source.startswith("cm://") and source != "-" and Path(source).is_file():
@@ -65,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
 def _spec(args: argparse.Namespace) -> int:
     """The cluster of ``--spec`` against ``--target``: as ``--baseline RECIPE`` for a spec without pools (its
     recipe resolved as ``sync`` resolves it), else per pool."""
+    from pathlib import Path
+
     from aicr_gen.drift import diff
     from aicr_gen.drift.pools import PoolDesired, pool_drift
     from aicr_gen.edges.output import write_text

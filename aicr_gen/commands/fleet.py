@@ -3,21 +3,46 @@ for the repository from its ClusterSpecs; ``--check`` compares them with the fol
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Mapping
-from pathlib import Path
 
 from aicr_gen.errors import OK, FindingsError, InvalidInputError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
-def entry_command(spec_files: list[str], output: str, *, name: str, force: bool, check: bool = False) -> int:
-    """Render the ApplicationSet and the Flux entry Kustomizations of the specs and write them to ``output``
-    (``check``: exit 1 listing the files of ``output`` that differ from them, writing nothing)."""
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``fleet entry SPEC... -o DIR``."""
+    subcommands = parser.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True)
+    entry = subcommands.add_parser(
+        "entry", help="write the Argo CD ApplicationSet and the Flux entry Kustomizations of the clusters",
+        description="Render, from the ClusterSpecs, argocd/applicationset.yaml (one list element per cluster with a "
+                    "shared Argo CD, RollingSync steps with spec.argocd.rollout) and flux/clusters/<name>/ (the "
+                    "Kustomization applying each cluster's flux tree; a spoke's in its hub's folder, with its "
+                    "kubeconfig Secret).")
+    entry.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns")
+    entry.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write, e.g. fleet")
+    entry.add_argument("--name", default="aicr-fleet", metavar="NAME", help="ApplicationSet name (default: "
+                       "aicr-fleet)")
+    entry.add_argument("--force", action="store_true", help="replace the entry points written there before")
+    entry.add_argument("--check", action="store_true", help="write nothing; exit 1 listing the files of DIR that "
+                       "differ from the entry points the specs render (as sync --check)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Render the ApplicationSet and the Flux entry Kustomizations of the specs and write them to ``--output``
+    (``--check``: exit 1 listing the files there that differ from them, writing nothing)."""
+    from pathlib import Path
+
     from aicr_gen.edges.output import write_bundle
     from aicr_gen.gitops import fleet_entry
     from aicr_gen.spec.load import load_spec
     from aicr_gen.spec.patterns import clashes, expand
 
+    spec_files, output, name, force, check = args.spec_files, args.output, args.name, args.force, args.check
     if check and force:
         raise InvalidInputError("--check writes nothing; give --check or --force, not both")
     loaded = [(spec_file, load_spec(spec_file)) for spec_file in expand(spec_files)]

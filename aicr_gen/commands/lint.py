@@ -11,22 +11,47 @@ policy error, else 0.
 
 from __future__ import annotations
 
+import argparse
 import sys
-from pathlib import Path
-from typing import Any
 
 from aicr_gen.errors import OK, AicrGenError
-from aicr_gen.report.findings import FileResult, Problem, from_error, to_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from aicr_gen.report.findings import FileResult, Problem
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``lint SPEC...``."""
+    from aicr_gen.commands.verify import RESULTS_JSON
+
+    parser.description = ("Check each ClusterSpec: schema and semantics, layered over its fleet, the files it reads, "
+                          "its recipe, its policies and its rendered tree; everything sync refuses about a spec. A "
+                          "Fleet file is checked alone (schema and the paths it names); its values are checked in "
+                          "each spec that extends it.")
+    parser.epilog = RESULTS_JSON
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec or Fleet files")
+    parser.add_argument("--policies", action="append", default=[], metavar="DIR",
+                        help="folder of policy files (repeatable, as for policy check)")
+    parser.add_argument("--format", dest="lint_format", choices=("text", "json"), default="text",
+                        help="text (default) or json (the shape below)")
 
 
 def lint_file(spec_path: str, folders: list[Path],
               trees: dict[str, Any] | None = None) -> tuple[FileResult, int, Any]:
     """What ``sync`` would refuse about the spec at ``spec_path``, the exit code for it, and the loaded spec
     (None when it does not load); its rendered tree is added to ``trees`` under the spec's path."""
+    from pathlib import Path
+
     from aicr_gen.edges.inputs import read_input
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.policy.check import findings_for
+    from aicr_gen.report.findings import FileResult, Problem
     from aicr_gen.spec import fleet
     from aicr_gen.spec.load import spec_of
     from aicr_gen.yamlio import load_bytes
@@ -64,6 +89,7 @@ def _todos(spec_path: str) -> list[Problem]:
     """Each ``TODO(aicr-gen):`` placeholder ``spec init`` left in the spec (a threshold to measure), an error at
     its line until the user resolves and deletes it."""
     from aicr_gen.commands.spec import TODO
+    from aicr_gen.report.findings import Problem
 
     try:
         with open(spec_path, encoding="utf-8", errors="replace") as handle:  # noqa: PTH123 - a plain text read
@@ -78,6 +104,7 @@ def _todos(spec_path: str) -> list[Problem]:
 def _problems(err: AicrGenError, spec_path: str) -> list[Problem]:
     """An input error as problems: each schema problem of a document on its own line (``InvalidFieldsError``)."""
     from aicr_gen.modelcheck import InvalidFieldsError
+    from aicr_gen.report.findings import from_error
 
     lines = err.lines if isinstance(err, InvalidFieldsError) else [str(err)]
     return [from_error(line, spec_path) for line in lines]
@@ -88,6 +115,7 @@ def _collisions(loaded: dict[str, Any], trees: dict[str, Any], by_file: dict[str
     each reported at the later spec, naming both clusters: exit 2, as sync refuses them."""
     from aicr_gen.errors import INVALID
     from aicr_gen.gitops.collisions import collisions, planes_of
+    from aicr_gen.report.findings import Problem
 
     names = {path: cluster.metadata.name for path, cluster in loaded.items() if path in trees}
     clusters = {names[path]: loaded[path] for path in names}
@@ -112,9 +140,14 @@ def _text(results: list[FileResult]) -> None:
     print(f"{errors} error(s), {warnings} warning(s) in {len(results)} file(s)")
 
 
-def lint_command(spec_paths: list[str], folders: list[str], output_format: str = "text") -> int:
+def run(args: argparse.Namespace) -> int:
     """Check every spec, report each one's problems, and return the worst exit code."""
+    from pathlib import Path
+
+    from aicr_gen.report.findings import Problem, to_json
     from aicr_gen.spec.patterns import clashes
+
+    spec_paths, folders, output_format = args.spec_files, args.policies, args.lint_format
 
     worst = OK
     results = []

@@ -5,14 +5,66 @@ on the site mirror, written beside each spec; ``mirror verify``: the lock still 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
 
 from aicr_gen.errors import OK, InvalidInputError
-from aicr_gen.mirror.inventory import Inventory
-from aicr_gen.mirror.refs import Chart, Found, Origin
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from aicr_gen.mirror.inventory import Inventory
+    from aicr_gen.mirror.refs import Found
 
 FORMATS = ("text", "json", "hauler", "zarf")
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``mirror list``, ``mirror lock`` and ``mirror verify`` (the last two reach the registry alike)."""
+    from aicr_gen.commands.recipe import catalog_option
+
+    subcommands = parser.add_subparsers(dest="mirror_command", metavar="list|lock|verify", required=True)
+    listing = subcommands.add_parser(
+        "list", help="every chart and image the rendered trees reference, with where each comes from",
+        description="List every Helm chart and container image the tree of each ClusterSpec (or the bundle of each "
+                    "RecipeResult) makes the cluster pull: chart sources of every deployer, images of the values, "
+                    "manifests and CronJobs, the NVCRE workload images of the certification categories, and with "
+                    "--charts the charts' own default images. With spec.mirror, each entry shows where it goes on "
+                    "the site mirror.")
+    listing.add_argument("inputs", nargs="+", metavar="SPEC|RECIPE", help="ClusterSpec or RecipeResult files")
+    listing.add_argument("--format", dest="mirror_format", choices=FORMATS,
+                         default="text", help="text (default), json, hauler (Images and Charts manifests for hauler "
+                         "store sync) or zarf (a zarf.yaml package config)")
+    listing.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically; default stdout)")
+    listing.add_argument("--charts", metavar="DIR", help="folder of pulled or vendored charts (NAME-VERSION.tgz or "
+                         "chart folders): their default images are listed too (helm template)")
+    listing.add_argument("--deployer", default="helm", help="deployer a RecipeResult is rendered with (default: helm)")
+    listing.add_argument("--name", default="aicr-mirror", help="name of the Hauler or Zarf manifests "
+                         "(default: aicr-mirror)")
+    catalog_option(listing)
+    locking = subcommands.add_parser(
+        "lock", help="resolve each mirrored chart and image to its digest and write SPEC.lock.yaml beside the spec",
+        description="Ask the site mirror's registry (the OCI distribution API) for the digest of every chart and "
+                    "image the spec's tree pulls from spec.mirror, and write them to SPEC.lock.yaml beside the spec "
+                    "(review it in the pull request; sync then pins them). Exit 1 when a reference is not on the "
+                    "mirror (nothing written for that spec), 2 for bad input, 3 when the registry is unreachable.")
+    verifying = subcommands.add_parser(
+        "verify", help="check that the registry still has every digest of each spec's mirror lock",
+        description="Exit 1, naming each, when a locked digest is gone from the registry, a tag now resolves to "
+                    "another digest, or the tree pulls a mirrored reference the lock lacks; 3 when the registry is "
+                    "unreachable.")
+    for sub in (locking, verifying):
+        sub.add_argument("spec_files", nargs="+", metavar="SPEC", help="ClusterSpec files with spec.mirror")
+        sub.add_argument("--registry", action="append", metavar="[HOST=]URL",
+                         help="reach the mirror registry HOST (default: every host) at URL, e.g. "
+                         "http://127.0.0.1:5000 (default: https://HOST, http:// for a loopback host); repeatable")
+        sub.add_argument("--registry-config", metavar="FILE", help="docker config.json with the registry "
+                         "credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json)")
+        sub.add_argument("--username", help="registry user name (or AICR_GEN_REGISTRY_USERNAME)")
+        sub.add_argument("--password-stdin", action="store_true",
+                         help="read the password for --username from stdin (or AICR_GEN_REGISTRY_PASSWORD)")
+        sub.add_argument("--ca-file", metavar="FILE", help="CA certificates (PEM) the registry's TLS is checked with")
+        sub.add_argument("--insecure", action="store_true", help="plain HTTP to every registry host (loopback "
+                         "hosts always get it)")
 
 
 def _kind(path: str) -> str:
@@ -28,6 +80,8 @@ def _kind(path: str) -> str:
 
 def _spec_tree(path: str) -> tuple[dict[str, bytes], Any]:
     """The spec's tree as it renders without its mirror (what the mirror has to be filled from), and the spec."""
+    from pathlib import Path
+
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     cluster = load_spec(path)
@@ -48,14 +102,18 @@ def _recipe_tree(path: str, deployer: str, catalogs: list[str]) -> dict[str, byt
 
 
 def _prefixed(found: list[Found], label: str) -> list[Found]:
+    from aicr_gen.mirror.refs import Origin
+
     return [item._replace(origin=Origin(f"{label}:{item.origin.file}", item.origin.field)) for item in found]
 
 
 def collect(inputs: list[str], *, deployer: str = "helm", catalogs: list[str] | None = None,
             charts_dir: str | None = None) -> Inventory:
     """The inventory of every input (several inputs: each origin prefixed with its file)."""
+    from pathlib import Path
+
     from aicr_gen.mirror import inventory
-    from aicr_gen.mirror.refs import discover
+    from aicr_gen.mirror.refs import Chart, Origin, discover
 
     found: list[Found] = []
     extra: list[tuple[str, Origin]] = []
@@ -154,6 +212,7 @@ def client_of(args: argparse.Namespace) -> Any:
     """The registry client of ``mirror lock``/``verify``: endpoints, credentials and TLS from the options."""
     import os
     import sys
+    from pathlib import Path
 
     from aicr_gen.edges import registry
     endpoints = dict(registry.endpoint(text) for text in args.registry or [])
@@ -182,6 +241,8 @@ def mirror_hosts(mirror: Any) -> set[str]:
 def wanted(spec_file: str) -> tuple[Any, Any, Any]:
     """``(cluster, locked mirror, lock.Wanted)`` of a spec: what its tree, rendered without the lock, pulls from
     its mirror."""
+    from pathlib import Path
+
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.mirror import lock
     from aicr_gen.mirror.inventory import for_tree

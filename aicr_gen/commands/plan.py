@@ -5,14 +5,28 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aicr_gen.errors import OK, InvalidInputError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aicr_gen.edges.git import Repo
     from aicr_gen.gitops.plan import ClusterPlan
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``plan SPEC...``: the repository, the base, the format."""
+    parser.add_argument("spec_files", metavar="SPEC", nargs="+", help="ClusterSpec files or glob patterns")
+    parser.add_argument("--repo", metavar="DIR", help="work tree of the Git repository (default: the one the current "
+                        "folder is in)")
+    parser.add_argument("--base", default="HEAD", metavar="REF",
+                        help="commit to compare with, e.g. origin/main or a pull request's base (default: HEAD)")
+    parser.add_argument("--format", dest="plan_format", choices=("markdown", "text", "json"), default="markdown",
+                        help="markdown (one GitHub comment, under 65,000 characters), text (as sync's commit message "
+                             "words it) or json (aicr-gen schema plan); default: markdown")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the plan to FILE (atomically; default stdout)")
+    parser.add_argument("--fail-on", choices=("policy",), help="policy: exit 1 when a spec has a policy error")
+    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="render in N processes (default: one per CPU)")
 
 
 def base_commit(repo: Repo, base: str) -> str:
@@ -54,11 +68,12 @@ def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None) -
     its tree and policies are what rendering would give is unchanged and not rendered (its findings are the
     record's), the others are rendered. Exit 2 when two trees would collide (``sync_specs.refuse_collisions``)."""
     from functools import partial
+    from pathlib import Path
 
     from aicr_gen.gitops import fingerprint
+    from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions, unchanged
     from aicr_gen.gitops.plan import unchanged_plan
     from aicr_gen.gitops.render_many import Job, for_plan, run_all, survey, workers_for
-    from aicr_gen.gitops.sync_specs import all_records, folder_files, refuse_collisions, unchanged
     from aicr_gen.spec.patterns import distinct
 
     workers = workers_for(len(specs), jobs)

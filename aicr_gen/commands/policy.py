@@ -2,25 +2,41 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import argparse
 
 from aicr_gen.errors import OK
 
 
-def check_command(spec_path: str, folders: list[str], output_format: str = "text") -> int:
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``policy check SPEC``."""
+    subcommands = parser.add_subparsers(dest="policy_command", metavar="check", required=True)
+    check = subcommands.add_parser("check", help="evaluate the shipped and your policies; exit 1 on an "
+                                   "error-severity finding")
+    check.add_argument("spec_file", metavar="SPEC", help="ClusterSpec file")
+    check.add_argument("--policies", action="append", default=[], metavar="DIR",
+                       help="folder of policy files (repeatable; later folders add, a same-named policy replaces an "
+                            "earlier one, shipped ones included)")
+    check.add_argument("--format", dest="policy_format", choices=("text", "json"), default="text",
+                       help="output format (default: text)")
+
+
+def run(args: argparse.Namespace) -> int:
     """Print the findings; 1 when any has severity error."""
+    import json
+    from pathlib import Path
+
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.policy.check import findings_for
     from aicr_gen.spec.load import load_spec
-    cluster = load_spec(spec_path)
-    base = Path(spec_path).parent
-    policies, findings = findings_for(cluster, base, [Path(folder) for folder in folders],
+
+    cluster = load_spec(args.spec_file)
+    base = Path(args.spec_file).parent
+    policies, findings = findings_for(cluster, base, [Path(folder) for folder in args.policies],
                                       resolve_spec(cluster, base))
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
-    if output_format == "json":
-        print(json.dumps({"spec": spec_path, "policies": [p.name for p in policies],
+    if args.policy_format == "json":
+        print(json.dumps({"spec": args.spec_file, "policies": [p.name for p in policies],
                           "findings": [f.as_dict() for f in findings],
                           "errors": errors, "warnings": warnings}, indent=2, sort_keys=True))
     else:

@@ -7,13 +7,40 @@ violated ``--threshold``, a diagnostic that did not run), 2 when the input is in
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import InvalidInputError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aicr_gen.certify.report_model import Report
+
+FORMATS = """\
+input formats (KIND FILE, YAML or JSON where structured):
+  nccl           nccl-tests output: the stdout of all_reduce_perf and the other tests (one or more runs, each
+                 from "# Collective test starting"), or its -J JSON file. busBandwidthGBps is the largest
+                 busbw of any row, out-of-place or in-place, as NVCRE measures it.
+  dcgm           dcgmi diag -j JSON: DCGM 4.x ("DCGM Diagnostic", results per entity) or 3.x ("DCGM GPU
+                 Diagnostic", gpu_ids). A runtime_error means the diagnostic did not run: INCOMPLETE, exit 1.
+  certification  one NVCRE Certification with its status (conditions, categoryStatuses), e.g.
+                 kubectl get certification NAME -n NS -o yaml. --failed-nodes adds the results ConfigMap its
+                 categories name (failed-nodes.json.gz, succeeded-nodes.csv.gz in binaryData or data), e.g.
+                 kubectl get configmap NAME -n NS -o yaml.
+exit codes: 0 passed (or still running), 1 a gate failed, 2 invalid input.
+"""
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``report KIND FILE``: what the file holds, thresholds and the output format."""
+    parser.epilog = FORMATS
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("kind", choices=("nccl", "dcgm", "certification"), help="what FILE holds (see below)")
+    parser.add_argument("file", metavar="FILE", help="the results file (- reads standard input)")
+    parser.add_argument("--threshold", action="append", default=[], metavar="KEY=EXPR",
+                        help='nccl: CEL over `value`, e.g. busBandwidthGBps="value >= 300" (repeatable); exit 1 '
+                             "when one fails")
+    parser.add_argument("--failed-nodes", metavar="FILE", help="the Certification's failed-nodes ConfigMap")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                        help="output format (default: text; markdown fits a job summary)")
 
 
 def parse_thresholds(given: list[str]) -> dict[str, str]:
@@ -44,6 +71,7 @@ def _with_thresholds(report: Report, given: list[str]) -> Report:
 def run(args: argparse.Namespace) -> int:
     """Parse ``args.file`` as ``args.kind``, print the report, return its exit code."""
     from aicr_gen.certify import dcgm, nccl, nvcre_status
+    from aicr_gen.edges.inputs import read_input
     from aicr_gen.edges.output import write_text
     from aicr_gen.report import results as report_format
 

@@ -7,13 +7,47 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from aicr_gen.errors import OK, FindingsError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from aicr_gen.sentinel import rules as rules_module
+
+SAMPLES = """\
+samples: --events and --nodes take a file or a folder, read recursively with files sorted by path (.json,
+.yaml and .yml; names starting with '.' skipped). A YAML file may hold several documents separated by '---'.
+  --events  HealthEvents as NVSentinel's health monitors publish them (protojson names: nodeName, checkName,
+            isFatal, errorCode, entitiesImpacted, ...; enums as names or numbers; RFC 3339 timestamps). Per
+            file or document: a HealthEvent, a {healthEvent: ...} wrapper, a HealthEventResource (its spec),
+            a list of these or {events: [...]}; other Kubernetes objects in a folder are skipped with a
+            warning. An event is named after its file (FILE[N] when the file holds several).
+  --nodes   the Node objects the events name in nodeName, e.g. kubectl get node NAME -o yaml, or
+            kubectl get nodes -o yaml (a List): a Node, a List/NodeList or a list of Nodes per file or
+            document. Rules see metadata and spec, as fault-quarantine's cache holds them (status dropped);
+            an event on a node not given sees a Node without labels.
+  --expect  event name -> any of matched, cordon, taints, labels, skipped, validation; or a list shaped like
+            the --format json output.
+layout, e.g.: samples/events/xid-79.yaml  samples/events/ecc-burst.yaml (3 documents)  samples/nodes/gpu-nodes.json
+"""
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``rules test``: the values, the samples and the expectations."""
+    subcommands = parser.add_subparsers(dest="subcommand", metavar="test", required=True)
+    test = subcommands.add_parser("test", help="evaluate every rule set against events and nodes",
+                                  epilog=SAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    test.add_argument("--values", required=True, metavar="FILE", help="NVSentinel values file")
+    test.add_argument("--events", required=True, metavar="FILE|DIR",
+                      help="HealthEvent samples: a file or a folder (see below)")
+    test.add_argument("--nodes", metavar="FILE|DIR", help="Node samples the events name in nodeName: a file or folder")
+    test.add_argument("--expect", metavar="FILE", help="expected rule sets and actions per event (regression test)")
+    test.add_argument("--format", choices=("text", "json"), default="text",
+                      help="text: a table per event; json: the outcomes, the shape --expect takes")
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, evaluate, print (text or JSON on stdout, warnings on stderr), then check ``--expect``."""
     import gc

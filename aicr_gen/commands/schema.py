@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from aicr_gen.errors import OK
+
+KINDS = ("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec", "fleet", "plan", "mirrorlock")
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``schema KIND``."""
+    parser.add_argument("kind", choices=KINDS, help="the input kind whose schema to print")
 
 
 def schema_of(kind: str) -> dict[str, object]:
@@ -25,9 +33,9 @@ def schema_of(kind: str) -> dict[str, object]:
             "$id": f"https://aicr-gen.dev/schemas/{kind}.json", **schema}
 
 
-def print_schema(kind: str) -> int:
-    """Print the schema of ``kind`` as JSON."""
+def run(args: argparse.Namespace) -> int:
+    """Print the schema of ``args.kind`` as JSON."""
     from aicr_gen.yamlio import dump_json
 
-    sys.stdout.write(dump_json(schema_of(kind)))
+    sys.stdout.write(dump_json(schema_of(args.kind)))
     return OK

@@ -4,12 +4,32 @@ from __future__ import annotations
 
 import argparse
 
-from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import OK, InvalidInputError
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``sentinel values``: the mode, the rules and the circuit breaker, lifecycle and validation."""
+    subcommands = parser.add_subparsers(dest="subcommand", metavar="values", required=True)
+    values = subcommands.add_parser("values", help="write NVSentinel values (monitor mode by default)")
+    values.add_argument("--mode", choices=("monitor", "quarantine"), default="monitor",
+                        help="monitor: detect and report only (default); quarantine: cordon and taint faulty nodes")
+    values.add_argument("--rules", metavar="FILE", help="extra fault-quarantine rule sets (YAML list or ruleSets:)")
+    values.add_argument("--breaker-percentage", type=int, metavar="N",
+                        help="circuit breaker: max %% of nodes cordoned (1-100)")
+    values.add_argument("--breaker-duration", metavar="D", help="circuit breaker window, e.g. 5m")
+    values.add_argument("--breaker-max-nodes", type=int, metavar="N", help="circuit breaker: max nodes cordoned")
+    values.add_argument("--lifecycle", action="store_true", help="enable the lifecycle manager (scheduling gate)")
+    values.add_argument("--validation", action="store_true", help="enable post-remediation validation")
+    values.add_argument("--dry-run", action="store_true", help="global.dryRun: log actions without taking them")
+    values.add_argument("--limit-rule-set", action="append", default=[], metavar="NAME=K=V[,K=V]",
+                        help="act only on nodes with these labels (a pool's nodeSelector): adds a Node rule to the "
+                             "rule set's match.all; repeat for more pools (a node matching any)")
+    values.add_argument("--output", "-o", metavar="FILE", help="write the values to FILE (default: stdout)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the values from the flags, check them, and write them (nothing is written on an error)."""
+    from aicr_gen.edges.inputs import read_input
     from aicr_gen.edges.output import write_text
     from aicr_gen.sentinel import values as sentinel
     from aicr_gen.yamlio import decode, dump, load_text

@@ -8,11 +8,13 @@ Exit 0: written; 2: invalid input; 3: the cluster could not be reached.
 from __future__ import annotations
 
 import argparse
-import datetime
-import gzip
-from typing import Any
 
 from aicr_gen.errors import OK, InvalidInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
+    from typing import Any
 
 GZIP_ABOVE = 900 * 1024
 """Above this many bytes of YAML the ConfigMap holds ``binaryData.snapshot.yaml.gz`` instead."""
@@ -21,8 +23,27 @@ CONFIGMAP_MAX = 1024 * 1024 - 16 * 1024
 LABELS = {"app.kubernetes.io/name": "aicr", "app.kubernetes.io/component": "Snapshot"}
 
 
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``snapshot``: the cluster, where to write, or the agent CronJob instead."""
+    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, "
+                        "in a pod its service account)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current-context)")
+    parser.add_argument("--output", "-o", metavar="FILE|cm://NS/NAME", help="where to write (default: stdout)")
+    parser.add_argument("--api-version", choices=("aicr.run/v1", "aicr.run/v1alpha2"),
+                        help="header to write: aicr.run/v1 (default; AICR >= 0.22) or aicr.run/v1alpha2 "
+                             "(AICR <= 0.21)")
+    parser.add_argument("--agent-cronjob", metavar="DIR",
+                        help="instead, write a CronJob (+RBAC) that runs AICR's snapshot agent into cm://")
+    parser.add_argument("--schedule", default="0 * * * *", metavar="CRON", help="schedule of --agent-cronjob")
+    parser.add_argument("--configmap", default="cm://aicr-system/aicr-snapshot", metavar="cm://NS/NAME",
+                        help="where the agent CronJob stores its snapshot")
+    parser.add_argument("--force", action="store_true", help="replace a previous --agent-cronjob folder")
+
+
 def configmap_payload(text: str, stamp: str) -> tuple[dict[str, str], dict[str, bytes]]:
     """``(data, binaryData)`` of the ConfigMap holding snapshot YAML ``text`` (AICR's keys)."""
+    import gzip
+
     data = {"format": "yaml", "timestamp": stamp}
     raw = text.encode("utf-8")
     if len(raw) <= GZIP_ABOVE:
@@ -37,6 +58,8 @@ def configmap_payload(text: str, stamp: str) -> tuple[dict[str, str], dict[str, 
 def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     if args.agent_cronjob:
         return _agent(args)
+    import datetime
+
     from aicr_gen.drift.capture import build_snapshot, timestamp
     from aicr_gen.drift.snapshot import API_VERSION
     from aicr_gen.edges.kube.client import connect

@@ -1,22 +1,74 @@
-"""``aicr-gen spec init``: write a commented starting ``ClusterSpec`` for criteria the catalog covers."""
+"""``aicr-gen spec init``: write a commented starting ``ClusterSpec`` for criteria the catalog covers;
+``aicr-gen spec show``: the effective spec, layered over its fleet, with where each value comes from."""
 
 from __future__ import annotations
 
-import json
-import os
+import argparse
 import re
-from typing import Any
 
 from aicr_gen.catalog.vocabulary import DIMENSIONS
-from aicr_gen.edges.output import write_text
 from aicr_gen.errors import OK, InvalidInputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _ORDER = ("accelerator", "service", "os", "intent", "platform")
 
 
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``spec init`` (criteria flags) and ``spec show SPEC``."""
+    from aicr_gen.commands.recipe import catalog_option
+
+    subcommands = parser.add_subparsers(dest="spec_command", metavar="init|show", required=True)
+    init = subcommands.add_parser("init", help="write a commented starting ClusterSpec for covered criteria")
+    for dim in DIMENSIONS:
+        init.add_argument(f"--{dim}", default=None, help=f"{dim} criterion (or 'any')")
+    init.add_argument("--nodes", type=int, default=0, help="advisory GPU node count")
+    init.add_argument("--deployer", action="append", default=[], metavar="D",
+                      help="bundle deployer: helm, argocd, argocd-helm, flux or helmfile (repeatable; default argocd)")
+    catalog_option(init)
+    init.add_argument("--repo-url", metavar="URL", help="Git repository the bundle is committed to, which Argo CD and "
+                      "Flux pull (default: a placeholder that lint and sync refuse until you replace it)")
+    init.add_argument("--name", metavar="NAME", help="metadata.name, a DNS label naming the cluster (default: from the "
+                      "criteria, e.g. h100-eks-ubuntu-training)")
+    init.add_argument("--path", metavar="FOLDER", help="spec.repo.path, the cluster's folder in the repository "
+                      "(default: clusters/NAME)")
+    init.add_argument("-o", "--output", metavar="FILE", help="write the spec to FILE (atomically; default stdout); an "
+                      "existing FILE is kept unless --force")
+    init.add_argument("--force", action="store_true", help="overwrite an existing -o FILE")
+    init.add_argument("--extends", metavar="FLEET", help="write a short spec extending the Fleet file FLEET (its "
+                      "criteria, name and repo.path; everything else from the fleet)")
+    show = subcommands.add_parser(
+        "show", help="print the effective spec (layered over its fleet) with where each value comes from",
+        description="Print the spec as sync, plan and lint see it: the Fleet its spec.extends names layered under "
+        "it (maps merge, the spec's lists and scalars replace the fleet's, a null removes the fleet's value; paths "
+        "from the fleet rebased onto the spec's folder), validated, each value with the file and line it comes "
+        "from.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog='--format json prints {"spec": THE EFFECTIVE DOCUMENT, "origins": {FIELD: "FILE:LINE"}, '
+               '"rebased": {FIELD: "PATH AS WRITTEN IN THE FLEET"}}\n(one origin per scalar and per empty map '
+               'or list; FIELD as in error messages, e.g. spec.catalogs[0])')
+    show.add_argument("spec_file", metavar="SPEC", help="ClusterSpec file")
+    show.add_argument("--format", dest="show_format", choices=("yaml", "json"), default="yaml",
+                      help="yaml (default: origins in comments) or json (the shape below)")
+    show.add_argument("-o", "--output", dest="show_output", metavar="FILE",
+                      help="write to FILE (atomically; default stdout)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``spec show`` prints the effective spec, ``spec init`` writes a starting one."""
+    if args.spec_command == "show":
+        return show_command(args.spec_file, args.show_format, args.show_output)
+    return init_command(args.catalog, {dim: getattr(args, dim) for dim in DIMENSIONS}, args.deployer, args.output,
+                        nodes=args.nodes, repo_url=args.repo_url, extends=args.extends, name=args.name,
+                        path=args.path, force=args.force)
+
+
 def _q(text: str) -> str:
     """A YAML double-quoted scalar (JSON strings are valid YAML)."""
+    import json
+
     return json.dumps(text, ensure_ascii=False)
 
 
@@ -197,7 +249,10 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     for a training cluster on a GPU with no known NCCL floor, its ``TODO`` threshold; with ``extends``, a short
     spec extending that Fleet file (``extending``). ``name`` and ``path`` set metadata.name and spec.repo.path.
     An existing ``output`` file is refused unless ``force``: it may be a hand-edited spec."""
+    import os
+
     from aicr_gen.catalog.load import open_catalog
+    from aicr_gen.edges.output import write_text
     from aicr_gen.render.options import DEPLOYERS
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.spec.validate import parse_spec, reserved_host
@@ -241,9 +296,11 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
     fleet's catalogs, or ``folders``) and folder, plus what the options give; everything else comes from the
     fleet. The spec is validated layered over the fleet, and its paths as ``lint`` checks them (a fleet outside
     the Git repository the spec is written in is refused), before it is written."""
+    import os
     from pathlib import Path
 
     from aicr_gen.catalog.load import open_catalog
+    from aicr_gen.edges.output import write_text
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.spec.cluster import API_VERSION, KIND, PLACEHOLDER_URL
     from aicr_gen.spec.fleet import check_fleet, effective, load_fleet
@@ -316,6 +373,8 @@ def _note(origin: Any) -> str:
 def annotated(data: dict[str, Any], origin: Any) -> str:
     """Block YAML of ``data`` with every leaf's origin (``origin(path)``: an ``Origin``) in a comment beside it;
     strings JSON-quoted (valid YAML, never retyped)."""
+    import json
+
     out: list[str] = []
 
     def entry(head: str, value: Any, path: tuple[str | int, ...], indent: str) -> None:
@@ -385,6 +444,7 @@ def show_command(spec_file: str, output_format: str = "yaml", output: str | None
     """Print the effective spec of ``spec_file`` (layered over its fleet, validated) with each value's origin:
     YAML with ``# FILE:LINE`` comments, or JSON ``{"spec": ..., "origins": {PATH: "FILE:LINE"}, "rebased":
     {PATH: AS_WRITTEN}}``."""
+    from aicr_gen.edges.output import write_text
     from aicr_gen.spec.cluster import ClusterSpec
     from aicr_gen.spec.layered import origin_of
     from aicr_gen.spec.load import load_spec

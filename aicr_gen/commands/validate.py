@@ -17,19 +17,36 @@ unreachable.
 
 from __future__ import annotations
 
-from aicr_gen.drift.constraints import ConstraintResult, evaluate
+import argparse
+
 from aicr_gen.errors import FindingsError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Sequence
     from typing import Any, NamedTuple
+
+    from aicr_gen.drift.constraints import ConstraintResult
 else:
     from aicr_gen.records import NamedTuple
 
 SUITE = "readiness"
 STATUSES = ("passed", "failed", "skipped", "pending", "other")
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``validate``: the recipe (or a spec's pools), the snapshot and the report."""
+    parser.add_argument("--recipe", metavar="FILE", help="RecipeResult file (or --spec)")
+    parser.add_argument("--spec", metavar="SPEC", help="ClusterSpec with spec.pools: each pool's recipe against the "
+                                                       "snapshot's nodes of that pool")
+    parser.add_argument("--pool", action="append", metavar="NAME", help="with --spec: only this pool (repeatable)")
+    parser.add_argument("--node-selector", action="append", metavar="K=V",
+                        help="with --recipe: evaluate against the snapshot's nodes with these labels (repeatable)")
+    parser.add_argument("--snapshot", required=True, metavar="SRC", help="snapshot file, - or cm://NAMESPACE/NAME")
+    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig for cm:// sources")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context for cm:// sources")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="json: a CTRF report")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
 
 
 def ctrf_report(results: Sequence[ConstraintResult], pools: Sequence[str | None] = ()) -> dict[str, Any]:
@@ -101,6 +118,7 @@ class PoolCheck(NamedTuple):
 
 def _pool_results(check: PoolCheck, snapshot: dict[str, Any]) -> tuple[list[ConstraintResult], str]:
     """The pool's results and its section heading; no node of the pool in the snapshot is one failed result."""
+    from aicr_gen.drift.constraints import ConstraintResult, evaluate
     from aicr_gen.drift.pools import pool_view
 
     view = pool_view(snapshot, check.selector)
@@ -160,6 +178,7 @@ def _json(report: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``aicr-gen validate``."""
     from aicr_gen.catalog.recipe_file import load_recipe
+    from aicr_gen.drift.constraints import evaluate
     from aicr_gen.drift.load import load_snapshot
     from aicr_gen.edges.output import write_text
 

@@ -2,23 +2,47 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
+import argparse
 import sys
-from pathlib import Path
 
 from aicr_gen.errors import INVALID, OK, AicrGenError, InvalidInputError
-from aicr_gen.report.findings import FileResult, Problem, from_error, to_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.report.findings import FileResult
+
+RESULTS_JSON = """\
+--format json prints one object (a stable shape; exit codes as for text):
+  {"ok": BOOL, "files": [{"file": PATH, "ok": BOOL,
+     "errors":   [{"file": PATH, "line": INT|null, "path": FIELD|null, "message": TEXT, "policy": NAME|null}],
+     "warnings": [... the same ...]}]}
+"""
+"""The epilog of the commands whose ``--format json`` prints ``report.findings.to_json`` (verify, lint)."""
 
 _WHY = {"missing": "listed in checksums.txt, not in the folder", "unlisted": "in the folder, not in checksums.txt",
         "changed": "its sha256 differs from checksums.txt", "symlink": "a bundle holds no symlinks"}
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """``verify DIR...``."""
+    parser.epilog = RESULTS_JSON
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("folders", metavar="DIR", nargs="+", help="bundle folder holding a checksums.txt")
+    parser.add_argument("--format", dest="verify_format", choices=("text", "json"), default="text",
+                        help="text (default) or json (the shape below; file is DIR/checksums.txt, path the "
+                             "bundle file)")
 
 
 def check_folder(folder: str) -> tuple[FileResult, int, int]:
     """``folder``'s problems (each naming checksums.txt, the line listing the file if any, and the bundle path,
     with a message starting ``missing:``, ``unlisted:``, ``changed:`` or ``symlink:``), the exit code (2: not a
     bundle folder) and how many files it lists."""
+    import hashlib
+    import os
+    from pathlib import Path
+
     from aicr_gen.bundle import CHECKSUMS, parse_checksums
+    from aicr_gen.report.findings import FileResult, Problem, from_error
 
     root = Path(folder)
     sums = root / CHECKSUMS
@@ -54,12 +78,14 @@ def check_folder(folder: str) -> tuple[FileResult, int, int]:
     return result, 1 if found else OK, len(listed)
 
 
-def verify_command(folders: list[str], output_format: str = "text") -> int:
+def run(args: argparse.Namespace) -> int:
     """Exit 0 when every folder's files are listed and unchanged; 1 listing missing, changed or unlisted files;
     2 for a folder that is no bundle."""
-    results = [check_folder(folder) for folder in folders]
+    from aicr_gen.report.findings import to_json
+
+    results = [check_folder(folder) for folder in args.folders]
     worst = max(code for _, code, _ in results)
-    if output_format == "json":
+    if args.verify_format == "json":
         sys.stdout.write(to_json([result for result, _, _ in results]))
         return worst
     problems: list[str] = []

@@ -1,8 +1,8 @@
-"""``aicr-gen sync --check SPEC...``: is each spec's committed tree (HEAD, or the index) what ``sync`` would
-commit? Exit 0, or 1 listing the stale clusters and their files; with several specs the up-to-date ones are
-only counted ("998 of 1000 tree(s) up to date with HEAD; stale: ..."). Exit 2 when two trees of the run, or a
-tree of the run and another tree of the repository (its record), define one Argo CD or Flux object in one
-control plane (``sync_specs.refuse_collisions``).
+"""``aicr-gen sync --check SPEC...`` without its output: is each spec's committed tree (HEAD, or the index) what
+``sync`` would commit? ``check`` gives each tree's stale files and why, and the specs a changed policy now
+refuses; the command reports them (exit 1 for either). Exit 2 when two trees of the run, or a tree of the run and
+another tree of the repository (its record), define one Argo CD or Flux object in one control plane
+(``committed.refuse_collisions``).
 
 A spec is answered without loading or rendering it when the inputs record of its tree names it, aicr-gen and
 every input it lists read as recorded, and the folder holds the recorded files (``record``). The others are
@@ -21,19 +21,36 @@ and each error at its file and line.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from aicr_gen.edges.git import Repo
-from aicr_gen.errors import OK, FindingsError
 from aicr_gen.gitops import fingerprint, record
+from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions
 from aicr_gen.gitops.render_many import Job, for_check, run_all, survey, workers_for
-from aicr_gen.gitops.sync_specs import all_records, folder_files, refuse_collisions
 
-LISTED = 20
-"""Stale trees named in the last line (all are listed above it, with their files)."""
+
+class Tree(NamedTuple):
+    """One spec's committed tree as checked."""
+
+    spec: str
+    path: str
+    stale: list[str]
+    """Its files that differ (``stale  PATH``, ``missing PATH``...), empty when it is up to date."""
+    why: str
+    """Why it is stale (``cause``), empty when it is not."""
+
+
+class Checked(NamedTuple):
+    """What ``sync --check`` found: every spec's tree in the order given, and the specs a changed policy now
+    refuses (spec -> its message lines)."""
+
+    against: str
+    """``HEAD`` or ``the index``."""
+    trees: list[Tree]
+    refused: dict[str, list[str]]
 
 
 def _by_spec(records: dict[str, bytes]) -> dict[str, list[record.Record]]:
@@ -61,7 +78,7 @@ def _candidate(found: list[record.Record], path_option: str | None) -> record.Re
     return fitting[0] if len(fitting) == 1 else None
 
 
-def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bool, jobs: int | None) -> int:
+def check(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bool, jobs: int | None) -> Checked:
     """Check ``specs`` (see the module's docstring)."""
     from aicr_gen.edges.git_objects import object_format
     from aicr_gen.gitops.sync import _head
@@ -95,28 +112,14 @@ def run(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bo
     current = {spec: digests.inputs(surveyed[spec].places) if spec in surveyed else now[spec] for spec in candidates}
     moved = {spec: item for spec, item in candidates.items() if item.policies != current[spec].policies}
     refused = _refused(moved, current, workers_for(len(moved), jobs))
-    problems: list[str] = []
-    stale_paths: list[str] = []
+    trees = []
     for spec in specs:
         path = fresh[spec].path if spec in fresh else rendered[spec].path
         stale = [] if spec in fresh else rendered[spec].stale
-        if stale:
-            stale_paths.append(path)
-            why = cause(candidates.get(spec), digests.inputs(surveyed[spec].places), surveyed[spec].fields)
-            problems.append(f"{path} is not up to date with {spec} in {against}: stale because {why}; "
-                            f"run 'aicr-gen sync {spec} --repo {repo.working_tree_dir}':")
-            problems += [f"  {line}" for line in stale]
-        elif len(specs) == 1 and not refused:
-            sys.stdout.write(f"aicr-gen: {path} is up to date with {spec} in {against}\n")
-    for lines in refused.values():
-        problems += lines
-    count = f"{len(specs) - len(stale_paths)} of {len(specs)} tree(s) up to date with {against}"
-    if problems:
-        stale_list = f"; stale: {_listed(stale_paths)}" if stale_paths else ""
-        refused_list = f"; refused by a changed policy: {_listed(list(refused))}" if refused else ""
-        raise FindingsError("\n".join([*problems, f"{count}{stale_list}{refused_list}"]))
-    sys.stdout.write(f"aicr-gen: {count}\n")
-    return OK
+        why = cause(candidates.get(spec), digests.inputs(surveyed[spec].places), surveyed[spec].fields) \
+            if stale else ""
+        trees.append(Tree(spec, path, stale, why))
+    return Checked(against, trees, refused)
 
 
 def cause(found: record.Record | None, now: fingerprint.Inputs, fields: Mapping[str, str]) -> str:
@@ -171,7 +174,3 @@ def refusals(spec_file: str) -> list[str]:
             out.append(f"{file}{'' if line is None else f':{line}'}: {item.policy} {item.path}: {item.message}")
     return out
 
-
-def _listed(paths: Sequence[str]) -> str:
-    shown = ", ".join(paths[:LISTED])
-    return shown if len(paths) <= LISTED else f"{shown} and {len(paths) - LISTED} more"

@@ -1,33 +1,33 @@
-"""``aicr-gen sync SPEC...``: every spec loaded and validated, the ones whose inputs changed since their tree's
-record rendered (in worker processes when many), and all of it committed as one commit by ``sync.sync``.
+"""``aicr-gen sync SPEC...`` without its output: every spec loaded and validated, the ones whose inputs changed
+since their tree's record rendered (in worker processes when many), and all of it committed as one commit by
+``sync.sync``.
 
-In order, and nothing of this sync is written before the last step: git must have an identity to commit as
-(checked first, exit 2); an earlier sync of this work tree that was interrupted is finished
-(``sync.finish_interrupted``); every spec is surveyed (all problems reported at once, exit 2), two specs sharing
-a folder or a cluster name, or naming different repositories, are refused; a spec whose inputs record at the
-base says its tree is what rendering would give is skipped (neither rendered nor checked against its policies
-again: they are among the inputs); the others are rendered and checked (again all problems at once); no tree may
-define an Argo CD or Flux object another cluster's tree defines in the same control plane, among the run's trees
-and against every other tree of the repository as its inputs record lists it (exit 2 naming both clusters:
-``refuse_collisions``); the blobs are stored and ``sync.sync`` makes the one commit, with a new inputs record per
-rendered tree and the specs' files that live in the repository.
+Before ``commit_specs`` the command has checked that git has an identity to commit as (exit 2) and finished an
+earlier sync of this work tree that was interrupted (``advance.finish_interrupted``). Then, in order, and nothing
+of this sync is written before the last step: every spec is surveyed (all problems reported at once, exit 2),
+two specs sharing a folder or a cluster name, or naming different repositories, are refused; a spec whose inputs
+record at the base says its tree is what rendering would give is skipped (neither rendered nor checked against
+its policies again: they are among the inputs); the others are rendered and checked (again all problems at
+once); no tree may define an Argo CD or Flux object another cluster's tree defines in the same control plane,
+among the run's trees and against every other tree of the repository as its inputs record lists it (exit 2
+naming both clusters: ``committed.refuse_collisions``); the blobs are stored and ``sync.sync`` makes the one
+commit, with a new inputs record per rendered tree and the specs' files that live in the repository.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
 from aicr_gen.edges.git import Repo, writing
-from aicr_gen.errors import OK, InvalidInputError
+from aicr_gen.errors import InvalidInputError
 from aicr_gen.gitops import commit_message, fingerprint, record
-from aicr_gen.gitops.advance import finish_interrupted
 from aicr_gen.gitops.collisions import Owned
+from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions, unchanged
 from aicr_gen.gitops.render_many import Job, Rendered, Survey, SyncJob, for_sync, run_all, survey, workers_for
-from aicr_gen.gitops.sync import Folder, Result, entries, require_identity, sync, target
+from aicr_gen.gitops.sync import Folder, Result, sync, target
 
 
 class Options(NamedTuple):
@@ -39,6 +39,20 @@ class Options(NamedTuple):
     force: bool = False
     push: bool = False
     jobs: int | None = None
+
+
+class Outcome(NamedTuple):
+    """What a sync did, for the command to report."""
+
+    result: Result
+    changed: int
+    """Clusters whose tree (or only its record) changed."""
+    paths: list[str]
+    """The managed folder of each spec."""
+    rendered: int
+    """Specs rendered (the others unchanged since their record)."""
+    inputs: bool
+    """Whether spec files living in the repository were committed with the trees."""
 
 
 def spec_inputs(repo: Repo, found: Survey, managed: set[str]) -> dict[str, bytes]:
@@ -89,38 +103,6 @@ def _refuse_reserved(surveys: Sequence[Survey]) -> None:
                                     "another spec.repo.path")
 
 
-def all_records(repo: Repo, rev: str, *, index: bool = False) -> dict[str, bytes]:
-    """Managed folder -> its inputs record at ``rev`` (or in the index), every record of the repository (a
-    file under the records' folder not named after the folder it records is no record)."""
-    from aicr_gen.edges.git_objects import read_blobs
-
-    listed = entries(repo, rev, [Folder(record.FOLDER, {})], index=index)
-    contents = read_blobs(repo, [sha for _mode, sha in listed.values()])
-    out: dict[str, bytes] = {}
-    for name, (_mode, sha) in sorted(listed.items()):
-        folder = name.removeprefix(f"{record.FOLDER}/").removesuffix(".json")
-        if record.path_of(folder) == name:
-            out[folder] = contents[sha]
-    return out
-
-
-def refuse_collisions(repo: Repo, rev: str, run: Mapping[str, Owned], records: Mapping[str, bytes], *,
-                      index: bool = False) -> None:
-    """Exit 2 naming both clusters when a tree of the run (``run``: folder -> its spec and objects) defines an
-    Argo CD or Flux object that another of the run's trees, or another tree of the repository at ``rev`` (as its
-    inputs record lists it, when that tree is still there), defines in the same control plane."""
-    from aicr_gen.gitops import collisions
-
-    others: dict[str, Owned] = {}
-    for folder, data in records.items():
-        parsed = record.parse(data) if folder not in run else None
-        if parsed is not None and parsed.path == folder and parsed.objects:
-            others[folder] = (parsed.spec, parsed.keyed())
-    present = existing(repo, rev, sorted(others), index=index)
-    collisions.refuse_found(collisions.in_repository(
-        run, {folder: found for folder, found in others.items() if folder in present}))
-
-
 def _objects(surveys: Sequence[Survey], rendered: Sequence[Rendered], records: Mapping[str, bytes],
              root: Path) -> dict[str, Owned]:
     """Managed folder -> its spec and the Argo CD and Flux objects of its tree: as rendered, or as the record of
@@ -134,55 +116,11 @@ def _objects(surveys: Sequence[Survey], rendered: Sequence[Rendered], records: M
     return found
 
 
-def existing(repo: Repo, rev: str, folders: Sequence[str], *, index: bool = False) -> set[str]:
-    """The ``folders`` that hold a file at ``rev`` (or in the index)."""
-    if not folders:
-        return set()
-    wanted = set(folders)
-    if index:
-        return {folder for name in repo.run("ls-files", "-z", "--", *folders).split("\0")
-                for folder in _parents(name) if folder in wanted}
-    wanted = set(folders)
-    return {name for name in repo.run("ls-tree", "-z", "--name-only", rev, "--", *folders).split("\0")
-            if name in wanted}
-
-
-def _parents(name: str) -> list[str]:
-    parts = name.split("/")
-    return ["/".join(parts[:end]) for end in range(1, len(parts))]
-
-
-def folder_files(repo: Repo, rev: str, paths: Sequence[str], *, index: bool = False) -> dict[str, dict[str, str]]:
-    """Managed folder -> its files at ``rev`` (or in the index): relative path -> blob name."""
-    listed = entries(repo, rev, [Folder(path, {}) for path in paths], index=index)
-    out: dict[str, dict[str, str]] = {path: {} for path in paths}
-    for name, (_mode, sha) in listed.items():
-        parts = name.split("/")
-        for end in range(1, len(parts)):
-            folder = "/".join(parts[:end])
-            if folder in out:
-                out[folder]["/".join(parts[end:])] = sha
-                break
-    return out
-
-
-def unchanged(found: Survey, now: fingerprint.Inputs, data: bytes | None, files: Mapping[str, str],
-              root: Path) -> record.Record | None:
-    """The record ``data`` of ``found``'s folder at the base when it says the tree there is what rendering
-    ``found`` would give and its policies passed (then the spec need not be rendered), else None."""
-    parsed = record.parse(data) if data is not None else None
-    fits = bool(parsed and parsed.spec == fingerprint.name_of(Path(found.spec_file), root)
-                and parsed.cluster == found.name and parsed.path == found.path
-                and parsed.from_option == found.from_option and parsed.fresh(now, files, policies=True))
-    return parsed if fits else None
-
-
-def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
+def commit_specs(repo: Repo, specs: Sequence[str], options: Options) -> Outcome:
     """Sync ``specs`` as one commit (see the module's docstring)."""
     from aicr_gen.edges.git_objects import name_in, object_format, store
     from aicr_gen.spec.patterns import distinct, one_repository
 
-    _begin(repo)
     where = target(repo, options.branch)
     root = Path(repo.working_tree_dir).resolve()
     workers = workers_for(len(specs), options.jobs)
@@ -235,16 +173,7 @@ def run(repo: Repo, specs: Sequence[str], options: Options) -> int:
         store(repo, blobs)
     text = _message(synced, rendered, len(surveys), options.title, own_inputs)
     outcome = sync(repo, where, managed, text, inputs=input_names, force=options.force, push=options.push)
-    _report(outcome, synced, surveys, len(todo), inputs)
-    return OK
-
-
-def _begin(repo: Repo) -> None:
-    """Before anything is rendered: git can commit here, and an interrupted sync is finished."""
-    require_identity(repo)
-    finished = finish_interrupted(repo)
-    if finished:
-        sys.stdout.write(f"aicr-gen: {finished}\n")
+    return Outcome(outcome, len(synced), [item.path for item in surveys], len(todo), bool(inputs))
 
 
 def _message(synced: Sequence[commit_message.Synced], rendered: Sequence[Rendered], given: int, title: str | None,
@@ -256,21 +185,3 @@ def _message(synced: Sequence[commit_message.Synced], rendered: Sequence[Rendere
     return commit_message.fleet_message(synced, given, title=title,
                                         inputs=sorted({name for names in own_inputs.values() for name in names}))
 
-
-def _report(result: Result, synced: Sequence[commit_message.Synced], surveys: Sequence[Survey], rendered: int,
-            inputs: Mapping[str, bytes]) -> None:
-    if len(surveys) == 1:
-        path = surveys[0].path
-        if result.commit is None:
-            sys.stdout.write(f"aicr-gen: {path} is up to date on {result.ref}; nothing to commit\n")
-        else:
-            tree_files = [name for name in result.changed if name.startswith(f"{path}/")]
-            sys.stdout.write(f"aicr-gen: committed {result.commit[:12]} on {result.ref} ({len(tree_files)} files "
-                             f"changed under {path}{' and its spec' if inputs else ''})\n")
-        return
-    counts = f"{len(surveys)} spec(s): {rendered} rendered, {len(surveys) - rendered} unchanged since their record"
-    if result.commit is None:
-        sys.stdout.write(f"aicr-gen: every tree is up to date on {result.ref}; nothing to commit ({counts})\n")
-    else:
-        sys.stdout.write(f"aicr-gen: committed {result.commit[:12]} on {result.ref}: {len(synced)} cluster(s) "
-                         f"changed, {len(result.changed)} files ({counts})\n")
