@@ -16,6 +16,7 @@ from aicr_gen.gitops.plan import API_VERSION, ClusterPlan, FileChanges, cluster_
 from aicr_gen.gitops.risks import loosened
 from aicr_gen.report.plan import BUDGET, markdown
 from tests.conftest import ROOT, Result
+from tests.gitops.fleets import shared_repo
 from tests.gitops.test_changes import recipe
 from tests.gitops.test_sync import ENV, git, init_repo
 from tests.nvcre_elsewhere import certifying, write_policy
@@ -313,3 +314,24 @@ def test_markdown_counts_the_clusters_it_cannot_show() -> None:
     assert 0 < shown < 2000
     assert f"\u2026 and {2000 - shown} more clusters with changes not shown" in text
 
+
+def test_plan_answers_unchanged_specs_from_their_records(cli: Any, tmp_path: Path, renders: list[str]) -> None:
+    repo = shared_repo(tmp_path / "gitops")
+    pattern = str(repo / "specs" / "*.yaml")
+    assert cli("sync", pattern, "--repo", str(repo), "--jobs", "1").code == 0
+    spec = repo / "specs" / "gpu-b.yaml"
+    spec.write_text(spec.read_text() + "  versions: {gpu-operator: v26.4.0}\n")
+    renders.clear()
+    result = cli("plan", pattern, "--repo", str(repo), "--format", "json", "--jobs", "1")
+    assert result.code == 0, result
+    assert renders == ["clusters/gpu-b"]
+    skipped = json.loads(result.out)
+    assert [(item["name"], item["changed"]) for item in skipped["clusters"]] == \
+        [("gpu-a", False), ("gpu-b", True), ("gpu-c", False)]
+    git(repo, "rm", "-q", "-r", ".aicr-gen")  # no records: every spec rendered
+    git(repo, "commit", "-q", "-m", "records gone")
+    result = cli("plan", pattern, "--repo", str(repo), "--format", "json", "--jobs", "1", "--base", "HEAD")
+    rendered = json.loads(result.out)
+    assert rendered["clusters"] == skipped["clusters"]  # the same plan, warnings included
+    assert any(item["policy"] == "certification-needs-nvcre" for item in rendered["clusters"][0]["policies"])
+    assert "Unchanged (2): `gpu-a`, `gpu-c`" in cli("plan", pattern, "--repo", str(repo), "--base", "HEAD~1").out

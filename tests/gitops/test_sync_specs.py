@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Result
+from tests.gitops.fleets import shared_repo
 from tests.gitops.test_sync import git, init_repo, state
 
 FLEET = """\
@@ -90,21 +91,6 @@ def sync(cli: Any, repo: Path, *extra: str) -> Result:
 
 def message(repo: Path, rev: str = "HEAD") -> str:
     return git(repo, "log", "-1", "--format=%B", rev)
-
-
-@pytest.fixture
-def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The managed folders rendered in this process (use --jobs 1)."""
-    from aicr_gen.gitops import render_tree
-
-    real, seen = render_tree.render_tree, []
-
-    def counted(cluster: Any, base: Path, path: str | None = None, recipe: Any = None, **options: Any) -> Any:
-        seen.append(str(path))
-        return real(cluster, base, path, recipe, **options)
-
-    monkeypatch.setattr(render_tree, "render_tree", counted)
-    return seen
 
 
 def test_many_specs_make_one_commit_with_a_tree_and_a_record_each(cli: Any, tmp_path: Path) -> None:
@@ -325,3 +311,26 @@ def test_plan_groups_the_changes_clusters_share(cli: Any, tmp_path: Path) -> Non
     assert "### Changes in several clusters" in text
     assert "- bumped gpu-operator v26.3.3 -> v26.4.0 on 5 clusters: `c00`, `c01`, `c03`, `c04`, `c05`" in text
     assert "GPU operator: bumped gpu-operator v26.3.3 -> v26.4.0 on 5 clusters" in text
+
+
+def test_check_of_many_specs_ends_in_one_summary(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_gen.gitops import check_specs
+
+    names = tuple(f"gpu-{number}" for number in range(5))
+    repo = shared_repo(tmp_path / "gitops", names=names)
+    pattern = str(repo / "specs" / "*.yaml")
+    assert cli("sync", pattern, "--repo", str(repo)).code == 0
+    result = cli("sync", "--check", pattern, "--repo", str(repo))
+    assert (result.code, result.out) == (0, "aicr-gen: 5 of 5 tree(s) up to date with HEAD\n")
+    for name in names[1:4]:
+        spec = repo / "specs" / f"{name}.yaml"
+        spec.write_text(spec.read_text() + "  versions: {gpu-operator: v26.4.0}\n")
+    monkeypatch.setattr(check_specs, "LISTED", 2)
+    result = cli("sync", "--check", pattern, "--repo", str(repo))
+    assert result.code == 1 and result.out == ""
+    assert result.err.count("is not up to date with") == 3
+    assert result.err.rstrip().endswith("2 of 5 tree(s) up to date with HEAD; stale: clusters/gpu-1, clusters/gpu-2 "
+                                        "and 1 more")
+    one = cli("sync", "--check", str(repo / "specs" / "gpu-0.yaml"), "--repo", str(repo))
+    assert one.out.splitlines() == [f"aicr-gen: clusters/gpu-0 is up to date with {repo / 'specs' / 'gpu-0.yaml'} in "
+                                    "HEAD", "aicr-gen: 1 of 1 tree(s) up to date with HEAD"]

@@ -413,3 +413,17 @@ def test_renovate_preset_tracks_each_catalog_component_in_its_helm_repository() 
     overrides = pinned.replace("    set: []", "    set:\n      - gpu-operator:driver.version=1")
     assert _recursive(managers["nfd"]["matchStrings"], tree_file) == []
     assert _recursive(managers["gpu-operator"]["matchStrings"], overrides) == ["v26.4.0"]
+
+
+def test_renovate_bumps_the_pins_of_fleet_files_too() -> None:
+    managers = {item["depNameTemplate"]: item for item in json.loads(RENOVATE.read_text())["customManagers"]}
+    fleet = (ROOT / "examples" / "fleet" / "fleet.yaml").read_text()
+    assert _recursive(managers["gpu-operator"]["matchStrings"], fleet) == ["v26.3.3"]
+    assert _recursive(managers["nfd"]["matchStrings"], fleet) == []
+    patterns = [re.compile(pattern.strip("/")) for pattern in managers["gpu-operator"]["managerFilePatterns"]]
+    for path, tracked in (("fleet.yaml", True), ("examples/fleet/fleet.yaml", True), ("fleets/prod.yml", True),
+                          ("clusters/a.yaml", True), ("fleet/argocd/applicationset.yaml", False),
+                          ("values.yaml", False)):
+        assert any(pattern.search(path) for pattern in patterns) == tracked, path
+    other = fleet.replace("kind: Fleet", "kind: Policy")
+    assert _recursive(managers["gpu-operator"]["matchStrings"], other) == []  # neither a spec nor a fleet

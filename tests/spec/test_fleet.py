@@ -17,6 +17,7 @@ from aicr_gen.spec.cluster import load_spec, resolve_spec
 from aicr_gen.spec.fleet import origin_of
 from tests.cli.test_main import YAMLSnapshot
 from tests.conftest import ROOT, assert_refused
+from tests.gitops.fleets import FLEET, shared_repo
 from tests.gitops.test_sync import git, init_repo
 from tests.nvcre_elsewhere import POLICY_FILE, write_policy
 
@@ -305,3 +306,59 @@ def test_sync_commits_the_fleet_and_check_goes_stale_when_it_changes(cli: Any, t
     assert cli("sync", str(spec), "--repo", str(repo), "--check").code == 0
     shutil.copy(fleet, spec.parent / "fleet.yaml")  # a pattern over the specs' folder skips a fleet beside them
     assert cli("sync", f"{spec.parent}/*.yaml", "--repo", str(repo), "--check").code == 0
+
+
+def test_the_fleet_is_read_and_validated_once_per_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from aicr_gen.errors import InvalidInputError
+    from aicr_gen.spec import fleet
+    from aicr_gen.spec.cluster import load_spec
+
+    repo = shared_repo(tmp_path / "gitops")
+    real, parsed = fleet.parse_fleet, []
+    monkeypatch.setattr(fleet, "parse_fleet", lambda doc: parsed.append(doc.source) or real(doc))
+    loaded = [load_spec(path) for path in sorted((repo / "specs").glob("*.yaml"))]
+    assert parsed == [str(repo / "fleet.yaml")]
+    assert {cluster.spec.versions["gpu-operator"] for cluster in loaded} == {"v26.3.3"}
+    (repo / "fleet.yaml").write_text(FLEET.replace("v26.3.3", "v26.4.0"))  # new bytes: read again
+    assert load_spec(repo / "specs" / "gpu-a.yaml").spec.versions["gpu-operator"] == "v26.4.0"
+    assert len(parsed) == 2
+    (repo / "fleet.yaml").write_text(FLEET.replace("  argocd:", "  criteria: {service: eks}\n  argocd:"))
+    messages = []
+    for _ in range(2):  # an invalid fleet: the same message every time
+        with pytest.raises(InvalidInputError) as err:
+            load_spec(repo / "specs" / "gpu-a.yaml")
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "criteria are per cluster" in messages[0]
+
+
+def test_a_path_the_fleet_names_is_looked_for_on_every_load(tmp_path: Path) -> None:
+    from aicr_gen.errors import InvalidInputError
+    from aicr_gen.spec.cluster import load_spec
+
+    repo = shared_repo(tmp_path / "gitops", names=("gpu-a",))
+    shutil.copytree(ROOT / "overlays", repo / "catalog")
+    (repo / "fleet.yaml").write_text(FLEET.replace("spec:\n", "spec:\n  catalogs: [catalog]\n", 1))
+    assert load_spec(repo / "specs" / "gpu-a.yaml").spec.catalogs == ["../catalog"]
+    shutil.rmtree(repo / "catalog")
+    with pytest.raises(InvalidInputError, match=r"'catalog': no such file or folder beside the fleet"):
+        load_spec(repo / "specs" / "gpu-a.yaml")
+
+
+def test_spec_init_extends_a_fleet_with_a_spec_that_lints(cli: Any, tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "repo")
+    shutil.copytree(ROOT / "examples" / "fleet", root, dirs_exist_ok=True)
+    target = root / "clusters" / "new.yaml"
+    made = cli("spec", "init", "--extends", str(root / "fleet.yaml"), "--service", "eks", "--accelerator", "h100",
+               "--intent", "training", "--os", "ubuntu", "--platform", "kubeflow", "-o", str(target))
+    assert made.code == 0, made
+    text = target.read_text()
+    assert 'extends: "../fleet.yaml"' in text and "deployers" not in text and "url:" not in text
+    assert 'path: "clusters/h100-eks-ubuntu-training-kubeflow"' in text
+    assert "busBandwidthGBps" in text  # the fleet sets no thresholds, a training cluster needs some
+    assert "# argocd:" in text  # the fleet's Argo CD is shared: say where a destination goes
+    assert len(text.splitlines()) < 30
+    assert cli("lint", str(root / "fleet.yaml"), str(target)).code == 0
+    shown = cli("spec", "show", str(target))
+    assert shown.code == 0 and 'gpu-operator: "v26.3.3"  # ' in shown.out and "fleet.yaml:15\n" in shown.out
+    bad = cli("spec", "init", "--extends", str(root / "clusters" / "kind-h100-dev.yaml"), "--service", "eks")
+    assert bad.code == 2 and "not Fleet" in bad.err
