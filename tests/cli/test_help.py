@@ -4,12 +4,16 @@ the input formats of ``report`` and ``rules test`` described where a user looks 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from aicr_gen.cli.main import build_parser
+from tests.conftest import ROOT
 
 
 def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[
@@ -70,3 +74,15 @@ def test_input_formats_are_described(cli: Any, command: tuple[str, ...], fragmen
     out = cli(*command, "--help").out
     for fragment in fragments:
         assert fragment in out, f"{fragment!r} not in aicr-gen {' '.join(command)} --help"
+
+
+@pytest.mark.parametrize("columns", [None, "", "abc", "0", "-5", "40", "200"])
+def test_help_width_is_the_one_shutil_finds(columns: str | None) -> None:
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    code = ("import shutil\nfrom aicr_gen import cli_parser\n"
+            "print(cli_parser._terminal_width(), shutil.get_terminal_size().columns - 2)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
+    ours, theirs = out.stdout.split()
+    assert ours == theirs

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import random
 import socket
 import time
 from pathlib import Path
@@ -325,3 +327,81 @@ def test_equality_pre_pass_matches_plain_normalisation(pair: tuple[list[Any], li
     expected = diff.compare(diff.normalise(base), diff.normalise(new))
     assert diff.diff_snapshots(base, new)["changes"] == expected
     assert diff.diff_snapshots(new, base)["changes"] == diff.compare(diff.normalise(new), diff.normalise(base))
+
+
+# ---------------------------------------------------------------- diff: key by key, as DeepDiff reported
+
+
+def _by_deepdiff(left: dict[str, Any], right: dict[str, Any]) -> list[dict[str, Any]]:
+    """The change list as ``compare`` built it from DeepDiff's tree before (the oracle)."""
+    from deepdiff import DeepDiff
+
+    tree = DeepDiff(left, right, ignore_order=True, view="tree", threshold_to_diff_deeper=0)
+    changes = [diff.change("removed", level.path(output_format="list")[0], baseline=level.t1)
+               for level in tree.get("dictionary_item_removed", ())]
+    changes += [diff.change("added", level.path(output_format="list")[0], target=level.t2)
+                for level in tree.get("dictionary_item_added", ())]
+    changes += [diff.change("modified", level.path(output_format="list")[0], baseline=level.t1, target=level.t2)
+                for report in ("values_changed", "type_changes") for level in tree.get(report, ())]
+    return diff.sort(changes)
+
+
+READINGS: list[Any] = [None, "", "1", "true", "a\nb", 0, 1, 2, 1.0, 0.0, -0.0, 2**70, True, False, math.inf, math.nan,
+                       float("nan")]
+
+
+def test_key_by_key_comparison_reports_what_deepdiff_reported() -> None:
+    pytest.importorskip("deepdiff")
+    rng = random.Random(56)
+    for _ in range(400):
+        keys = [f"K8s.s.k{index}" for index in range(rng.randrange(12))]
+        left = {key: rng.choice(READINGS) for key in keys if rng.random() < 0.8}
+        right = {key: rng.choice(READINGS) for key in keys if rng.random() < 0.8}
+        for key in left.keys() & right.keys():
+            if rng.random() < 0.3:
+                right[key] = left[key]  # the same object on both sides (a shared NaN is equal to itself)
+        assert diff.sort(diff._changes(left, right)) == _by_deepdiff(left, right)
+
+
+def test_key_by_key_comparison_reports_paths_deepdiff_skipped() -> None:
+    """DeepDiff drops keys starting with ``__`` (``ignore_private_variables``); a measurement type so named still
+    drifts."""
+    changes = diff.compare({"__T.s.k": "1"}, {"__T.s.k": "2"})
+    assert changes == [diff.change("modified", "__T.s.k", baseline="1", target="2")]
+
+
+# ---------------------------------------------------------------- item keys
+
+
+def _key_formula(context: Any) -> str:
+    if not isinstance(context, dict):
+        return ""
+    return ",".join([f"{key}={diff._text(context[key])}" for key in sorted(context, key=str)])
+
+
+def test_item_keys_match_the_formula_for_every_context() -> None:
+    rng = random.Random(78)
+    parts: list[Any] = ["a", "b", "name", "z=1", "a,b", "", "é", 1, 10, 2.5, True, None]
+    for _ in range(2000):
+        context = {rng.choice(parts): rng.choice(parts) for _ in range(rng.randrange(5))}
+        assert diff.item_key(context) == _key_formula(context), context
+    for other in (None, "text", ["a"], 3):
+        assert diff.item_key(other) == ""
+
+
+def test_repeated_contexts_are_numbered_in_order() -> None:
+    sub = {"items": [{"context": {"n": "a"}, "data": {"v": 1}}, {"context": {"n": "b"}, "data": {"v": 2}},
+                     {"context": {"n": "a"}, "data": {"v": 3}}, "not an item", {"data": {"v": 4}},
+                     {"context": {"n": "a"}}]}
+    assert diff._items(sub) == [("n=a", {"v": 1}), ("n=b", {"v": 2}), ("n=a#2", {"v": 3}), ("", {"v": 4}),
+                                ("n=a#3", None)]
+
+
+def test_node_lists_compared_in_place_split_like_a_fresh_split() -> None:
+    rng = random.Random(90)
+    lists = ["", "n1", "n1,n2", "n2", "1,n2", "n1,,n2", ",", "x|n2"]
+    values = ["", "v", "NoSchedule|v", "a|"]
+    nodes = diff._NodeSets()
+    for _ in range(3000):
+        raw = f"{rng.choice(values)}|{rng.choice(lists)}"
+        assert nodes.unpack(diff._Encoded(raw)) == diff._Encoded(raw).split(), raw
