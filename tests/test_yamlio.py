@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 import yaml as pyyaml
 from ruamel.yaml import YAML
 
@@ -559,3 +560,11 @@ def test_quoted_typed_strings_are_what_json_writes() -> None:
                  "2 b", "true"]:  # strings another reader would type: double-quoted
         assert _quote(text) == json.dumps(text, ensure_ascii=False), text
     assert _quote('1"') == json.dumps('1"') and _quote("1\\") == json.dumps("1\\")
+
+
+@pytest.mark.parametrize("text", ["+_", "._", "._9", "_x"])
+def test_number_like_strings_survive_a_round_trip(text: str) -> None:
+    dumped = yamlio.dump({"value": text, "items": [text]})
+
+    assert yamlio.load_bytes(dumped.encode(), "dumped.yaml").data == {"value": text, "items": [text]}
+    assert yaml.safe_load(dumped) == {"value": text, "items": [text]}
