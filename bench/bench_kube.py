@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from aicr_gen.edges.kube.client import Cluster, connect  # noqa: E402
 from tests.cluster.envtest import ControlPlane, assets, missing_reason, no_proxy_env, start  # noqa: E402
-from tests.test_capture import release_secret  # noqa: E402
+from tests.drift.test_capture import release_secret  # noqa: E402
 
 NODES = 4096
 TARGET_START_S = 10

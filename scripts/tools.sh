@@ -90,7 +90,7 @@ EOF
     echo "$name: installed $reported at $target"
 done
 
-# docker-registry (Debian's distribution 2.8) for tests/test_mirror_registry.py: the binary is read out of the
+# docker-registry (Debian's distribution 2.8) for tests/mirror/test_registry.py: the binary is read out of the
 # package (apt-get download + dpkg-deb -x, so no registry service is installed or started); without apt, or when
 # the package cannot be fetched, those tests skip naming it. Never fails the install.
 if [ -x /usr/bin/docker-registry ] || [ -x "$dest/docker-registry" ]; then

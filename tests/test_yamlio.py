@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 import yaml as pyyaml
 from ruamel.yaml import YAML
 
@@ -550,3 +551,20 @@ def test_yaml_rs_reads_what_libyaml_reads_or_hands_it_over() -> None:
         read += 1
         assert json.dumps(fast) == json.dumps(_libyaml(text)), text
     assert read > len(texts) // 3
+
+
+def test_quoted_typed_strings_are_what_json_writes() -> None:
+    from aicr_gen.yamlio import _quote
+
+    for text in ["24.04", "yes", "No", "on", "1e3", "0x1F", "012", "-1", ".inf", "null", "12:30", "1_000", "1é",
+                 "2 b", "true"]:  # strings another reader would type: double-quoted
+        assert _quote(text) == json.dumps(text, ensure_ascii=False), text
+    assert _quote('1"') == json.dumps('1"') and _quote("1\\") == json.dumps("1\\")
+
+
+@pytest.mark.parametrize("text", ["+_", "._", "._9", "_x"])
+def test_number_like_strings_survive_a_round_trip(text: str) -> None:
+    dumped = yamlio.dump({"value": text, "items": [text]})
+
+    assert yamlio.load_bytes(dumped.encode(), "dumped.yaml").data == {"value": text, "items": [text]}
+    assert yaml.safe_load(dumped) == {"value": text, "items": [text]}

@@ -15,8 +15,8 @@ from aicr_gen.commands import snapshot as command
 from aicr_gen.drift.load import load_snapshot
 from aicr_gen.edges.kube import client
 from tests.cluster.envtest import ControlPlane, apply_json
+from tests.drift.test_capture import SECRETS, release_secret
 from tests.kubeapi import subtype_data, without_proxies
-from tests.test_capture import SECRETS, release_secret
 
 NOW = datetime.datetime(2026, 3, 2, 9, 15, 0, tzinfo=datetime.UTC)
 GPU = "gpu-0,gpu-1"

@@ -16,8 +16,8 @@ from aicr_gen.drift.load import load_document, load_snapshot
 from aicr_gen.edges.kube.client import connect
 from aicr_gen.errors import UnreachableError
 from tests.cluster.envtest import ControlPlane, apply_json
+from tests.drift.test_snapshot import assert_cuj1, mock_text
 from tests.kubeapi import subtype_data, without_proxies
-from tests.test_snapshot import assert_cuj1, mock_text
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVE = ROOT / "snapshots" / "example-live.yaml"

@@ -1,7 +1,7 @@
 """A mixed-pool tree converges: the example's H100 + GB200 cluster, synced and applied as Argo CD and Flux apply it
 to a real API server with the GPU Operator CRDs installed; its two NVIDIADrivers are accepted and stored on
 disjoint selectors, and each pool's certification CronJob (and, with Argo CD, its post-change hook) is applied
-with a ServiceAccount that may only create Certifications (tests/test_pools.py and tests/test_pools_certify.py
+with a ServiceAccount that may only create Certifications (tests/gitops/test_pools.py and tests/certify/test_pools.py
 cover the rendering)."""
 
 from __future__ import annotations

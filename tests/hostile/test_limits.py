@@ -21,7 +21,7 @@ import yaml
 from aicr_gen import limits
 from aicr_gen.spec import patterns as specs
 from tests.conftest import ROOT, Result, as_refusal, assert_refused
-from tests.test_sync import init_repo
+from tests.gitops.test_sync import init_repo
 
 SPEC: dict[str, Any] = {
     "apiVersion": "aicr-gen.dev/v1alpha1", "kind": "ClusterSpec", "metadata": {"name": "mixed"},

@@ -23,7 +23,7 @@ from aicr_gen.report import fleet_drift as fleet_format
 from aicr_gen.report import plan as plan_format
 from aicr_gen.text import markdown
 from tests.conftest import Result, run_process
-from tests.test_github import COMMENT_STEP, GIT_ENV, MARKER, _FakeGitHub, _run_step, fake_github
+from tests.project.test_github import COMMENT_STEP, GIT_ENV, MARKER, _FakeGitHub, _run_step, fake_github
 
 COMMANDS = ["::error file=a.yaml,line=1::pwned", "::stop-commands::deadbeef", "::add-mask::hunter2",
             "::set-output name=ok::pwned", "::warning::pwned", "##[error]pwned", "##[add-mask]hunter2"]

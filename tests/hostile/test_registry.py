@@ -28,7 +28,7 @@ import yaml
 from aicr_gen.cli.main import main
 from aicr_gen.edges import registry, transport
 from tests.conftest import ROOT
-from tests.test_mirror import _spec
+from tests.mirror.test_inventory import _spec
 
 USER, SECRET = "site-robot", "s3cr3t-Pa55word"
 BASIC = "Basic " + base64.b64encode(f"{USER}:{SECRET}".encode()).decode()

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, Result
-from tests.test_sync import EXAMPLE, MANAGED
+from tests.gitops.test_sync import EXAMPLE, MANAGED
 
 SPEC = "specs/cluster.yaml"
 RECORD = f".aicr-gen/inputs/{MANAGED}.json"
@@ -199,7 +199,7 @@ def test_sigkill_at_any_step_is_finished_by_the_next_sync_without_force(template
 def test_a_fleet_sync_killed_while_writing_is_finished(tmp_path: Path) -> None:
     """Many trees in one commit (a fleet-wide pin bump): killed half-way through the files, finished by the next
     sync of the same specs."""
-    from tests.test_fleet_sync import bump, fleet_repo
+    from tests.gitops.test_sync_specs import bump, fleet_repo
 
     repo = fleet_repo(tmp_path / "gitops", 4)
     specs = repo / "specs" / "*.yaml"

@@ -1,0 +1,3 @@
+"""Fixtures of the catalog tests."""
+
+from tests.tiny_catalog import catalog  # noqa: F401  (the tiny catalog, written per test)

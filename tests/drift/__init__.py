@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/drift``: snapshots (loaded, captured), constraints, diffs of a cluster, its pools, a fleet."""

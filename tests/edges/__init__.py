@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/edges``: the IO edges (files, output, cache, git, kube, registry)."""

@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/gitops``: the synced tree, its commit, records, changes, ``plan``, many specs, pools."""

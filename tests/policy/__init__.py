@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/policy``: CEL policies, the shipped ones and a user's."""

@@ -1,0 +1,1 @@
+"""The repository's own files: packaging, GitHub workflows and presets, the demo."""

@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/report``: reports read back from certification results."""

@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/resolve``: recipes resolved from catalogs as AICR resolves them."""

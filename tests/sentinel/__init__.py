@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/sentinel``: NVSentinel values, rule sets and ValidationRequests."""

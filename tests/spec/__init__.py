@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/spec``: the ClusterSpec and Fleet input model."""

@@ -1,0 +1,1 @@
+"""Tests of ``aicr_gen/text``: small text grammars (cron schedules, versions, image references)."""
