@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, shorten
+from aicr_gen.yaml import Document, Path, shorten
 
 M = TypeVar("M", bound=BaseModel)
 

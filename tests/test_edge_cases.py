@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen import yamlio
 from aicr_gen.catalog import parse as parse_module
 from aicr_gen.edges import cache
+from aicr_gen.yaml import load as yamlio
 from tests.conftest import AICR_CATALOG, ROOT, Result, assert_refused, needs_reference
 from tests.test_hostile_inputs import line_of
 

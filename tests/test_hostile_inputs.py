@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from aicr_gen import yamlio
 from aicr_gen.catalog.load import REGISTRY
+from aicr_gen.yaml import load as yamlio
 from tests.conftest import Result, assert_refused
 
 LEAF = "overlays/h100-eks.yaml"

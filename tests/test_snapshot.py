@@ -13,7 +13,7 @@ import pytest
 
 from aicr_gen.drift.snapshot import is_recipe, load_document, load_snapshot
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 from tests.conftest import REFERENCE
 from tests.kubeapi import subtype_data
 

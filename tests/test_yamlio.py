@@ -1,4 +1,4 @@
-"""aicr_gen.yamlio: strict, bounded loading with file:line errors, and dumping that every reader reads back."""
+"""aicr_gen.yaml: strict, bounded loading with file:line errors, and dumping that every reader reads back."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 import yaml as pyyaml
 from ruamel.yaml import YAML
 
-from aicr_gen import yamlio
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.yaml import load as yamlio
 
 
 def load(text: str, source: str = "catalog/overlays/eks.yaml") -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, format_path, load_bytes
+from aicr_gen.yaml import Document, Path, format_path, load_bytes
 
 REGISTRY = "registry.yaml"
 RESERVED_COMPONENTS = {"deployer"}

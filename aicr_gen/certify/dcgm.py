@@ -20,7 +20,7 @@ from aicr_gen.certify.report_model import (
     Report,
     worst_status,
 )
-from aicr_gen.yamlio import Path, decode, shorten
+from aicr_gen.yaml import Path, decode, shorten
 
 _DCGM_STATUS = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn",
                 "warning": "warn", "skip": "skip", "skipped": "skip", "not run": "not-run", "notrun": "not-run",

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Path, format_path, shorten
+from aicr_gen.yaml import Path, format_path, shorten
 
 MAX_VALUE = 1e15
 

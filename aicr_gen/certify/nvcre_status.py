@@ -17,7 +17,7 @@ from typing import Any
 from aicr_gen.certify.input_checks import input_error, json_loads, printable
 from aicr_gen.certify.report_model import CategoryStatus, Certification, Condition, FailedNode, Report
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, decode, load_bytes, shorten
+from aicr_gen.yaml import Document, Path, decode, load_bytes, shorten
 
 MAX_GUNZIP = 32 * 1024 * 1024
 """Bound on a decompressed node list: 10,000 failed nodes with long messages stay far below it."""

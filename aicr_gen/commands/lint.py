@@ -28,7 +28,7 @@ def lint_file(spec_path: str, folders: list[Path],
     from aicr_gen.policy.check import findings_for
     from aicr_gen.spec import fleet
     from aicr_gen.spec.cluster import resolve_spec, spec_of
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     result = FileResult(spec_path)
     try:

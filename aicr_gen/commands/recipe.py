@@ -11,7 +11,7 @@ from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.edges.output import write_text
 from aicr_gen.errors import OK
 from aicr_gen.resolve import criteria, recipe
-from aicr_gen.yamlio import dump, dump_json
+from aicr_gen.yaml import dump, dump_json
 
 # open_catalog too: commands/spec and gitops/spec import it from here
 __all__ = ["leaf_rows", "list_leaves", "open_catalog", "resolve_command"]
@@ -23,7 +23,7 @@ def load_criteria(path: str) -> dict[str, Any]:
     from aicr_gen.catalog.models import RecipeCriteria
     from aicr_gen.edges.files import read_named
     from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     doc = load_bytes(read_named(path, "--criteria", "give a RecipeCriteria file"), path)
     headers.check(doc, "RecipeCriteria")

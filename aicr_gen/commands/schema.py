@@ -27,7 +27,7 @@ def schema_of(kind: str) -> dict[str, object]:
 
 def print_schema(kind: str) -> int:
     """Print the schema of ``kind`` as JSON."""
-    from aicr_gen.yamlio import dump_json
+    from aicr_gen.yaml import dump_json
 
     sys.stdout.write(dump_json(schema_of(kind)))
     return OK

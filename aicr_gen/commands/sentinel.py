@@ -12,7 +12,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the values from the flags, check them, and write them (nothing is written on an error)."""
     from aicr_gen.edges.output import write_text
     from aicr_gen.sentinel import values as sentinel
-    from aicr_gen.yamlio import decode, dump, load_text
+    from aicr_gen.yaml import decode, dump, load_text
 
     rules: list[dict[str, object]] = []
     if args.rules is not None:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text.image_reference import ImageRef, mirrored, parse_image
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import Path
 
 STRING, REGISTRY, REPOSITORY, GPU_OPERATOR = "string", "registry", "repository", "repository+image"
 _TAG_KEYS = ("tag", "version")

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from aicr_gen.mirror.fields import line_images, pod_images, value_images
 from aicr_gen.text.image_reference import ImageRef
-from aicr_gen.yamlio import Path, format_path
+from aicr_gen.yaml import Path, format_path
 
 _YAML = (".yaml", ".yml")
 _SKIPPED = ("recipe.yaml", "checksums.txt", "Chart.yaml")

@@ -141,7 +141,7 @@ def _mirrored_file(path: str, data: bytes, prefix: str, pins: Pins | None) -> by
     container image; in values it may be a name, as the GPU Operator's ``image: driver``)."""
     import yaml
 
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     if path.rsplit("/", 1)[-1] == "recipe.yaml" or not path.endswith((".yaml", ".yml")) or b"image" not in data:
         return data

@@ -27,7 +27,7 @@ from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.limits import MAX_RULE_SETS
-from aicr_gen.yamlio import Document, Path, format_path, load_text, shorten
+from aicr_gen.yaml import Document, Path, format_path, load_text, shorten
 
 DATA = FilePath(__file__).resolve().parent / "data"
 RULESETS_FILE = DATA / "sentinel-rulesets.yaml"

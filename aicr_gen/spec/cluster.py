@@ -21,7 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, format_path
+from aicr_gen.yaml import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
 KIND = "ClusterSpec"
@@ -666,7 +666,7 @@ def load_spec(path: str | FilePath) -> ClusterSpec:
     """Read and validate a ClusterSpec file, layered over the Fleet it extends (``fleet.effective``); any
     problem is an ``InvalidInputError`` at ``file:line`` of the file the offending value is in."""
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     source = str(path)
     return spec_of(load_bytes(read_input(source, "ClusterSpec"), source))

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, create_model
 from aicr_gen import limits
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.spec import cluster as cluster_spec
-from aicr_gen.yamlio import Document, Path, format_path
+from aicr_gen.yaml import Document, Path, format_path
 
 KIND = "Fleet"
 PER_CLUSTER = {
@@ -125,7 +125,7 @@ def parse_fleet(doc: Document) -> BaseModel:
 def load_fleet(path: str | FilePath) -> tuple[BaseModel, Document]:
     """Read and validate a Fleet file."""
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     source = str(path)
     doc = load_bytes(read_input(source, KIND), source)
@@ -144,7 +144,7 @@ def _checked_fleet(source: str, file: FilePath) -> Document:
     import hashlib
 
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     data = read_input(source, KIND)
     key = (source, str(file), hashlib.sha256(data).hexdigest())

@@ -30,7 +30,7 @@ from aicr_gen.sentinel.rules.model import (
     Taint,
 )
 from aicr_gen.sentinel.rules.source import _expect_type, _get, _parse_file, _Source
-from aicr_gen.yamlio import Path, decode, load_bytes
+from aicr_gen.yaml import Path, decode, load_bytes
 
 
 class _Compiler:

@@ -18,7 +18,7 @@ from aicr_gen.sentinel.rules.source import (
     _suggest,
     _under,
 )
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import Path
 
 
 def load_events(path: str) -> tuple[list[Event], list[str]]:

@@ -11,7 +11,7 @@ from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel.rules.model import Outcome, Taint
 from aicr_gen.sentinel.rules.source import _expect_type, _parse_file, _Source, _suggest
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import Path
 
 _EXPECT_KEYS = ("node", "matched", "cordon", "taints", "labels", "skipped", "validation")
 

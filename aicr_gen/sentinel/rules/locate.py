@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel.rules.source import _get, _Source
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import Path
 
 
 @dataclass

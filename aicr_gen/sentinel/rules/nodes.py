@@ -10,7 +10,7 @@ from aicr_gen.cel import to_cel
 from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel.rules.source import _describe, _files, _get, _parse_file, _Source
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import Path
 
 
 def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:

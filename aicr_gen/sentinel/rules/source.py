@@ -11,7 +11,7 @@ from pathlib import Path as FilePath
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, decode, format_path, load_text, shorten
+from aicr_gen.yaml import Document, Path, decode, format_path, load_text, shorten
 
 Where = Callable[[Path], str]
 
