@@ -20,7 +20,7 @@ import yaml
 
 from aicr_gen.catalog import parse as parse_module
 from aicr_gen.edges import cache
-from aicr_gen.yaml import load as yamlio
+from aicr_gen.yaml import dump, load_bytes
 from tests.conftest import AICR_CATALOG, ROOT, Result, assert_refused, needs_reference
 from tests.test_hostile_inputs import line_of
 
@@ -689,7 +689,7 @@ def test_a_base_overlay_with_another_name_is_refused(cli: Run, tmp_path: Path) -
 
 @pytest.mark.parametrize("text", ["+_", "._", "._9", "_x"])
 def test_number_like_strings_survive_a_round_trip(text: str) -> None:
-    dumped = yamlio.dump({"value": text, "items": [text]})
+    dumped = dump({"value": text, "items": [text]})
 
-    assert yamlio.load_bytes(dumped.encode(), "dumped.yaml").data == {"value": text, "items": [text]}
+    assert load_bytes(dumped.encode(), "dumped.yaml").data == {"value": text, "items": [text]}
     assert yaml.safe_load(dumped) == {"value": text, "items": [text]}

@@ -330,7 +330,7 @@ def test_copy_tree_copies_like_deepcopy() -> None:
 
 
 def test_quoted_typed_strings_are_what_json_writes() -> None:
-    from aicr_gen.yaml.load import _quote
+    from aicr_gen.yaml.dump import _quote
 
     for text in ["24.04", "yes", "No", "on", "1e3", "0x1F", "012", "-1", ".inf", "null", "12:30", "1_000", "1é",
                  "2 b", "true"]:  # strings another reader would type: double-quoted

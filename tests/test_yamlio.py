@@ -14,8 +14,10 @@ import pytest
 import yaml as pyyaml
 from ruamel.yaml import YAML
 
+from aicr_gen import yaml as yamlio
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yaml import load as yamlio
+from aicr_gen.yaml import fast
+from aicr_gen.yaml import load as loading
 
 
 def load(text: str, source: str = "catalog/overlays/eks.yaml") -> Any:
@@ -478,13 +480,13 @@ def test_without_libyaml_the_pure_python_parser_reads_the_same(monkeypatch: pyte
     fast = [json.dumps(load(text)) for text in texts]
     fast_errors = [rejection(text).split(": invalid YAML")[0] for text in bad]
     monkeypatch.setitem(sys.modules, "yaml._yaml", None)
-    yamlio.composer_class.cache_clear()
+    loading.composer_class.cache_clear()
     try:
-        assert "CParser" not in {base.__name__ for base in yamlio.composer_class().__mro__}
+        assert "CParser" not in {base.__name__ for base in loading.composer_class().__mro__}
         assert [json.dumps(load(text)) for text in texts] == fast
         assert [rejection(text).split(": invalid YAML")[0] for text in bad] == fast_errors
     finally:
-        yamlio.composer_class.cache_clear()
+        loading.composer_class.cache_clear()
 
 
 REFUSED = ["a: !!int x\n", "a: !custom 1\n", "a: !!set {b: c}\n", "<<: {a: 1}\n", "? [a]\n: 1\n", "a: 1\na: 2\n",
@@ -493,12 +495,12 @@ REFUSED = ["a: !!int x\n", "a: !custom 1\n", "a: !!set {b: c}\n", "<<: {a: 1}\n"
 
 @pytest.mark.parametrize("text", REFUSED)
 def test_what_the_precise_build_refuses_the_quick_one_hands_back(text: str) -> None:
-    node = yamlio._compose(text, "x.yaml")
+    node = loading._compose(text, "x.yaml")
 
     with pytest.raises(InvalidInputError):
-        yamlio._Builder("x.yaml").build(node, ())
-    with pytest.raises(yamlio._Retry):
-        yamlio._quick_build(node)
+        loading._Builder("x.yaml").build(node, ())
+    with pytest.raises(loading._Retry):
+        loading._quick_build(node)
 
 
 def test_the_quick_build_reads_every_catalog_file_like_the_precise_one() -> None:
@@ -506,17 +508,17 @@ def test_the_quick_build_reads_every_catalog_file_like_the_precise_one() -> None
     texts += [f"value: {scalar}\n" for scalar in SCALAR_CORPUS]
     for text in texts:
         try:
-            node = yamlio._compose(text, "x.yaml")
-            precise = yamlio._Builder("x.yaml")
+            node = loading._compose(text, "x.yaml")
+            precise = loading._Builder("x.yaml")
             data = precise.build(node, ())
         except InvalidInputError:
             continue
-        assert json.dumps(yamlio._quick_build(node)) == json.dumps(data)
+        assert json.dumps(loading._quick_build(node)) == json.dumps(data)
         assert dict(yamlio.load_text(text, "x.yaml").lines) == precise.lines
 
 
 def _libyaml(text: str) -> Any:
-    return yamlio._quick_build(yamlio._compose(text, "x.yaml"))
+    return loading._quick_build(loading._compose(text, "x.yaml"))
 
 
 SYNTAX_ERRORS = ["kind: x\nspec:\n  a: [1,\n", "kind: x\nspec: a: b\n", "kind: x\n\tname: y\n",
@@ -527,7 +529,7 @@ SYNTAX_ERRORS = ["kind: x\nspec:\n  a: [1,\n", "kind: x\nspec: a: b\n", "kind: x
 
 @pytest.mark.parametrize("text", REFUSED + SYNTAX_ERRORS)
 def test_yaml_rs_hands_to_libyaml_what_libyaml_refuses_or_reads_otherwise(text: str) -> None:
-    assert yamlio._rust_load(text) is None
+    assert fast.load(text) is None
 
 
 EDGE_SCALARS = ["0X1F", "-0O17", "0B1", "=", "<<", "[a:]", "[:x]", "[?]", "?", "a: [b]", "{a: b}", "'a' b", '"a" b',
@@ -544,9 +546,9 @@ def test_yaml_rs_reads_what_libyaml_reads_or_hands_it_over() -> None:
     texts += [yamlio.dump(_nest(text)) for text in TRICKY_STRINGS + LINE_BREAK_AND_FORBIDDEN]
     read = 0
     for text in texts:
-        fast = yamlio._rust_load(text)
-        if fast is None:
+        quick = fast.load(text)
+        if quick is None:
             continue
         read += 1
-        assert json.dumps(fast) == json.dumps(_libyaml(text)), text
+        assert json.dumps(quick) == json.dumps(_libyaml(text)), text
     assert read > len(texts) // 3
