@@ -78,16 +78,15 @@ def _documents(path: str, data: bytes) -> list[Any]:
     """The YAML documents of a file; a Helm template is read with its actions blanked (a line that is only
     an action dropped, an inline one replaced by a word), and a file that still does not parse yields none
     (its literal ``image:`` lines are read by ``line_images``)."""
-    import yaml
+    from aicr_gen.yaml.foreign import YAMLError, load_all
 
     text = data.decode("utf-8", "replace")
     if "{{" in text:
         text = "\n".join("" if _TEMPLATE_LINE.match(line) else _TEMPLATE.sub("templated", line)
                          for line in text.splitlines())
     try:
-        return [doc for doc in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-                if doc is not None]
-    except yaml.YAMLError:
+        return [doc for doc in load_all(text) if doc is not None]
+    except YAMLError:
         return []
 
 
