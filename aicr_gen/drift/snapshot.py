@@ -17,8 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
-from aicr_gen.yaml import MAX_DEPTH, MAX_NODES, Document, format_path, load_text, shorten
-from aicr_gen.yaml import Path as FieldPath
+from aicr_gen.yaml import MAX_DEPTH, MAX_NODES, Document, FieldPath, format_path, load_text, shorten
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib are not imported on validate's path (~14 ms)

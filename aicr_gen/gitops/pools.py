@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aicr_gen.errors import InvalidInputError
@@ -135,7 +135,7 @@ def _where_pin(cluster: ClusterSpec, index: int, name: str) -> str:
     return cluster.where(("spec", "pools", index, "versions", name))
 
 
-def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> Resolution:
+def resolve_pools(cluster: ClusterSpec, base: Path | None = None, catalog: Any = None) -> Resolution:
     """Each pool's recipe (the cluster's criteria with its accelerator and OS, spec.versions then the pool's
     versions, the pool's overrides), merged (``resolve.pools.merge``); reads the catalog's values files."""
     from aicr_gen.catalog.load import read_files
@@ -232,7 +232,7 @@ class PoolTree:
         return plan if self.drivers is None else with_drivers(plan, GPU_OPERATOR, self.drivers)
 
 
-def pool_tree(cluster: ClusterSpec, base: FilePath, catalog: Any) -> PoolTree:
+def pool_tree(cluster: ClusterSpec, base: Path, catalog: Any) -> PoolTree:
     """pools/<pool>/recipe.yaml for each pool, pools/README.md (provenance), and the NVIDIADriver manifest."""
     from aicr_gen.catalog.headers import convert
     from aicr_gen.render.nvidia_driver import manifest

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from functools import partial
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
@@ -21,7 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yaml import Document, Path, format_path
+from aicr_gen.yaml import Document, FieldPath, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
 KIND = "ClusterSpec"
@@ -342,7 +342,7 @@ class ClusterSpec(_Strict):
     spec: Spec = Field(description="The cluster")
     _source: Document | None = PrivateAttr(None)
 
-    def where(self, path: Path) -> str:
+    def where(self, path: FieldPath) -> str:
         """``file:line: field.path`` of ``path`` in the file the spec was loaded from (the path alone if none)."""
         return self._source.where(path) if self._source is not None else format_path(path)
 
@@ -372,7 +372,7 @@ class ClusterSpec(_Strict):
 # ------------------------------------------------------------------------------------------- loading
 
 
-def _at(doc: Document, path: Path, check: Callable[[], object]) -> None:
+def _at(doc: Document, path: FieldPath, check: Callable[[], object]) -> None:
     """Run ``check``; its input error is reported at ``path`` of ``doc``."""
     try:
         check()
@@ -380,7 +380,7 @@ def _at(doc: Document, path: Path, check: Callable[[], object]) -> None:
         raise InvalidInputError(f"{doc.where(path)}: {err}") from None
 
 
-def _fail(doc: Document, path: Path, message: str) -> InvalidInputError:
+def _fail(doc: Document, path: FieldPath, message: str) -> InvalidInputError:
     return InvalidInputError(f"{doc.where(path)}: {message}")
 
 
@@ -398,7 +398,7 @@ def repo_folder(text: str) -> str:
                                 "without '..', '.' or empty parts (e.g. clusters/prod)") from None
 
 
-def _relative(doc: Document, path: Path, text: str) -> None:
+def _relative(doc: Document, path: FieldPath, text: str) -> None:
     _at(doc, path, lambda: repo_folder(text))
 
 
@@ -417,7 +417,7 @@ def certification_options(cert: Certification, where: Callable[[str], str]) -> d
     return options
 
 
-def check_certification(doc: Document, cert: Certification, base: Path = ("spec", "certification")) -> None:
+def check_certification(doc: Document, cert: Certification, base: FieldPath = ("spec", "certification")) -> None:
     """spec.certification (or a pool's, at ``base``): categories, thresholds, options and schedule."""
     from aicr_gen.certify import nvcre, thresholds
     from aicr_gen.text.cron import check_schedule
@@ -480,7 +480,7 @@ def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
 
 
 def _check_argocd(doc: Document, argocd: ArgoCD) -> None:
-    base: Path = ("spec", "argocd")
+    base: FieldPath = ("spec", "argocd")
     if argocd.destinationServer is not None and argocd.destinationName is not None:
         raise _fail(doc, (*base, "destinationName"), "the destination is already given by destinationServer; give "
                                                     "the API server URL or the registered cluster name, not both")
@@ -496,7 +496,7 @@ def _check_argocd(doc: Document, argocd: ArgoCD) -> None:
 
 
 def _check_flux(doc: Document, cluster: ClusterSpec, flux: FluxSettings) -> None:
-    base: Path = ("spec", "flux")
+    base: FieldPath = ("spec", "flux")
     if (flux.hub is None) != (flux.kubeConfigSecret is None):
         given, missing = ("hub", "kubeConfigSecret") if flux.hub is not None else ("kubeConfigSecret", "hub")
         raise _fail(doc, (*base, given), f"a hub reaches its spokes through their kubeconfig Secrets; give "
@@ -609,11 +609,11 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
                     "repository, which Argo CD and Flux pull, e.g. https://github.com/ORG/gitops.git")
 
 
-def references(cluster: ClusterSpec) -> list[tuple[Path, str]]:
+def references(cluster: ClusterSpec) -> list[tuple[FieldPath, str]]:
     """``(field path, text)`` of every file or folder the spec reads, relative to its folder: spec.extends (its
     fleet), spec.catalogs, spec.policies and spec.sentinel.rules (those from a fleet already rebased)."""
     spec = cluster.spec
-    found: list[tuple[Path, str]] = [(("spec", "extends"), spec.extends)] if spec.extends is not None else []
+    found: list[tuple[FieldPath, str]] = [(("spec", "extends"), spec.extends)] if spec.extends is not None else []
     found += [(("spec", "catalogs", index), text) for index, text in enumerate(spec.catalogs)]
     found += [(("spec", "policies", index), text) for index, text in enumerate(spec.policies)]
     if spec.sentinel is not None and spec.sentinel.rules is not None:
@@ -621,7 +621,7 @@ def references(cluster: ClusterSpec) -> list[tuple[Path, str]]:
     return found
 
 
-def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
+def check_references(cluster: ClusterSpec, spec_file: Path) -> None:
     """The files a spec reads never go through ``.git`` and, for a spec inside a Git work tree, stay inside
     it (symlinks resolved): what a pull request's spec may make CI read, render and commit is the
     repository's own files, so every clone renders the same tree. A spec outside any repository may name
@@ -629,7 +629,7 @@ def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
     check_paths(references(cluster), cluster.where, spec_file, "spec")
 
 
-def check_paths(found: list[tuple[Path, str]], where: Callable[[Path], str], file: FilePath, what: str) -> None:
+def check_paths(found: list[tuple[FieldPath, str]], where: Callable[[FieldPath], str], file: Path, what: str) -> None:
     """``check_references`` for the paths ``found`` in ``file`` (a ``what``: spec or fleet), relative to its
     folder; ``where`` names a field path in messages."""
     from aicr_gen.edges.git import work_tree
@@ -637,12 +637,12 @@ def check_paths(found: list[tuple[Path, str]], where: Callable[[Path], str], fil
     base = file.resolve().parent
     root = work_tree(base)
     for path, text in found:
-        if any(part.lower() == ".git" for part in FilePath(text).parts):
+        if any(part.lower() == ".git" for part in Path(text).parts):
             raise InvalidInputError(f"{where(path)}: {text!r} goes through .git; name a file of the "
                                     "work tree instead")
         if root is None:
             continue
-        if FilePath(text).is_absolute():
+        if Path(text).is_absolute():
             raise InvalidInputError(f"{where(path)}: {text!r} is absolute; in a Git repository give a "
                                     f"path relative to the {what}'s folder ({base}), inside the repository")
         if not (base / text).resolve().is_relative_to(root):
@@ -662,7 +662,7 @@ def parse_spec(doc: Document, *, template: bool = False) -> ClusterSpec:
     return cluster
 
 
-def load_spec(path: str | FilePath) -> ClusterSpec:
+def load_spec(path: str | Path) -> ClusterSpec:
     """Read and validate a ClusterSpec file, layered over the Fleet it extends (``fleet.effective``); any
     problem is an ``InvalidInputError`` at ``file:line`` of the file the offending value is in."""
     from aicr_gen.edges.inputs import read_input
@@ -682,7 +682,7 @@ def spec_of(doc: Document) -> ClusterSpec:
                                 "ClusterSpec; give the ClusterSpecs that name it in spec.extends (lint takes both)")
     cluster = parse_spec(effective(doc))
     if doc.source != "-":
-        check_references(cluster, FilePath(doc.source))
+        check_references(cluster, Path(doc.source))
     return cluster
 
 
@@ -694,7 +694,7 @@ def criteria_values(cluster: ClusterSpec) -> dict[str, str | None]:
     return {dim: found.get(dim) for dim in DIMENSIONS}
 
 
-def check_present(cluster: ClusterSpec, base: FilePath, field: str) -> None:
+def check_present(cluster: ClusterSpec, base: Path, field: str) -> None:
     """The files or folders the spec names in ``spec.<field>`` (``catalogs``, ``policies`` or ``sentinel``: its
     rules file) exist under ``base`` (its folder); a missing one is an input error at the file, line and field
     that named it (the spec's, or its fleet's for a value it takes from there), before anything reads it."""
@@ -709,16 +709,16 @@ def check_present(cluster: ClusterSpec, base: FilePath, field: str) -> None:
                                 "create it or fix the path (relative to the spec's folder)")
 
 
-def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any:
+def open_spec_catalog(cluster: ClusterSpec, base: Path | None = None) -> Any:
     """The spec's catalog: its layers (relative to ``base``, the spec's folder; a missing one named at its line)
     or the embedded one."""
     from aicr_gen.commands.recipe import open_catalog
 
-    check_present(cluster, base or FilePath.cwd(), "catalogs")
-    return open_catalog([str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs])
+    check_present(cluster, base or Path.cwd(), "catalogs")
+    return open_catalog([str((base or Path.cwd()) / folder) for folder in cluster.spec.catalogs])
 
 
-def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> dict[str, Any]:
+def resolve_spec(cluster: ClusterSpec, base: Path | None = None, catalog: Any = None) -> dict[str, Any]:
     """Resolve the spec's recipe from ``catalog`` (default: ``open_spec_catalog``); with spec.pools, the pools'
     recipes merged (``gitops.pools.resolve_pools``)."""
     from aicr_gen.resolve import recipe

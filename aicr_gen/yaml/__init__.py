@@ -6,7 +6,7 @@ bounded, file:line errors), ``fast`` (its yaml-rs path), ``dump`` (deterministic
 from aicr_gen.yaml.bounds import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_NODES
 from aicr_gen.yaml.dump import dump, dump_json
 from aicr_gen.yaml.load import Document, decode, load_bytes, load_text, shorten
-from aicr_gen.yaml.paths import Path, format_path
+from aicr_gen.yaml.paths import FieldPath, format_path
 
-__all__ = ["MAX_ALIASES", "MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Document", "Path", "decode", "dump", "dump_json",
+__all__ = ["MAX_ALIASES", "MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "Document", "FieldPath", "decode", "dump", "dump_json",
            "format_path", "load_bytes", "load_text", "shorten"]

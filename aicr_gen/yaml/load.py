@@ -20,7 +20,7 @@ from types import MappingProxyType
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.yaml import fast
 from aicr_gen.yaml.bounds import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_NODES
-from aicr_gen.yaml.paths import Path, format_path
+from aicr_gen.yaml.paths import FieldPath, format_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,9 +49,9 @@ class Document(NamedTuple):
 
     source: str
     data: Any
-    lines: Mapping[Path, int] = MappingProxyType({})
+    lines: Mapping[FieldPath, int] = MappingProxyType({})
 
-    def line_of(self, path: Path) -> int:
+    def line_of(self, path: FieldPath) -> int:
         """The line of ``path`` or of its nearest recorded ancestor."""
         for end in range(len(path), -1, -1):
             line = self.lines.get(tuple(path[:end]))
@@ -59,7 +59,7 @@ class Document(NamedTuple):
                 return line
         return 1
 
-    def where(self, path: Path) -> str:
+    def where(self, path: FieldPath) -> str:
         """``file:line: field.path`` for messages."""
         return f"{self.source}:{self.line_of(path)}: {format_path(path)}"
 
@@ -84,12 +84,12 @@ class _Builder:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.lines: dict[Path, int] = {}
+        self.lines: dict[FieldPath, int] = {}
         self.nodes = 0
         self.aliases = 0
         self.seen: set[int] = set()
 
-    def build(self, node: Any, path: Path) -> Any:
+    def build(self, node: Any, path: FieldPath) -> Any:
         if len(path) > MAX_DEPTH:
             raise _fail(self.source, node.start_mark.line + 1,
                         f"nesting deeper than {MAX_DEPTH} levels at {format_path(path[:3])}...; flatten the data")
@@ -116,7 +116,7 @@ class _Builder:
         return _fail(self.source, node.start_mark.line + 1,
                      f"unsupported YAML tag {node.tag!r}; remove the tag")
 
-    def _mapping(self, node: Any, path: Path) -> dict[str, Any]:
+    def _mapping(self, node: Any, path: FieldPath) -> dict[str, Any]:
         if node.tag != _MAP:
             raise self._tag_error(node)
         out: dict[str, Any] = {}
@@ -208,24 +208,24 @@ def _quick_build(root: Any) -> Any:
     return build(root, 0)
 
 
-class _Lines(Mapping[Path, int]):
+class _Lines(Mapping[FieldPath, int]):
     """The line of every field path, found by composing the text again on first use: only messages need them."""
 
     def __init__(self, text: str, source: str) -> None:
         self._text, self._source = text, source
-        self._table: dict[Path, int] | None = None
+        self._table: dict[FieldPath, int] | None = None
 
-    def _lines(self) -> dict[Path, int]:
+    def _lines(self) -> dict[FieldPath, int]:
         if self._table is None:
             builder = _Builder(self._source)
             builder.build(_compose(self._text, self._source), ())
             self._table = builder.lines
         return self._table
 
-    def __getitem__(self, path: Path) -> int:
+    def __getitem__(self, path: FieldPath) -> int:
         return self._lines()[path]
 
-    def __iter__(self) -> Iterator[Path]:
+    def __iter__(self) -> Iterator[FieldPath]:
         return iter(self._lines())
 
     def __len__(self) -> int:

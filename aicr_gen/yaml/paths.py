@@ -1,10 +1,10 @@
 """Field paths: where a value sits in a document (``("spec", "componentRefs", 2, "name")``), and how messages
 write one."""
 
-Path = tuple[str | int, ...]
+FieldPath = tuple[str | int, ...]
 
 
-def format_path(path: Path) -> str:
+def format_path(path: FieldPath) -> str:
     """Render a field path the way users write it: ``spec.componentRefs[2].name``."""
     out = ""
     for part in path:
