@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yaml import Document, FieldPath, decode, format_path, load_text, shorten
+from aicr_gen.yaml import Document, FieldPath, decode, format_path, load_stream, load_text, shorten
 
 Where = Callable[[FieldPath], str]
 
@@ -91,29 +91,7 @@ _DOCUMENT_MARKER = re.compile(r"^(---|\.\.\.)(\s|$)", re.MULTILINE)
 def _documents(text: str, name: str) -> _Source:
     """A YAML stream of one or more ``---``-separated documents (empty ones skipped). Each document is loaded
     by itself, as strictly as any file, from its own text padded to its place, so errors keep their lines."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError
-    from ruamel.yaml.events import DocumentEndEvent, DocumentStartEvent, ScalarEvent
-
-    pieces: list[str] = []
-    start: Any = None
-    content: list[Any] = []
-    try:
-        for event in YAML(typ="safe", pure=False).parse(text):
-            if isinstance(event, DocumentStartEvent):
-                start, content = event.end_mark, []
-            elif isinstance(event, DocumentEndEvent):
-                empty = len(content) == 1 and isinstance(content[0], ScalarEvent) and content[0].value == "" \
-                    and content[0].tag is None and not content[0].style
-                if not empty:
-                    pieces.append("\n" * start.line + " " * start.column + text[start.index:event.start_mark.index])
-            elif len(content) < 2:
-                content.append(event)
-    except MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        raise InvalidInputError(f"{name}:{mark.line + 1 if mark else 1}: invalid YAML: "
-                                f"{err.problem or err.context or 'not YAML'}") from None
-    docs = [load_text(piece, name) for piece in pieces]
+    docs = load_stream(text, name)
     if not docs:
         raise InvalidInputError(f"{name}:1: the file holds no YAML document; give one or more")
     if len(docs) == 1:
