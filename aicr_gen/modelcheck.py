@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, shorten
+from aicr_gen.yaml import Document, FieldPath, shorten
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,7 +27,7 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
-def _model_at(model: type[BaseModel], loc: Path) -> type[BaseModel] | None:
+def _model_at(model: type[BaseModel], loc: FieldPath) -> type[BaseModel] | None:
     """The model whose fields apply at ``loc`` (list indexes and union tags are skipped)."""
     current: type[BaseModel] | None = model
     for part in loc:
@@ -41,7 +41,7 @@ def _model_at(model: type[BaseModel], loc: Path) -> type[BaseModel] | None:
     return current
 
 
-def _data_path(loc: tuple[int | str, ...], data: Any) -> Path:
+def _data_path(loc: tuple[int | str, ...], data: Any) -> FieldPath:
     """The parts of a pydantic location that are in the data, plus a final missing field name;
     union-member tags (``ExcludedOverlay``, ``literal[...]``) are dropped."""
     path: list[str | int] = []
@@ -62,7 +62,7 @@ def _data_path(loc: tuple[int | str, ...], data: Any) -> Path:
 _OTHER_TYPE = ("_type", "_parsing")
 
 
-def _explain(error: Any, model: type[BaseModel], path: Path) -> str:
+def _explain(error: Any, model: type[BaseModel], path: FieldPath) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
         owner = _model_at(model, path[:-1])
@@ -128,7 +128,7 @@ def check(doc: Document, model: type[M]) -> M:
     try:
         return model.model_validate(doc.data)
     except ValidationError as err:
-        found: dict[Path, str] = {}
+        found: dict[FieldPath, str] = {}
         # a value that fits no member of a union fails once per member: the reason of the member of its type (a
         # bound it breaks) is kept over "not a string" / "not a boolean", which only say it is another type
         for error in sorted(err.errors(), key=lambda error: str(error["type"]).endswith(_OTHER_TYPE)):

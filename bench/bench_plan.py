@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from common import clean_env, command
-from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = [ROOT / "examples" / name for name in ("eks-h100-inference-dynamo.yaml", "gke-h100-training-kubeflow.yaml",
@@ -41,7 +40,10 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def _spec(index: int, changed: bool) -> dict[str, Any]:
-    doc: dict[str, Any] = YAML(typ="safe").load(EXAMPLES[index % len(EXAMPLES)])
+    from aicr_gen.yaml import load_bytes
+
+    example = EXAMPLES[index % len(EXAMPLES)]
+    doc: dict[str, Any] = load_bytes(example.read_bytes(), str(example)).data
     doc["metadata"]["name"] = f"cluster-{index:02d}"
     doc["spec"]["repo"]["path"] = f"clusters/cluster-{index:02d}"
     doc["spec"]["deployers"] = ["argocd", "flux"]
@@ -57,16 +59,16 @@ def _repo(path: Path, count: int) -> list[str]:
     ``count`` syncs), the specs then edited in the work tree. Returns the spec paths."""
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
+    from aicr_gen.yaml import dump
+
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
     _git(path, "config", "user.name", "aicr-gen bench")
     _git(path, "config", "user.email", "bench@example.invalid")
     specs = []
-    yaml = YAML(typ="safe")
     for index in range(count):
         spec = path / "clusters" / f"cluster-{index:02d}.yaml"
         spec.parent.mkdir(parents=True, exist_ok=True)
-        with spec.open("w", encoding="utf-8") as out:
-            yaml.dump(_spec(index, changed=False), out)
+        spec.write_text(dump(_spec(index, changed=False)), encoding="utf-8")
         cluster = load_spec(spec)
         for name, data in render_tree(cluster, spec.parent).items():
             target = path / cluster.spec.repo.path / name
@@ -76,8 +78,7 @@ def _repo(path: Path, count: int) -> list[str]:
     _git(path, "add", "-A")
     _git(path, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "the clusters")
     for index, name in enumerate(specs):
-        with Path(name).open("w", encoding="utf-8") as out:
-            yaml.dump(_spec(index, changed=True), out)
+        Path(name).write_text(dump(_spec(index, changed=True)), encoding="utf-8")
     return specs
 
 

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from common import clean_env, command
-from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
@@ -35,12 +34,12 @@ def _report(label: str, value: float, target: float, unit: str) -> bool:
 
 
 def _write_spec(path: Path, pin: str | None) -> None:
-    yaml = YAML(typ="safe")
-    doc: dict[str, Any] = yaml.load(EXAMPLE)
+    from aicr_gen.yaml import dump, load_bytes
+
+    doc: dict[str, Any] = load_bytes(EXAMPLE.read_bytes(), str(EXAMPLE)).data
     doc["spec"]["deployers"] = ["argocd", "flux"]
     doc["spec"]["versions"] = {"gpu-operator": pin} if pin else {}
-    with path.open("w", encoding="utf-8") as out:
-        yaml.dump(doc, out)
+    path.write_text(dump(doc), encoding="utf-8")
 
 
 def _git_repo(path: Path) -> None:

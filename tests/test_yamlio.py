@@ -1,7 +1,8 @@
-"""aicr_gen.yamlio: strict, bounded loading with file:line errors, and dumping that every reader reads back."""
+"""aicr_gen.yaml: strict, bounded loading with file:line errors, and dumping that every reader reads back."""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import sys
@@ -15,8 +16,10 @@ import yaml
 import yaml as pyyaml
 from ruamel.yaml import YAML
 
-from aicr_gen import yamlio
+from aicr_gen import yaml as yamlio
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.yaml import fast
+from aicr_gen.yaml import load as loading
 
 
 def load(text: str, source: str = "catalog/overlays/eks.yaml") -> Any:
@@ -479,13 +482,13 @@ def test_without_libyaml_the_pure_python_parser_reads_the_same(monkeypatch: pyte
     fast = [json.dumps(load(text)) for text in texts]
     fast_errors = [rejection(text).split(": invalid YAML")[0] for text in bad]
     monkeypatch.setitem(sys.modules, "yaml._yaml", None)
-    yamlio.composer_class.cache_clear()
+    loading.composer_class.cache_clear()
     try:
-        assert "CParser" not in {base.__name__ for base in yamlio.composer_class().__mro__}
+        assert "CParser" not in {base.__name__ for base in loading.composer_class().__mro__}
         assert [json.dumps(load(text)) for text in texts] == fast
         assert [rejection(text).split(": invalid YAML")[0] for text in bad] == fast_errors
     finally:
-        yamlio.composer_class.cache_clear()
+        loading.composer_class.cache_clear()
 
 
 REFUSED = ["a: !!int x\n", "a: !custom 1\n", "a: !!set {b: c}\n", "<<: {a: 1}\n", "? [a]\n: 1\n", "a: 1\na: 2\n",
@@ -494,12 +497,12 @@ REFUSED = ["a: !!int x\n", "a: !custom 1\n", "a: !!set {b: c}\n", "<<: {a: 1}\n"
 
 @pytest.mark.parametrize("text", REFUSED)
 def test_what_the_precise_build_refuses_the_quick_one_hands_back(text: str) -> None:
-    node = yamlio._compose(text, "x.yaml")
+    node = loading._compose(text, "x.yaml")
 
     with pytest.raises(InvalidInputError):
-        yamlio._Builder("x.yaml").build(node, ())
-    with pytest.raises(yamlio._Retry):
-        yamlio._quick_build(node)
+        loading._Builder("x.yaml").build(node, ())
+    with pytest.raises(loading._Retry):
+        loading._quick_build(node)
 
 
 def test_the_quick_build_reads_every_catalog_file_like_the_precise_one() -> None:
@@ -507,17 +510,17 @@ def test_the_quick_build_reads_every_catalog_file_like_the_precise_one() -> None
     texts += [f"value: {scalar}\n" for scalar in SCALAR_CORPUS]
     for text in texts:
         try:
-            node = yamlio._compose(text, "x.yaml")
-            precise = yamlio._Builder("x.yaml")
+            node = loading._compose(text, "x.yaml")
+            precise = loading._Builder("x.yaml")
             data = precise.build(node, ())
         except InvalidInputError:
             continue
-        assert json.dumps(yamlio._quick_build(node)) == json.dumps(data)
+        assert json.dumps(loading._quick_build(node)) == json.dumps(data)
         assert dict(yamlio.load_text(text, "x.yaml").lines) == precise.lines
 
 
 def _libyaml(text: str) -> Any:
-    return yamlio._quick_build(yamlio._compose(text, "x.yaml"))
+    return loading._quick_build(loading._compose(text, "x.yaml"))
 
 
 SYNTAX_ERRORS = ["kind: x\nspec:\n  a: [1,\n", "kind: x\nspec: a: b\n", "kind: x\n\tname: y\n",
@@ -528,7 +531,7 @@ SYNTAX_ERRORS = ["kind: x\nspec:\n  a: [1,\n", "kind: x\nspec: a: b\n", "kind: x
 
 @pytest.mark.parametrize("text", REFUSED + SYNTAX_ERRORS)
 def test_yaml_rs_hands_to_libyaml_what_libyaml_refuses_or_reads_otherwise(text: str) -> None:
-    assert yamlio._rust_load(text) is None
+    assert fast.load(text) is None
 
 
 EDGE_SCALARS = ["0X1F", "-0O17", "0B1", "=", "<<", "[a:]", "[:x]", "[?]", "?", "a: [b]", "{a: b}", "'a' b", '"a" b',
@@ -545,16 +548,16 @@ def test_yaml_rs_reads_what_libyaml_reads_or_hands_it_over() -> None:
     texts += [yamlio.dump(_nest(text)) for text in TRICKY_STRINGS + LINE_BREAK_AND_FORBIDDEN]
     read = 0
     for text in texts:
-        fast = yamlio._rust_load(text)
-        if fast is None:
+        quick = fast.load(text)
+        if quick is None:
             continue
         read += 1
-        assert json.dumps(fast) == json.dumps(_libyaml(text)), text
+        assert json.dumps(quick) == json.dumps(_libyaml(text)), text
     assert read > len(texts) // 3
 
 
 def test_quoted_typed_strings_are_what_json_writes() -> None:
-    from aicr_gen.yamlio import _quote
+    from aicr_gen.yaml.dump import _quote
 
     for text in ["24.04", "yes", "No", "on", "1e3", "0x1F", "012", "-1", ".inf", "null", "12:30", "1_000", "1é",
                  "2 b", "true"]:  # strings another reader would type: double-quoted
@@ -568,3 +571,106 @@ def test_number_like_strings_survive_a_round_trip(text: str) -> None:
 
     assert yamlio.load_bytes(dumped.encode(), "dumped.yaml").data == {"value": text, "items": [text]}
     assert yaml.safe_load(dumped) == {"value": text, "items": [text]}
+
+
+YAML_LIBRARIES = {"yaml", "ruamel", "yaml_rs"}
+
+
+def _imports(path: Path) -> list[tuple[int, str, int]]:
+    """``(line, module, level)`` of every import in ``path``."""
+    found: list[tuple[int, str, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, 0) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, node.module or "", node.level))
+    return found
+
+
+def test_only_the_yaml_package_imports_a_yaml_library() -> None:
+    package = ROOT / "aicr_gen"
+    offenders = [f"{path.relative_to(ROOT)}:{line}: {module}"
+                 for path in sorted(package.rglob("*.py")) if package / "yaml" not in path.parents
+                 for line, module, level in _imports(path)
+                 if level == 0 and module.partition(".")[0] in YAML_LIBRARIES]
+    assert offenders == []
+
+
+def test_aicr_gen_imports_absolutely_so_its_yaml_package_never_shadows_pyyaml() -> None:
+    package = ROOT / "aicr_gen"
+    relative = [f"{path.relative_to(ROOT)}:{line}" for path in sorted(package.rglob("*.py"))
+                for line, _module, level in _imports(path) if level]
+    assert relative == []
+
+
+def _ruamel_stream(text: str, source: str) -> list[yamlio.Document]:
+    """The stream as aicr-gen cut it with ruamel.yaml's parser (libyaml 0.1.7) before PyYAML's event API."""
+    from ruamel.yaml.error import MarkedYAMLError
+    from ruamel.yaml.events import DocumentEndEvent, DocumentStartEvent, ScalarEvent
+
+    pieces: list[str] = []
+    start: Any = None
+    content: list[Any] = []
+    try:
+        for event in YAML(typ="safe", pure=False).parse(text):
+            if isinstance(event, DocumentStartEvent):
+                start, content = event.end_mark, []
+            elif isinstance(event, DocumentEndEvent):
+                empty = (len(content) == 1 and isinstance(content[0], ScalarEvent) and content[0].value == ""
+                         and content[0].tag is None and not content[0].style)
+                if not empty:
+                    pieces.append("\n" * start.line + " " * start.column + text[start.index:event.start_mark.index])
+            elif len(content) < 2:
+                content.append(event)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        raise InvalidInputError(f"{source}:{mark.line + 1 if mark else 1}: invalid YAML: "
+                                f"{err.problem or err.context or 'not YAML'}") from None
+    return [yamlio.load_text(piece, source) for piece in pieces]
+
+
+STREAMS = [
+    "a: 1\n---\nb: 2\n", "---\na: 1\n...\n---\nb: 2\n...\n", "a: 1\n---\n\n---\nb: 2\n",
+    "--- |\n  x\n  --- not a marker\n---\nk: v\n", "a: |\n  line\n  ---\n  more\n---\nb: 1\n",
+    "# comment\n---\n# only a comment\n---\na: 1 # trailing\n", "a: 1\r\n---\r\nb: 2\r\n", "a: 1\r---\rb: 2\r",
+    "\ufeffa: 1\n---\nb: 2\n", "---\n---\n---\n", "--- ''\n---\na: 1\n", "--- !!null\n---\na: 1\n",
+    "--- ~\n--- null\n", "a: é\n---\nb: 日本語 🎉\n---\nc: 3\n", "---   a: 1\n", "--- {a: 1, b: [1, 2]}\n--- [x, y]\n",
+    "a: 1\n---\nb: [1, 2\n", "a: 1\n---\n  b: 1\n c: 2\n", "a: 1\n...\nb: 2\n",
+    "%YAML 1.1\n---\na: 1\n...\n%YAML 1.1\n---\nb: 2\n", "%YAML 1.2\n---\na: 1\n",
+    "%TAG !e! tag:example.com,2000:\n---\na: !e!foo 1\n", "a: 1\n--- &x\nb: *x\n", "a: 1\n---\n\"unterminated\n",
+    "- a\n---\n- b\n", "a: 1\n--- # c\nb: 2\n... # end\n", "---\n\t\na: 1\n", "a:\tb\n---\nc: d\n",
+    "key: value\n---\n...\n---\n", "", "\n\n", "...\n", "---\n...\n...\n", "a: 1\n---\nb: 2",
+    "a: 1\n---\n? complex\n: value\n", "a: 1\n--- >\n  folded\n  text\n\n---\nz: 1\n",
+    "a: 'multi\n  line'\n---\nb: 1\n",
+    "---\na: 1\n--- \nb: 2\n---\t\nc: 3\n", "a: 1\n---\na: 2\na: 3\n", "a: 1\n---\nb: !!binary aGk=\n",
+]
+# libyaml 0.2 reads a colon or question mark inside a flow collection's plain scalar, as a file of one document
+# always did; ruamel.yaml.clib's libyaml 0.1.7 refused it in a stream
+NEWER_LIBYAML = ["a: {b: c:d}\n---\nx: 1\n", "a: [b?c, d]\n---\nx: 1\n"]
+
+
+def _stream_outcome(load: Callable[[str, str], list[yamlio.Document]], text: str) -> Any:
+    try:
+        return [(json.dumps(doc.data), dict(doc.lines)) for doc in load(text, "rules.yaml")]
+    except InvalidInputError as err:
+        return str(err)
+
+
+def _repository_streams() -> list[str]:
+    texts = [path.read_text(encoding="utf-8") for folder in ("examples", "overlays", "policies", "tests/fixtures")
+             for path in sorted((ROOT / folder).rglob("*.y*ml"))]
+    return [text for text in texts if "\n---" in text or text.startswith("---")]
+
+
+def test_a_stream_is_cut_as_ruamel_cut_it() -> None:
+    texts = STREAMS + _repository_streams()
+    assert len(texts) > len(STREAMS)
+    for text in texts:
+        assert _stream_outcome(yamlio.load_stream, text) == _stream_outcome(_ruamel_stream, text), repr(text)
+
+
+@pytest.mark.parametrize("text", NEWER_LIBYAML)
+def test_a_stream_reads_what_a_single_document_reads(text: str) -> None:
+    assert "invalid YAML" in _stream_outcome(_ruamel_stream, text)
+    first = yamlio.load_text(text.partition("---")[0], "rules.yaml").data
+    assert [doc.data for doc in yamlio.load_stream(text, "rules.yaml")] == [first, {"x": 1}]

@@ -14,7 +14,7 @@ from typing import Any
 
 from aicr_gen.catalog.vocabulary import GENERATIONS, PROFILED_KINDS, generation_of, header, headers
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document
+from aicr_gen.yaml import Document
 
 
 def is_profiled(kind: str, data: Mapping[str, Any]) -> bool:

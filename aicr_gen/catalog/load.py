@@ -169,7 +169,7 @@ def load(folders: Sequence[str | os.PathLike[str]], *, registry_only: bool = Fal
 
 
 def _read_checks(catalog: Catalog, files: dict[str, Layer]) -> dict[str, str]:
-    from aicr_gen.yamlio import decode
+    from aicr_gen.yaml import decode
 
     texts: dict[str, str] = {}
     for name, entry in sorted(catalog.registry.items()):

@@ -10,17 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, format_path, load_bytes
+from aicr_gen.yaml import Document, FieldPath, format_path, load_bytes
 
 REGISTRY = "registry.yaml"
 RESERVED_COMPONENTS = {"deployer"}
 
 
-def _mark(doc: Document, path: Path) -> tuple[int, str]:
+def _mark(doc: Document, path: FieldPath) -> tuple[int, str]:
     return doc.line_of(path), format_path(path)
 
 
-def _ref_locations(doc: Document, refs: list[dict[str, Any]], prefix: Path) -> dict[str, tuple[int, str]]:
+def _ref_locations(doc: Document, refs: list[dict[str, Any]], prefix: FieldPath) -> dict[str, tuple[int, str]]:
     marks: dict[str, tuple[int, str]] = {}
     for index, ref in enumerate(refs):
         at = (*prefix, index)
@@ -50,7 +50,7 @@ def registry_locations(doc: Document) -> dict[str, tuple[int, str]]:
     """Where each registry component and its default fields are."""
     marks: dict[str, tuple[int, str]] = {"file": (1, "components")}
     for index, component in enumerate(doc.data.get("components") or []):
-        at: Path = ("components", index)
+        at: FieldPath = ("components", index)
         name = component.get("name")
         marks[f"component:{name}"] = _mark(doc, at)
         for group, keys in (("helm", ("defaultRepository", "defaultChart", "defaultVersion", "defaultNamespace")),

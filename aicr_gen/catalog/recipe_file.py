@@ -37,7 +37,7 @@ def load_entry(path: str, kubeconfig: str | None = None, context: str | None = N
     key.update(raw)
     entry = cache.get(key.hexdigest())
     if entry is None:
-        from aicr_gen.yamlio import dump
+        from aicr_gen.yaml import dump
 
         recipe = _validate(raw, path)
         entry = {"recipe": recipe, "yaml": dump(recipe)}
@@ -72,7 +72,7 @@ def _validate(raw: bytes, path: str) -> dict[str, Any]:
     from aicr_gen.catalog import headers
     from aicr_gen.catalog.models import RecipeResult
     from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     doc = load_bytes(raw, path)
     headers.check(doc, "RecipeResult")

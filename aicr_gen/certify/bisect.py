@@ -427,7 +427,7 @@ def plan_text(state: Round, plan: Plan, min_group_size: int, output: str) -> str
 
 def render(state: Round, plan: Plan, min_group_size: int, output: str) -> Bundle:
     """The bundle ``bisect`` writes: the next Certifications and the plan, or the final suspects."""
-    from aicr_gen.yamlio import dump, dump_json
+    from aicr_gen.yaml import dump, dump_json
 
     text = plan_text(state, plan, min_group_size, output)
     data = plan_json(state, plan, min_group_size)

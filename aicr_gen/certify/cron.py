@@ -22,7 +22,7 @@ from aicr_gen.bundle import Bundle
 from aicr_gen.certify.nvcre import API_VERSION, CATALOG, MANAGED_BY, with_generate_name
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text import markdown as md
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 KUBECTL_IMAGE = "registry.k8s.io/kubectl:v1.33.6"
 STACK = "aicr-stack"

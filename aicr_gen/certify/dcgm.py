@@ -20,7 +20,7 @@ from aicr_gen.certify.report_model import (
     Report,
     worst_status,
 )
-from aicr_gen.yamlio import Path, decode, shorten
+from aicr_gen.yaml import FieldPath, decode, shorten
 
 _DCGM_STATUS = {"pass": "pass", "passed": "pass", "fail": "fail", "failed": "fail", "warn": "warn",
                 "warning": "warn", "skip": "skip", "skipped": "skip", "not run": "not-run", "notrun": "not-run",
@@ -57,7 +57,7 @@ def parse_dcgm(raw: bytes, source: str) -> Report:
     tests: list[DcgmTest] = []
     categories = js.get(root, (root_key,), "test_categories", list, required=False) or []
     for ci, cat in enumerate(categories):
-        cpath: Path = (root_key, "test_categories", ci)
+        cpath: FieldPath = (root_key, "test_categories", ci)
         if not isinstance(cat, dict):
             raise js.fail(cpath, "expected a mapping")
         category = printable(js.get(cat, cpath, "category", str, required=False) or "", 80)
@@ -86,7 +86,7 @@ def _opt(value: str | None) -> str | None:
     return printable(value, 80) if value else None
 
 
-def _dcgm_status(js: JsonReader, obj: Mapping[str, Any], path: Path) -> str:
+def _dcgm_status(js: JsonReader, obj: Mapping[str, Any], path: FieldPath) -> str:
     raw = js.get(obj, path, "status", str)
     status = _DCGM_STATUS.get(" ".join(raw.lower().split()))
     if status is None:
@@ -95,7 +95,7 @@ def _dcgm_status(js: JsonReader, obj: Mapping[str, Any], path: Path) -> str:
     return status
 
 
-def _dcgm_messages(js: JsonReader, obj: Mapping[str, Any], path: Path, key: str) -> tuple[str, ...]:
+def _dcgm_messages(js: JsonReader, obj: Mapping[str, Any], path: FieldPath, key: str) -> tuple[str, ...]:
     value = obj.get(key)
     if value is None:
         return ()
@@ -114,7 +114,7 @@ def _dcgm_messages(js: JsonReader, obj: Mapping[str, Any], path: Path, key: str)
     return tuple(out)
 
 
-def _dcgm_entities(js: JsonReader, res: Mapping[str, Any], path: Path, layout: str) -> list[str]:
+def _dcgm_entities(js: JsonReader, res: Mapping[str, Any], path: FieldPath, layout: str) -> list[str]:
     """The entities one result is about: a 4.x entity, or each GPU of a 3.x ``gpu_ids`` list."""
     if layout == "4.x" and "entity_id" in res:
         group = js.get(res, path, "entity_group", str, required=False) or "GPU"
@@ -129,7 +129,7 @@ def _dcgm_entities(js: JsonReader, res: Mapping[str, Any], path: Path, layout: s
     raise js.fail((*path, "gpu_ids"), "expected a GPU id or a comma-separated list of ids")
 
 
-def _dcgm_test(js: JsonReader, test: Any, path: Path, category: str, layout: str) -> DcgmTest:
+def _dcgm_test(js: JsonReader, test: Any, path: FieldPath, category: str, layout: str) -> DcgmTest:
     if not isinstance(test, dict):
         raise js.fail(path, "expected a mapping")
     name = printable(js.get(test, path, "name", str), 80)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Path, format_path, shorten
+from aicr_gen.yaml import FieldPath, format_path, shorten
 
 MAX_VALUE = 1e15
 
@@ -45,10 +45,10 @@ class JsonReader:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def fail(self, path: Path, message: str) -> InvalidInputError:
+    def fail(self, path: FieldPath, message: str) -> InvalidInputError:
         return input_error(f"{self.source}: {format_path(path)}", message)
 
-    def get(self, obj: Mapping[str, Any], path: Path, key: str, kind: type | tuple[type, ...],
+    def get(self, obj: Mapping[str, Any], path: FieldPath, key: str, kind: type | tuple[type, ...],
             required: bool = True) -> Any:
         if key not in obj or obj[key] is None:
             if required:
@@ -59,7 +59,7 @@ class JsonReader:
             raise self.fail((*path, key), f"expected {_kind_name(kind)}, found {type(value).__name__}")
         return value
 
-    def number(self, obj: Mapping[str, Any], path: Path, key: str, limit: float = MAX_VALUE) -> float:
+    def number(self, obj: Mapping[str, Any], path: FieldPath, key: str, limit: float = MAX_VALUE) -> float:
         value = self.get(obj, path, key, (int, float))
         return bounded(float(value), limit, lambda msg: self.fail((*path, key), msg))
 

@@ -13,7 +13,7 @@ from typing import Any
 from aicr_gen.certify.input_checks import MAX_VALUE, JsonReader, bounded, input_error, json_loads, printable
 from aicr_gen.certify.report_model import FAILED, PASSED, Bandwidth, NcclRow, NcclRun, Report
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Path, decode, shorten
+from aicr_gen.yaml import FieldPath, decode, shorten
 
 MAX_BANDWIDTH = 1e7
 """GB/s; ten petabytes a second is no link we know, so a larger value is a corrupt file."""
@@ -284,7 +284,7 @@ def _json_false(value: Any) -> bool:
     return value is False or value == "false"
 
 
-def _json_row(js: JsonReader, item: Any, path: Path) -> NcclRow:
+def _json_row(js: JsonReader, item: Any, path: FieldPath) -> NcclRow:
     if not isinstance(item, dict):
         raise js.fail(path, "expected a mapping")
     root_value = js.get(item, path, "root", (str, int), required=False)

@@ -17,7 +17,7 @@ from typing import Any
 from aicr_gen.certify.input_checks import input_error, json_loads, printable
 from aicr_gen.certify.report_model import CategoryStatus, Certification, Condition, FailedNode, Report
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, decode, load_bytes, shorten
+from aicr_gen.yaml import Document, FieldPath, decode, load_bytes, shorten
 
 MAX_GUNZIP = 32 * 1024 * 1024
 """Bound on a decompressed node list: 10,000 failed nodes with long messages stay far below it."""
@@ -41,11 +41,11 @@ class NodeLists:
     succeeded: tuple[str, ...] | None
 
 
-def _items(doc: Document, kinds: tuple[str, ...], what: str) -> list[tuple[Path, dict[str, Any]]]:
+def _items(doc: Document, kinds: tuple[str, ...], what: str) -> list[tuple[FieldPath, dict[str, Any]]]:
     """The objects of ``doc``: itself, or the items of a ``List``; each must be one of ``kinds``."""
     data = doc.data
     kind = data.get("kind")
-    found: list[tuple[Path, Any]] = [((), data)]
+    found: list[tuple[FieldPath, Any]] = [((), data)]
     if isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list):
         found = [(("items", i), item) for i, item in enumerate(data["items"])]
     for path, item in found:
@@ -56,7 +56,7 @@ def _items(doc: Document, kinds: tuple[str, ...], what: str) -> list[tuple[Path,
     return found
 
 
-def _str(doc: Document, obj: Mapping[str, Any], path: Path, key: str, required: bool = False) -> str:
+def _str(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str, required: bool = False) -> str:
     value = obj.get(key)
     if value is None:
         if required:
@@ -67,7 +67,7 @@ def _str(doc: Document, obj: Mapping[str, Any], path: Path, key: str, required: 
     return value
 
 
-def _map(doc: Document, obj: Mapping[str, Any], path: Path, key: str) -> dict[str, Any]:
+def _map(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str) -> dict[str, Any]:
     value = obj.get(key)
     if value is None:
         return {}
@@ -76,7 +76,7 @@ def _map(doc: Document, obj: Mapping[str, Any], path: Path, key: str) -> dict[st
     return value
 
 
-def _list(doc: Document, obj: Mapping[str, Any], path: Path, key: str) -> list[Any]:
+def _list(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str) -> list[Any]:
     value = obj.get(key)
     if value is None:
         return []
@@ -92,7 +92,7 @@ def _node_name(name: Any, where: str) -> str:
     return name
 
 
-def _string_map(doc: Document, obj: Mapping[str, Any], path: Path, key: str) -> dict[str, str]:
+def _string_map(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str) -> dict[str, str]:
     out = _map(doc, obj, path, key)
     for name, value in out.items():
         if not isinstance(value, str):
@@ -106,7 +106,7 @@ def parse_certifications(raw: bytes, source: str) -> list[Certification]:
     return [_certification(doc, path, item) for path, item in _items(doc, ("Certification",), "Certification")]
 
 
-def _certification(doc: Document, path: Path, obj: dict[str, Any]) -> Certification:
+def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certification:
     api = _str(doc, obj, path, "apiVersion", required=True)
     if not api.startswith(_GROUPS):
         raise input_error(doc.where((*path, "apiVersion")), f"{api!r} is not an NVCRE Certification "

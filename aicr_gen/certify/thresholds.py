@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import shorten
+from aicr_gen.yaml import shorten
 
 REGISTRY: dict[str, str] = {
     "busBandwidthGBps": "GB/s, max bus bandwidth over message sizes (BandwidthMeasurement)",

@@ -75,7 +75,7 @@ def _load(path: str) -> AicrConfig:
         raise InvalidInputError(f"--config {path}: aicr-gen reads a config file, not a URL; download it first")
     from aicr_gen.edges.inputs import read_input
     from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     doc = load_bytes(read_input(path, "--config"), path)
     config = check(doc, AicrConfig)

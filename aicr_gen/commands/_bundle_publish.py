@@ -69,7 +69,7 @@ def published_options(options: Options, output: str, deployer: str, repo: str | 
 def artifact_of(bundle: Mapping[str, bytes], deployer: str) -> Artifact:
     """The OCI artifact of a rendered bundle: a Helm chart for argocd-helm, AICR's generic artifact otherwise."""
     from aicr_gen.publish import artifact
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     if deployer == "argocd-helm":
         return artifact.chart_artifact(bundle, load_bytes(bundle["Chart.yaml"], "Chart.yaml").data, {})

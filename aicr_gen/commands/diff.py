@@ -199,6 +199,6 @@ def _emit_request(file: str, changes: list[dict[str, Any]], target: dict[str, An
             "write the request with 'aicr-gen validation-request --node NAME'")
     from aicr_gen.edges.output import write_text
     from aicr_gen.sentinel.validation_request import build
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     write_text(file, dump(build(nodes)))

@@ -54,7 +54,7 @@ def lint_file(spec_path: str, folders: list[Path],
     from aicr_gen.report.findings import FileResult, Problem
     from aicr_gen.spec import fleet
     from aicr_gen.spec.load import spec_of
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     result = FileResult(spec_path)
     try:

@@ -69,7 +69,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 def _kind(path: str) -> str:
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     data = load_bytes(read_input(path, "ClusterSpec or RecipeResult"), path).data
     kind = data.get("kind") if isinstance(data, dict) else None
@@ -180,7 +180,7 @@ def list_command(inputs: list[str], output_format: str, output: str | None, *, d
                  catalogs: list[str] | None = None, charts_dir: str | None = None, name: str = "aicr-mirror") -> int:
     from aicr_gen.edges.output import write_text
     from aicr_gen.mirror import manifests
-    from aicr_gen.yamlio import dump_json
+    from aicr_gen.yaml import dump_json
 
     found = collect(inputs, deployer=deployer, catalogs=catalogs, charts_dir=charts_dir)
     if output_format == "json":

@@ -67,7 +67,7 @@ def load_criteria(path: str) -> dict[str, Any]:
     from aicr_gen.catalog.models import RecipeCriteria
     from aicr_gen.edges.files import read_named
     from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     doc = load_bytes(read_named(path, "--criteria", "give a RecipeCriteria file"), path)
     headers.check(doc, "RecipeCriteria")
@@ -87,7 +87,7 @@ def resolve_command(folders: list[str], values: dict[str, str | None], output: s
     from aicr_gen.errors import OK, InvalidInputError
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.resolve.profile import parse_selection
-    from aicr_gen.yamlio import dump, dump_json
+    from aicr_gen.yaml import dump, dump_json
 
     if criteria_file is not None:
         given = load_criteria(criteria_file)
@@ -121,7 +121,7 @@ def list_leaves(folders: list[str], fmt: str) -> int:
     from aicr_gen.catalog.load import open_catalog
     from aicr_gen.errors import OK
     from aicr_gen.resolve import criteria
-    from aicr_gen.yamlio import dump_json
+    from aicr_gen.yaml import dump_json
 
     rows = leaf_rows(open_catalog(folders))
     if fmt == "json":

@@ -71,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     for warning in (*config.warnings, *event_warnings, *run_warnings):
         sys.stderr.write(f"aicr-gen: warning: {warning}\n")
     if args.format == "json":
-        from aicr_gen.yamlio import dump_json
+        from aicr_gen.yaml import dump_json
 
         sys.stdout.write(dump_json([outcome.to_json() for outcome in outcomes]))
     else:

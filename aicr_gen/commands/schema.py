@@ -35,7 +35,7 @@ def schema_of(kind: str) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the schema of ``args.kind`` as JSON."""
-    from aicr_gen.yamlio import dump_json
+    from aicr_gen.yaml import dump_json
 
     sys.stdout.write(dump_json(schema_of(args.kind)))
     return OK

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from aicr_gen.edges.inputs import read_input
     from aicr_gen.edges.output import write_text
     from aicr_gen.sentinel import values as sentinel
-    from aicr_gen.yamlio import decode, dump, load_text
+    from aicr_gen.yaml import decode, dump, load_text
 
     rules: list[dict[str, object]] = []
     if args.rules is not None:

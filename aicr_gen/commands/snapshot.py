@@ -65,7 +65,7 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     from aicr_gen.edges.kube.client import connect
     from aicr_gen.edges.output import write_text
     from aicr_gen.text.configmap_source import CM_PREFIX, parse_cm_source
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     output = args.output
     target: tuple[str, str] | None = parse_cm_source(output) if output and output.startswith(CM_PREFIX) else None

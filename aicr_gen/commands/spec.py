@@ -256,7 +256,7 @@ def init_command(folders: list[str], values: dict[str, str | None], deployers: l
     from aicr_gen.render.options import DEPLOYERS
     from aicr_gen.resolve import criteria, recipe
     from aicr_gen.spec.validate import parse_spec, reserved_host
-    from aicr_gen.yamlio import load_text
+    from aicr_gen.yaml import load_text
 
     if nodes < 0:
         raise InvalidInputError(f"--nodes: {nodes} is negative; give a node count of 0 or more")
@@ -305,7 +305,7 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
     from aicr_gen.spec.cluster import API_VERSION, KIND, PLACEHOLDER_URL
     from aicr_gen.spec.fleet import check_fleet, effective, load_fleet
     from aicr_gen.spec.validate import check_references, parse_spec
-    from aicr_gen.yamlio import load_text
+    from aicr_gen.yaml import load_text
 
     loaded, doc = load_fleet(fleet_file)
     check_fleet(doc)
@@ -448,7 +448,7 @@ def show_command(spec_file: str, output_format: str = "yaml", output: str | None
     from aicr_gen.spec.cluster import ClusterSpec
     from aicr_gen.spec.layered import origin_of
     from aicr_gen.spec.load import load_spec
-    from aicr_gen.yamlio import dump_json, format_path
+    from aicr_gen.yaml import dump_json, format_path
 
     cluster = load_spec(spec_file)
     doc = cluster.document

@@ -170,7 +170,7 @@ def _checks(args: argparse.Namespace) -> list[PoolCheck] | None:
 
 
 def _json(report: dict[str, Any]) -> str:
-    from aicr_gen.yamlio import dump_json
+    from aicr_gen.yaml import dump_json
 
     return dump_json(report)
 

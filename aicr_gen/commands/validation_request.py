@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     from aicr_gen.edges.inputs import read_input
     from aicr_gen.edges.output import write_text
     from aicr_gen.sentinel import validation_request
-    from aicr_gen.yamlio import dump, load_bytes
+    from aicr_gen.yaml import dump, load_bytes
 
     lifecycle = None
     if args.values is not None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from aicr_gen.bundle import Bundle
 from aicr_gen.text import markdown as md
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 AGENT_IMAGE = "ghcr.io/nvidia/aicr:v0.19.0"
 NAME = "aicr-snapshot-agent"

@@ -45,7 +45,7 @@ from typing import Any
 
 from aicr_gen import __version__
 from aicr_gen.drift.snapshot import API_VERSION, SNAPSHOT_KIND, validate_snapshot
-from aicr_gen.yamlio import dump, load_text
+from aicr_gen.yaml import dump, load_text
 
 HELM_SECRET_TYPE = "helm.sh/release.v1"
 GPU_PRODUCT = "nvidia.com/gpu.product"

@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-    from aicr_gen.yamlio import Document
+    from aicr_gen.yaml import Document
 
 
 CACHED_BYTES = 4 * 1024 * 1024

@@ -16,8 +16,7 @@ from collections.abc import Iterator, Mapping
 
 from aicr_gen.edges.files import GZIP_MAGIC, MAX_SNAPSHOT_BYTES, gunzip
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text
-from aicr_gen.yamlio import Path as FieldPath
+from aicr_gen.yaml import MAX_DEPTH, MAX_NODES, Document, FieldPath, format_path, load_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib are not imported on validate's path (~14 ms)

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 KEEP = 16
 # Files whose contents change what validation accepts; a change to them invalidates every entry.
 _VALIDATING_CODE = ("catalog/models.py", "catalog/parse.py", "catalog/headers.py", "catalog/vocabulary.py",
-                    "modelcheck.py", "yamlio.py", "drift/snapshot.py", "catalog/recipe_file.py", "render/plan.py",
+                    "modelcheck.py", "yaml/load.py", "yaml/fast.py", "yaml/bounds.py", "drift/snapshot.py",
+                    "catalog/recipe_file.py", "render/plan.py",
                     "render/manifests.py", "render/gotemplate.py", "render/gofmt.py", "render/goyaml.py",
                     "render/hooks.py")
 

@@ -44,7 +44,7 @@ def read_named(path: str, flag: str, missing: str) -> bytes:
 
 def check_regular(info: os.stat_result, path: str | os.PathLike[str]) -> None:
     """A regular file within the byte limit, else the input error naming ``path``."""
-    from aicr_gen.yamlio import MAX_BYTES
+    from aicr_gen.yaml import MAX_BYTES
 
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInputError(f"{path}: not a regular file; catalogs hold regular files only")

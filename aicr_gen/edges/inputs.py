@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import MAX_BYTES
+from aicr_gen.yaml import MAX_BYTES
 
 
 def read_input(path: str, label: str, limit: int = MAX_BYTES) -> bytes:

@@ -1,4 +1,4 @@
-"""The one kustomize adapter: pykustomize where installed (an optional extra, Python >= 3.14), else
+"""The one kustomize adapter: pykustomize where installed (the ``pykustomize`` extra, Python >= 3.14), else
 ``kubectl kustomize``. Used to build Kustomize components into local charts for deployers that cannot
 install a Kustomize source natively, and by ``aicr-gen bundle --build``."""
 

@@ -45,7 +45,7 @@ _PLAIN_TEXT = re.compile(r"^[\w./:@+-]+\Z")
 def _yaml(tree: Mapping[str, bytes], name: str) -> dict[str, Any]:
     """A tree file as a mapping; absent or unreadable (a hand-edited commit) is empty."""
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.yamlio import load_text
+    from aicr_gen.yaml import load_text
 
     if name not in tree:
         return {}
@@ -225,7 +225,7 @@ def _drivers(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> dict[str,
     (``.../nvidia-drivers.yaml``, written by render/nvidia_driver.py as documents joined by ``---``)."""
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.render.nvidia_driver import MANIFEST
-    from aicr_gen.yamlio import load_text
+    from aicr_gen.yaml import load_text
 
     folder = _values_folder(tree, other)
     name = next((name for name in sorted(tree) if name.startswith(f"{folder}/") and name.endswith(f"/{MANIFEST}")),

@@ -84,11 +84,12 @@ def objects(cluster: str, tree: Mapping[str, bytes]) -> Iterator[Placed]:
         if (not path.endswith((".yaml", ".yml")) or "/chart/" in f"/{path}" or "/templates/" in f"/{path}"
                 or (b"argoproj.io/" not in data and b"toolkit.fluxcd.io/" not in data)):
             continue
-        import yaml  # only when a tree is read (a check answered by the records reads none)
+        # only when a tree is read (a check answered by the records reads none)
+        from aicr_gen.yaml.foreign import YAMLError, load_all
 
         try:
-            documents = list(yaml.load_all(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
-        except yaml.YAMLError:
+            documents = list(load_all(data))
+        except YAMLError:
             continue  # values files and other data, never a controller's object
         for doc in documents:
             if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict):

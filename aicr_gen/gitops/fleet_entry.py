@@ -175,7 +175,7 @@ def render(clusters: Sequence[ClusterSpec], name: str = DEFAULT_NAME) -> Bundle:
     """The entry points of ``clusters`` (argocd ones in the ApplicationSet, flux ones in the Flux layout), with
     checksums; at least one cluster must deploy with argocd or flux."""
     from aicr_gen.render import charts
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     argocd = [cluster for cluster in clusters if "argocd" in cluster.spec.deployers]
     fluxed = [cluster for cluster in clusters if "flux" in cluster.spec.deployers]

@@ -10,13 +10,13 @@ or shared keys with equal values) can overlap on a node that carries both sets o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.spec.pools import certification_name, certification_selector, selector_text
 from aicr_gen.text import markdown as md
-from aicr_gen.yamlio import Document
+from aicr_gen.yaml import Document
 
 if TYPE_CHECKING:
     from aicr_gen.resolve.pools import Resolution
@@ -73,12 +73,12 @@ class PoolTree:
         return plan if self.drivers is None else with_drivers(plan, GPU_OPERATOR, self.drivers)
 
 
-def pool_tree(cluster: ClusterSpec, base: FilePath, catalog: Any) -> PoolTree:
+def pool_tree(cluster: ClusterSpec, base: Path, catalog: Any) -> PoolTree:
     """pools/<pool>/recipe.yaml for each pool, pools/README.md (provenance), and the NVIDIADriver manifest."""
     from aicr_gen.catalog.headers import convert
     from aicr_gen.gitops.recipes import resolve_pools
     from aicr_gen.render.nvidia_driver import manifest
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     resolution = resolve_pools(cluster, base, catalog)
     generation = cluster.spec.aicrApiVersion  # the header the cluster's recipe.yaml has, for each pool's too
@@ -149,7 +149,7 @@ def pool_validation(cluster: ClusterSpec, values: Mapping[str, Any], template_no
     """``pools/<pool>/validation/``: a ValidationRequest template per pool, with the pool's validationTests (none:
     the lifecycle config's defaults) checked against the NVSentinel ``values``, and how to fill in its nodes."""
     from aicr_gen.sentinel import validation_request
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     lifecycle = validation_request.lifecycle_tests(Document("spec.sentinel", values))
     files: dict[str, bytes] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aicr_gen.errors import InvalidInputError
@@ -18,16 +18,16 @@ if TYPE_CHECKING:
     from aicr_gen.resolve.pools import Resolution
 
 
-def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any:
+def open_spec_catalog(cluster: ClusterSpec, base: Path | None = None) -> Any:
     """The spec's catalog: its layers (relative to ``base``, the spec's folder; a missing one named at its line)
     or the embedded one."""
     from aicr_gen.catalog.load import open_catalog
 
-    check_present(cluster, base or FilePath.cwd(), "catalogs")
-    return open_catalog([str((base or FilePath.cwd()) / folder) for folder in cluster.spec.catalogs])
+    check_present(cluster, base or Path.cwd(), "catalogs")
+    return open_catalog([str((base or Path.cwd()) / folder) for folder in cluster.spec.catalogs])
 
 
-def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> dict[str, Any]:
+def resolve_spec(cluster: ClusterSpec, base: Path | None = None, catalog: Any = None) -> dict[str, Any]:
     """Resolve the spec's recipe from ``catalog`` (default: ``open_spec_catalog``); with spec.pools, the pools'
     recipes merged (``resolve_pools``)."""
     from aicr_gen.resolve import recipe
@@ -112,7 +112,7 @@ def _where_pin(cluster: ClusterSpec, index: int, name: str) -> str:
     return cluster.where(("spec", "pools", index, "versions", name))
 
 
-def resolve_pools(cluster: ClusterSpec, base: FilePath | None = None, catalog: Any = None) -> Resolution:
+def resolve_pools(cluster: ClusterSpec, base: Path | None = None, catalog: Any = None) -> Resolution:
     """Each pool's recipe (the cluster's criteria with its accelerator and OS, spec.versions then the pool's
     versions, the pool's overrides), merged (``resolve.pools.merge``); reads the catalog's values files."""
     from aicr_gen.catalog.load import read_files

@@ -94,7 +94,7 @@ def _certification(cluster: ClusterSpec, namespace: str, stack_digest: str) -> B
 def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[str, Any]:
     """NVSentinel values of spec.sentinel; the recipe must carry an enabled nvsentinel component for them."""
     from aicr_gen.sentinel import values as sentinel
-    from aicr_gen.yamlio import decode, load_text
+    from aicr_gen.yaml import decode, load_text
 
     spec = cluster.spec.sentinel
     assert spec is not None
@@ -127,7 +127,7 @@ def _validation(values: dict[str, Any]) -> Bundle:
     """A ValidationRequest template for the lifecycle manager's default tests (``kubectl create`` it with
     the node names filled in, or use ``aicr-gen validation-request``)."""
     from aicr_gen.sentinel import validation_request
-    from aicr_gen.yamlio import Document, dump
+    from aicr_gen.yaml import Document, dump
 
     lifecycle = validation_request.lifecycle_tests(Document("spec.sentinel", values))
     request = validation_request.build([TEMPLATE_NODE], name=f"{TEMPLATE_NODE}-validation", lifecycle=lifecycle)
@@ -215,7 +215,7 @@ def render_tree(cluster: ClusterSpec, base: Path, path: str | None = None,
     from aicr_gen.mirror.pin import site_pins
     from aicr_gen.mirror.rewrite import mirror_plan, mirror_tree
     from aicr_gen.render import render_bundle
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     folder = managed_path(cluster, path)
     pins = site_pins(cluster) if locked else None

@@ -32,7 +32,7 @@ def helm_binary() -> str:
 
 def find_chart(folder: Path, chart: Chart) -> Path | None:
     """The local copy of ``chart`` in ``folder``, if any (the version with or without its leading v)."""
-    import yaml
+    from aicr_gen.yaml.foreign import load_one
 
     versions = {chart.version, chart.version.removeprefix("v"), f"v{chart.version.removeprefix('v')}"}
     for version in sorted(versions):
@@ -40,7 +40,7 @@ def find_chart(folder: Path, chart: Chart) -> Path | None:
         if archive.is_file():
             return archive
     for meta in sorted(folder.glob("*/Chart.yaml")):
-        data = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
+        data = load_one(meta.read_text(encoding="utf-8"), libyaml=False) or {}
         if data.get("name") == chart.name and str(data.get("version")) in versions:
             return meta.parent
     return None
@@ -48,15 +48,15 @@ def find_chart(folder: Path, chart: Chart) -> Path | None:
 
 def rendered_images(manifests: str) -> list[tuple[str, str]]:
     """``(image, template)`` of the Pod specs in ``helm template`` output, in order, each once."""
-    import yaml
+    from aicr_gen.yaml.foreign import YAMLError, load_all
 
     out: list[tuple[str, str]] = []
     for block in manifests.split("\n---"):
         template = next((line[len(_SOURCE):].strip() for line in block.splitlines() if line.startswith(_SOURCE)),
                         "")
         try:
-            docs = list(yaml.safe_load_all(block))
-        except yaml.YAMLError:
+            docs = list(load_all(block, libyaml=False))
+        except YAMLError:
             continue
         for doc in docs:
             for _, ref in pod_images(doc):

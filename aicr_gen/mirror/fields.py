@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text.image_reference import ImageRef, mirrored, parse_image
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import FieldPath
 
 STRING, REGISTRY, REPOSITORY, GPU_OPERATOR = "string", "registry", "repository", "repository+image"
 _TAG_KEYS = ("tag", "version")
@@ -35,7 +35,7 @@ IMAGE_LINE = re.compile(r"^(?P<head>\s*(?:-\s+)?image:\s*)(?P<quote>[\"']?)(?P<r
 class ImageField(NamedTuple):
     """An image named in a values tree: the path of the field (the map for split shapes) and its shape."""
 
-    path: Path
+    path: FieldPath
     shape: str
     ref: ImageRef
 
@@ -79,7 +79,7 @@ def _split(node: Mapping[str, Any], keyed: bool) -> tuple[str, ImageRef] | None:
     return None if ref is None else (shape, ref)
 
 
-def value_images(values: Any, base: Path = ()) -> Iterator[ImageField]:
+def value_images(values: Any, base: FieldPath = ()) -> Iterator[ImageField]:
     """Every image field of a Helm values tree, in document order."""
     if isinstance(values, list):
         for index, item in enumerate(values):
@@ -101,7 +101,7 @@ def value_images(values: Any, base: Path = ()) -> Iterator[ImageField]:
         yield from value_images(value, (*base, key))
 
 
-def pod_images(obj: Any, base: Path = ()) -> Iterator[tuple[Path, ImageRef]]:
+def pod_images(obj: Any, base: FieldPath = ()) -> Iterator[tuple[FieldPath, ImageRef]]:
     """``(path, ref)`` of every container image of the Pod specs anywhere in a Kubernetes object (Pod,
     Deployment, Job, CronJob, a CRD embedding a pod template, ...)."""
     if isinstance(obj, list):

@@ -110,15 +110,14 @@ def certification_images(tree: Mapping[str, bytes], service: str | None,
                          accelerator: str | None) -> list[tuple[str, Origin]]:
     """The NVCRE workload images of the Certifications of ``tree`` whose categories set no ``image`` option
     (the ones with an image name it, and ``discover`` lists it)."""
-    import yaml
-
     from aicr_gen.mirror.nvcre_images import category_images
+    from aicr_gen.yaml.foreign import load_all
 
     out: list[tuple[str, Origin]] = []
     for path, data in tree.items():
         if not path.endswith(".yaml") or b"kind: Certification" not in data:
             continue
-        for doc in yaml.safe_load_all(data):
+        for doc in load_all(data, libyaml=False):
             spec = doc.get("spec") if isinstance(doc, dict) and doc.get("kind") == "Certification" else None
             if not isinstance(spec, dict) or spec.get("image"):
                 continue

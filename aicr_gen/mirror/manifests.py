@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from aicr_gen.mirror.inventory import Inventory
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 HAULER_API = "content.hauler.cattle.io/v1"
 _ZARF_NAME = r"^[a-z0-9][a-z0-9-]*$"

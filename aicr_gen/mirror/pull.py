@@ -170,7 +170,7 @@ def check_host(url: str) -> None:
 def _check_index(chart: str, version: str, repository: str) -> None:
     """The repository's index lists ``chart`` at ``version`` and every URL it gives for it passes the host
     check (a public index must not send helm to a private address)."""
-    from aicr_gen.yamlio import load_text
+    from aicr_gen.yaml import load_text
 
     index_url = repository.rstrip("/") + "/index.yaml"
     parts = urllib.parse.urlsplit(index_url)

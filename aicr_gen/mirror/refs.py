@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from aicr_gen.mirror.fields import line_images, pod_images, value_images
 from aicr_gen.text.image_reference import ImageRef
-from aicr_gen.yamlio import Path, format_path
+from aicr_gen.yaml import FieldPath, format_path
 
 _YAML = (".yaml", ".yml")
 _SKIPPED = ("recipe.yaml", "checksums.txt", "Chart.yaml")
@@ -78,16 +78,15 @@ def _documents(path: str, data: bytes) -> list[Any]:
     """The YAML documents of a file; a Helm template is read with its actions blanked (a line that is only
     an action dropped, an inline one replaced by a word), and a file that still does not parse yields none
     (its literal ``image:`` lines are read by ``line_images``)."""
-    import yaml
+    from aicr_gen.yaml.foreign import YAMLError, load_all
 
     text = data.decode("utf-8", "replace")
     if "{{" in text:
         text = "\n".join("" if _TEMPLATE_LINE.match(line) else _TEMPLATE.sub("templated", line)
                          for line in text.splitlines())
     try:
-        return [doc for doc in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-                if doc is not None]
-    except yaml.YAMLError:
+        return [doc for doc in load_all(text) if doc is not None]
+    except YAMLError:
         return []
 
 
@@ -134,7 +133,7 @@ def _application(path: str, doc: dict[str, Any]) -> Iterator[Found]:
             yield from _values(path, helm["valuesObject"], (*_dotted(where), "helm", "valuesObject"))
 
 
-def _dotted(where: str) -> Path:
+def _dotted(where: str) -> FieldPath:
     parts: list[str | int] = []
     for part in where.split("."):
         name, _, index = part.partition("[")
@@ -144,12 +143,12 @@ def _dotted(where: str) -> Path:
     return tuple(parts)
 
 
-def _values(path: str, values: Any, base: Path = ()) -> Iterator[Found]:
+def _values(path: str, values: Any, base: FieldPath = ()) -> Iterator[Found]:
     for field in value_images(values, base):
         yield Found(field.ref, Origin(path, format_path(field.path)))
 
 
-def _objects(path: str, doc: Any, base: Path = ()) -> Iterator[Found]:
+def _objects(path: str, doc: Any, base: FieldPath = ()) -> Iterator[Found]:
     """References of one Kubernetes object (Flux objects are joined up by ``_flux``)."""
     kind = _obj_kind(doc)
     for where, ref in pod_images(doc):
@@ -164,15 +163,15 @@ def _objects(path: str, doc: Any, base: Path = ()) -> Iterator[Found]:
         for key, text in (_get(doc, "data") or {}).items():
             if isinstance(text, str) and "apiVersion:" in text:
                 for index, inner in enumerate(_documents(path, text.encode())):
-                    inner_base: Path = (*base, "data", key) + ((index,) if index else ())
+                    inner_base: FieldPath = (*base, "data", key) + ((index,) if index else ())
                     yield from _objects(path, inner, inner_base)
 
 
-def _certification(path: str, doc: dict[str, Any], base: Path) -> Iterator[Found]:
+def _certification(path: str, doc: dict[str, Any], base: FieldPath) -> Iterator[Found]:
     from aicr_gen.text.image_reference import parse_image
 
     spec = doc.get("spec") or {}
-    images: list[tuple[Path, Any]] = [(("spec", "image"), spec.get("image"))]
+    images: list[tuple[FieldPath, Any]] = [(("spec", "image"), spec.get("image"))]
     images += [(("spec", "categories", index, "options", "image"), _get(entry, "options", "image"))
                for index, entry in enumerate(spec.get("categories") or [])]
     for where, text in images:

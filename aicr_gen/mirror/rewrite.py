@@ -131,15 +131,14 @@ def _mirrored_file(path: str, data: bytes, prefix: str, pins: Pins | None) -> by
     """One file of the tree with its images moved: a values file through its image fields (written again only
     when one moved), a manifest through its ``image:`` lines (an ``image:`` key of a Kubernetes object is a
     container image; in values it may be a name, as the GPU Operator's ``image: driver``)."""
-    import yaml
-
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
+    from aicr_gen.yaml.foreign import YAMLError, load_all
 
     if path.rsplit("/", 1)[-1] == "recipe.yaml" or not path.endswith((".yaml", ".yml")) or b"image" not in data:
         return data
     try:
-        docs = list(yaml.safe_load_all(data))
-    except yaml.YAMLError:
+        docs = list(load_all(data, libyaml=False))
+    except YAMLError:
         return data
     if len(docs) == 1 and isinstance(docs[0], dict) and not {"apiVersion", "kind"} <= docs[0].keys():
         moved = mirrored_values(docs[0], prefix)

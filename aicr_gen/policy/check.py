@@ -41,7 +41,7 @@ from aicr_gen.cel import CelCompileError, CelError, CelLimitError, Environment, 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.policy import environment
 from aicr_gen.policy.shipped import shipped_root
-from aicr_gen.yamlio import Document
+from aicr_gen.yaml import Document
 
 if TYPE_CHECKING:
     from aicr_gen.spec.cluster import ClusterSpec
@@ -124,7 +124,7 @@ def load_policy(path: Path) -> Policy:
     """Read, validate and compile one policy file; problems are InvalidInputError at ``file:line``."""
     from aicr_gen.edges.inputs import read_input
     from aicr_gen.modelcheck import check
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     source = str(path)
     doc = load_bytes(read_input(source, "policy"), source)
@@ -165,7 +165,7 @@ def _fill(template: str, fields: dict[str, Any]) -> str:
     have (or null) as ``(none)``, a map or list as compact JSON, so no message shows a placeholder."""
     import json
 
-    from aicr_gen.yamlio import shorten
+    from aicr_gen.yaml import shorten
 
     def one(found: re.Match[str]) -> str:
         value = fields.get(found.group(1))

@@ -9,7 +9,7 @@ from aicr_gen.bundle import Bundle
 from aicr_gen.render import bundle_info
 from aicr_gen.render.options import DEPLOYERS, Options
 from aicr_gen.render.plan import Plan
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from aicr_gen.render import charts, readme
 from aicr_gen.render.names import DNS_LABEL, hashed
 from aicr_gen.render.options import IN_CLUSTER, Options, extra_names
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, MAIN, POST, PRE, READINESS, Plan, Unit
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

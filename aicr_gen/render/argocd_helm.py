@@ -19,7 +19,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.render import argocd, charts, readme
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, Plan, Unit
-from aicr_gen.yamlio import dump, dump_json
+from aicr_gen.yaml import dump, dump_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

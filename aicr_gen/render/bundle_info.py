@@ -17,7 +17,7 @@ from collections.abc import Callable
 from aicr_gen import __version__
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import Plan, Unit
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

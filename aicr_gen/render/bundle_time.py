@@ -99,7 +99,7 @@ def agentgateway_exposure(values: dict[str, dict[str, Any]]) -> list[str]:
 def gke_quota(namespace: str, nodes: int) -> bytes:
     """The ResourceQuota that lets pods of the critical priority classes run in ``namespace`` on GKE: 32 pods a
     node, at least 32."""
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     pods = max(_QUOTA_PODS_FLOOR, nodes * _QUOTA_PODS_PER_NODE)
     quota = {"apiVersion": "v1", "kind": "ResourceQuota",

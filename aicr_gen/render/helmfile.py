@@ -24,7 +24,7 @@ from aicr_gen.render import charts, readme, release_rules
 from aicr_gen.render.names import hashed, url_name
 from aicr_gen.render.options import Options
 from aicr_gen.render.plan import KUSTOMIZE, LOCAL, UPSTREAM, Plan, Unit
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

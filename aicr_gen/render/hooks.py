@@ -60,12 +60,11 @@ def strip_hooks(text: str, source: str) -> str:
     """``text`` (a rendered manifest, possibly several documents) without its sync-phase Helm hooks, written
     again as AICR writes it; ``InvalidInputError`` naming ``source`` when it is not YAML. Cached: most manifests
     (CRDs above all) render to the same text for every recipe."""
-    import yaml
+    from aicr_gen.yaml.foreign import YAMLError, compose_all
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        composed = list(yaml.compose_all(text, Loader=loader))
-    except yaml.YAMLError as err:
+        composed = list(compose_all(text))
+    except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err)

@@ -80,7 +80,7 @@ def render_template(raw: bytes, source: str, target: RenderInput, *, strict: boo
     """The template alone, executed as AICR executes it (no hook stripping): what AICR checks for objects to
     decide whether a pre-manifest gets a folder. Errors name ``source`` (the manifest's path) and line.
     ``strict``: a value the template prints but the values lack is an error, not AICR's ``<no value>``."""
-    from aicr_gen.yamlio import decode
+    from aicr_gen.yaml import decode
 
     template = gotemplate.parse(decode(raw, source), source, FUNCS)
     data = gofmt.GoStruct("manifest.templateData", {

@@ -107,7 +107,7 @@ class Plan(NamedTuple):
 
 def parse_values(rel: str, data: bytes) -> dict[str, Any]:
     """A values file as a mapping (empty or comment-only files are ``{}``)."""
-    from aicr_gen.yamlio import load_text
+    from aicr_gen.yaml import load_text
 
     text = data.decode("utf-8")
     if all(not line.strip() or line.lstrip().startswith(("#", "---")) for line in text.splitlines()):

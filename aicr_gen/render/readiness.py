@@ -42,7 +42,7 @@ def gate_image(version: str) -> str:
 
 def check_test(component: str, text: bytes) -> None:
     """A readiness gate must be a Chainsaw ``Test``."""
-    from aicr_gen.yamlio import decode, load_text
+    from aicr_gen.yaml import decode, load_text
 
     rel = f"components/{component}/{FILE}"
     data = load_text(decode(text, rel), rel).data
@@ -55,7 +55,7 @@ def check_test(component: str, text: bytes) -> None:
 def gate_chart(component: str, image: str, test: bytes, deployer: str) -> bytes:
     """The gate's templates (Helm renders the release namespace in): a ServiceAccount that may read the
     cluster, the test in a ConfigMap and the Job that runs the gate on it."""
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     account, bundle = f"{component}{SUFFIX}-gate", f"{component}{SUFFIX}-bundle"
     namespace = "@@namespace@@"

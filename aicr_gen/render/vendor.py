@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 
 from aicr_gen.render.plan import LOCAL, UPSTREAM, Plan, Unit, Vendored
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

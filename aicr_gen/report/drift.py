@@ -59,11 +59,11 @@ def markdown(result: Mapping[str, Any]) -> str:
 def render(result: Mapping[str, Any], fmt: str) -> str:
     """``result`` in one of ``FORMATS``."""
     if fmt == "json":
-        from aicr_gen.yamlio import dump_json
+        from aicr_gen.yaml import dump_json
 
         return dump_json(result)
     if fmt == "yaml":
-        from aicr_gen.yamlio import dump
+        from aicr_gen.yaml import dump
 
         return dump(result)
     if fmt == "markdown":

@@ -117,11 +117,11 @@ def markdown(document: Mapping[str, Any], limit: int = SUMMARY_LIMIT) -> str:
 def render(document: Mapping[str, Any], fmt: str) -> str:
     """``document`` in one of ``FORMATS``."""
     if fmt == "json":
-        from aicr_gen.yamlio import dump_json
+        from aicr_gen.yaml import dump_json
 
         return dump_json(document)
     if fmt == "yaml":
-        from aicr_gen.yamlio import dump
+        from aicr_gen.yaml import dump
 
         return dump(document)
     if fmt == "markdown":

@@ -33,7 +33,7 @@ ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
 
 def as_json(plan: Plan) -> str:
     """The plan as JSON (the schema of ``aicr-gen schema plan``)."""
-    from aicr_gen.yamlio import dump_json
+    from aicr_gen.yaml import dump_json
 
     return dump_json(plan.model_dump(mode="json"))
 

@@ -29,7 +29,7 @@ from aicr_gen.text.markdown import text as md
 def render(report: Report, fmt: str) -> str:
     """``report`` as ``text``, ``json`` or ``markdown``."""
     if fmt == "json":
-        from aicr_gen.yamlio import dump_json
+        from aicr_gen.yaml import dump_json
 
         return dump_json(to_json(report))
     if fmt == "markdown":

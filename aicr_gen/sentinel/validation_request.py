@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, shorten
+from aicr_gen.yaml import Document, shorten
 
 API_VERSION = "nvsentinel.nvidia.com/v1alpha1"
 KIND = "ValidationRequest"

@@ -22,14 +22,14 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.limits import MAX_RULE_SETS
-from aicr_gen.yamlio import Document, Path, format_path, load_text, shorten
+from aicr_gen.yaml import Document, FieldPath, format_path, load_text, shorten
 
-DATA = FilePath(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent / "data"
 RULESETS_FILE = DATA / "sentinel-rulesets.yaml"
 SCHEMA_FILE = DATA / "sentinel-values.schema.json"
 
@@ -258,7 +258,7 @@ def parse_rules(doc: Document) -> list[dict[str, Any]]:
     """The rule sets of a loaded --rules document (a list, or a mapping with ``ruleSets:``), checked against
     the schema, their CEL parsed and names unique, completed with ``enabled: true``, ``version: "1"`` and
     ``priority: 0`` where left out. Problems raise ``InvalidInputError`` naming file, line and path."""
-    base: Path = ()
+    base: FieldPath = ()
     if isinstance(doc.data, list):
         _check_schema(doc, "#/$defs/ruleSetList")
         sets = doc.data
@@ -288,12 +288,12 @@ def merge_rule_sets(defaults: Sequence[Mapping[str, Any]], user: Sequence[Mappin
     return merged
 
 
-def _where(doc: Document, path: Path) -> str:
+def _where(doc: Document, path: FieldPath) -> str:
     """``file:line: path`` for a loaded file; ``source: path`` for values built in memory (no lines)."""
     return doc.where(path) if doc.lines else f"{doc.source}: {format_path(path)}"
 
 
-def _check_unique_names(doc: Document, sets: Sequence[Any], base: Path) -> None:
+def _check_unique_names(doc: Document, sets: Sequence[Any], base: FieldPath) -> None:
     seen: dict[str, int] = {}
     for index, rule_set in enumerate(sets):
         name = rule_set["name"]
@@ -305,7 +305,7 @@ def _check_unique_names(doc: Document, sets: Sequence[Any], base: Path) -> None:
         seen[name] = index
 
 
-def _check_cel(doc: Document, match: Mapping[str, Any], path: Path, *, lint: bool = False) -> None:
+def _check_cel(doc: Document, match: Mapping[str, Any], path: FieldPath, *, lint: bool = False) -> None:
     """Compile every rule as fault-quarantine does when it starts (its parser, limits and type checker). With
     ``lint`` (a user's rule set that is enabled), a rule that can never do what it says is refused too, at its
     line (``sentinel_rules.lint_rule``: it reads a field a HealthEvent or a cached Node does not have, compares
@@ -362,7 +362,7 @@ def check_values(doc: Document) -> None:
                                         f"lifecycle-manager.config.providers ({', '.join(config['providers'])})")
 
 
-def _check_known_tests(doc: Document, wanted: Sequence[str], tests: Mapping[str, Any], path: Path) -> None:
+def _check_known_tests(doc: Document, wanted: Sequence[str], tests: Mapping[str, Any], path: FieldPath) -> None:
     for index, name in enumerate(wanted):
         if name not in tests:
             known = ", ".join(sorted(tests)) or "none: the lifecycle manager is off"
@@ -443,7 +443,7 @@ def _resolve(root: Mapping[str, Any], pointer: str) -> Mapping[str, Any]:
     return node  # type: ignore[no-any-return]
 
 
-def _position(data: Any, path: Path, keys: dict[int, dict[Any, int]]) -> tuple[int, ...]:
+def _position(data: Any, path: FieldPath, keys: dict[int, dict[Any, int]]) -> tuple[int, ...]:
     """Where ``path`` lies in ``data``: each step's index among its siblings (a missing key after them);
     ``keys`` keeps each mapping's key order by id while its document is checked."""
     out: list[int] = []
@@ -489,7 +489,7 @@ def _walk(root: Mapping[str, Any], steps: Sequence[Any]) -> tuple[str | None, li
 
 
 def _problem(root: Mapping[str, Any], data: Any, keys: dict[int, dict[Any, int]],
-             error: Any) -> tuple[tuple[Any, ...], Path, str]:
+             error: Any) -> tuple[tuple[Any, ...], FieldPath, str]:
     """Where a jsonschema error stands in the document, the field it is about and its message: the
     ``x-error`` of the schema node that checks the value when there is one, else our wording of the keyword.
 
@@ -497,7 +497,7 @@ def _problem(root: Mapping[str, Any], data: Any, keys: dict[int, dict[Any, int]]
     then/else (a condition across fields) after them; at one value, keywords before those of an allOf."""
     value, keyword, wanted = error.instance, error.validator, error.validator_value
     x_error, applied, key = _walk(root, error.absolute_schema_path)
-    raw: Path = tuple(error.absolute_path)
+    raw: FieldPath = tuple(error.absolute_path)
     path = (*raw, value) if key else raw  # jsonschema names the mapping of a bad key
     message = None
     # Problems that jsonschema reports at the mapping or list are about one field or item in it.

@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, format_path
+from aicr_gen.yaml import Document, FieldPath, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
 KIND = "ClusterSpec"
@@ -338,7 +338,7 @@ class ClusterSpec(_Strict):
     spec: Spec = Field(description="The cluster")
     _source: Document | None = PrivateAttr(None)
 
-    def where(self, path: Path) -> str:
+    def where(self, path: FieldPath) -> str:
         """``file:line: field.path`` of ``path`` in the file the spec was loaded from (the path alone if none)."""
         return self._source.where(path) if self._source is not None else format_path(path)
 
@@ -392,11 +392,11 @@ def managed_path(cluster: ClusterSpec, override: str | None = None) -> str:
         raise InvalidInputError(f"--path {err}") from None
 
 
-def references(cluster: ClusterSpec) -> list[tuple[Path, str]]:
+def references(cluster: ClusterSpec) -> list[tuple[FieldPath, str]]:
     """``(field path, text)`` of every file or folder the spec reads, relative to its folder: spec.extends (its
     fleet), spec.catalogs, spec.policies and spec.sentinel.rules (those from a fleet already rebased)."""
     spec = cluster.spec
-    found: list[tuple[Path, str]] = [(("spec", "extends"), spec.extends)] if spec.extends is not None else []
+    found: list[tuple[FieldPath, str]] = [(("spec", "extends"), spec.extends)] if spec.extends is not None else []
     found += [(("spec", "catalogs", index), text) for index, text in enumerate(spec.catalogs)]
     found += [(("spec", "policies", index), text) for index, text in enumerate(spec.policies)]
     if spec.sentinel is not None and spec.sentinel.rules is not None:

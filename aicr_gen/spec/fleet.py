@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -29,7 +29,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.spec import cluster as cluster_spec
 from aicr_gen.spec.layered import Layered, Origin, Origins
 from aicr_gen.spec.validate import check_paths
-from aicr_gen.yamlio import Document, Path
+from aicr_gen.yaml import Document, FieldPath
 
 KIND = "Fleet"
 PER_CLUSTER = {
@@ -41,7 +41,7 @@ PER_CLUSTER = {
     ("spec", "extends"): "a Fleet extends nothing (one level: ClusterSpec -> Fleet); merge the two fleets "
                          "into one",
 }
-REBASED: tuple[Path, ...] = (("spec", "catalogs"), ("spec", "policies"), ("spec", "sentinel", "rules"))
+REBASED: tuple[FieldPath, ...] = (("spec", "catalogs"), ("spec", "policies"), ("spec", "sentinel", "rules"))
 """The fleet's fields holding paths relative to its folder (a list of them, or one)."""
 
 _IN_FLEET = "the Fleet file's folder (aicr-gen rebases it onto each cluster's)"
@@ -102,7 +102,7 @@ Fleet = _fleet_model()
 # ------------------------------------------------------------------------------------------- loading
 
 
-def _get(data: Any, path: Path) -> Any:
+def _get(data: Any, path: FieldPath) -> Any:
     for part in path:
         if not isinstance(data, dict) or part not in data:
             return None
@@ -124,10 +124,10 @@ def parse_fleet(doc: Document) -> BaseModel:
     return check(doc, Fleet)
 
 
-def load_fleet(path: str | FilePath) -> tuple[BaseModel, Document]:
+def load_fleet(path: str | Path) -> tuple[BaseModel, Document]:
     """Read and validate a Fleet file."""
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     source = str(path)
     doc = load_bytes(read_input(source, KIND), source)
@@ -140,13 +140,13 @@ sha256 of the bytes): the specs of a fleet (a run's thousand) load and validate 
 name keeps every message as it was; whether the named paths exist is asked again each time."""
 
 
-def _checked_fleet(source: str, file: FilePath) -> Document:
+def _checked_fleet(source: str, file: Path) -> Document:
     """The fleet at ``file`` (resolved; named ``source`` in messages), loaded and checked as ``check_fleet``
     does."""
     import hashlib
 
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     data = read_input(source, KIND)
     key = (source, str(file), hashlib.sha256(data).hexdigest())
@@ -154,15 +154,15 @@ def _checked_fleet(source: str, file: FilePath) -> Document:
     if doc is None:
         doc = load_bytes(data, source)
         parse_fleet(doc)
-        check_paths(fleet_references(doc), doc.where, FilePath(doc.source), "fleet")
+        check_paths(fleet_references(doc), doc.where, Path(doc.source), "fleet")
         _CHECKED[key] = doc
     _check_exists(doc)
     return doc
 
 
-def fleet_references(doc: Document) -> list[tuple[Path, str]]:
+def fleet_references(doc: Document) -> list[tuple[FieldPath, str]]:
     """``(field path, text)`` of every path a fleet names, relative to its folder."""
-    found: list[tuple[Path, str]] = []
+    found: list[tuple[FieldPath, str]] = []
     for field in REBASED:
         value = _get(doc.data, field)
         if isinstance(value, str):
@@ -179,13 +179,13 @@ def check_fleet(doc: Document) -> BaseModel:
     fleet = parse_fleet(doc)
     if doc.source == "-":
         return fleet
-    check_paths(fleet_references(doc), doc.where, FilePath(doc.source), "fleet")
+    check_paths(fleet_references(doc), doc.where, Path(doc.source), "fleet")
     _check_exists(doc)
     return fleet
 
 
 def _check_exists(doc: Document) -> None:
-    folder = FilePath(doc.source).parent
+    folder = Path(doc.source).parent
     for path, text in fleet_references(doc):
         if not (folder / text).exists():
             raise InvalidInputError(f"{doc.where(path)}: {text!r}: no such file or folder beside the fleet "
@@ -195,21 +195,21 @@ def _check_exists(doc: Document) -> None:
 # ------------------------------------------------------------------------------------------- layering
 
 
-def _rebase(text: str, fleet_folder: FilePath, cluster_folder: FilePath) -> str:
+def _rebase(text: str, fleet_folder: Path, cluster_folder: Path) -> str:
     """A path relative to the fleet's folder as one relative to the cluster's (absolute ones stay)."""
-    if FilePath(text).is_absolute() or fleet_folder == cluster_folder:
+    if Path(text).is_absolute() or fleet_folder == cluster_folder:
         return text
-    return FilePath(os.path.relpath(fleet_folder / text, cluster_folder)).as_posix()
+    return Path(os.path.relpath(fleet_folder / text, cluster_folder)).as_posix()
 
 
 class _Layering:
     """Merges the fleet's document under the cluster's, recording each value's origin."""
 
-    def __init__(self, fleet: Document, cluster: Document, rebased: Mapping[Path, str]) -> None:
+    def __init__(self, fleet: Document, cluster: Document, rebased: Mapping[FieldPath, str]) -> None:
         self.fleet, self.cluster, self.rebased = fleet, cluster, rebased
-        self.origins: dict[Path, Origin] = {}
+        self.origins: dict[FieldPath, Origin] = {}
 
-    def take(self, path: Path, value: Any, doc: Document) -> Any:
+    def take(self, path: FieldPath, value: Any, doc: Document) -> Any:
         """``value`` of one layer as it is (nulls in maps dropped), every node's origin recorded."""
         written = self.rebased.get(path) if doc is self.fleet else None
         self.origins[path] = Origin(doc.source, doc.line_of(path), written)
@@ -219,7 +219,7 @@ class _Layering:
             return [self.take((*path, index), item, doc) for index, item in enumerate(value)]
         return value
 
-    def merge(self, path: Path, low: Any, high: Any) -> Any:
+    def merge(self, path: FieldPath, low: Any, high: Any) -> Any:
         """``high`` (the cluster's) over ``low`` (the fleet's): maps merge, anything else replaces."""
         if not (isinstance(low, dict) and isinstance(high, dict)):
             return self.take(path, high, self.cluster)
@@ -236,12 +236,12 @@ class _Layering:
         return out
 
 
-def _fleet_source(doc: Document, extends: str) -> tuple[str, FilePath]:
+def _fleet_source(doc: Document, extends: str) -> tuple[str, Path]:
     """The fleet's name in messages (beside the cluster's, normalised) and its file."""
     if doc.source == "-":
-        return posixpath.normpath(extends), FilePath(extends)
+        return posixpath.normpath(extends), Path(extends)
     named = posixpath.normpath(posixpath.join(posixpath.dirname(doc.source), extends))
-    return named, FilePath(named)
+    return named, Path(named)
 
 
 def _check_extends(doc: Document, extends: Any) -> str:
@@ -253,7 +253,7 @@ def _check_extends(doc: Document, extends: Any) -> str:
         limits.path(extends)
     except ValueError as err:
         raise InvalidInputError(f"{where}: {err}") from None
-    if "\\" in extends or FilePath(extends).is_absolute():
+    if "\\" in extends or Path(extends).is_absolute():
         raise InvalidInputError(f"{where}: {extends!r} must be a relative POSIX path from this spec's folder "
                                 "('/' separators, not absolute), e.g. ../fleet.yaml")
     return extends
@@ -282,8 +282,8 @@ def effective(doc: Document) -> Document:
     except InvalidInputError as err:
         raise InvalidInputError(f"{err} (the fleet named by {doc.where(('spec', 'extends'))})") from None
     fleet_folder = fleet_file.parent
-    cluster_folder = FilePath(doc.source).resolve().parent if doc.source != "-" else FilePath.cwd()
-    rebased: dict[Path, str] = {}
+    cluster_folder = Path(doc.source).resolve().parent if doc.source != "-" else Path.cwd()
+    rebased: dict[FieldPath, str] = {}
     fleet_spec: dict[str, Any] = dict(fleet_doc.data["spec"])
     for path, text in fleet_references(fleet_doc):
         moved = _rebase(text, fleet_folder, cluster_folder)
@@ -295,7 +295,7 @@ def effective(doc: Document) -> Document:
     return Layered(doc.source, data, Origins(layering.origins))
 
 
-def _set(data: dict[str, Any], path: Path, value: str) -> None:
+def _set(data: dict[str, Any], path: FieldPath, value: str) -> None:
     """Set ``path`` in ``data``, copying each map and list on the way (the loaded fleet stays as it was)."""
     head, rest = path[0], path[1:]
     if not rest:

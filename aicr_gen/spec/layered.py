@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-from aicr_gen.yamlio import Document, Path, format_path
+from aicr_gen.yaml import Document, FieldPath, format_path
 
 
 class Origin(NamedTuple):
@@ -20,16 +20,16 @@ class Origin(NamedTuple):
         return f"{self.source}:{self.line}"
 
 
-class Origins(Mapping[Path, int]):
+class Origins(Mapping[FieldPath, int]):
     """The line of every field path of an effective spec (a ``Document``'s ``lines``), and its file."""
 
-    def __init__(self, origins: Mapping[Path, Origin]) -> None:
+    def __init__(self, origins: Mapping[FieldPath, Origin]) -> None:
         self.origins = dict(origins)
 
-    def __getitem__(self, path: Path) -> int:
+    def __getitem__(self, path: FieldPath) -> int:
         return self.origins[path].line
 
-    def __iter__(self) -> Iterator[Path]:
+    def __iter__(self) -> Iterator[FieldPath]:
         return iter(self.origins)
 
     def __len__(self) -> int:
@@ -40,7 +40,7 @@ class Layered(Document):
     """An effective spec: the layered data, each value's origin in ``lines`` (an ``Origins``); ``source`` is
     the cluster file, ``where`` names the file a value came from."""
 
-    def origin(self, path: Path) -> Origin:
+    def origin(self, path: FieldPath) -> Origin:
         """The origin of ``path`` or of its nearest recorded ancestor."""
         origins = self.lines.origins if isinstance(self.lines, Origins) else {}
         for end in range(len(path), -1, -1):
@@ -49,13 +49,13 @@ class Layered(Document):
                 return found
         return Origin(self.source, 1)
 
-    def line_of(self, path: Path) -> int:
+    def line_of(self, path: FieldPath) -> int:
         return self.origin(path).line
 
-    def where(self, path: Path) -> str:
+    def where(self, path: FieldPath) -> str:
         return f"{self.origin(path)}: {format_path(path)}"
 
 
-def origin_of(doc: Document, path: Path) -> Origin:
+def origin_of(doc: Document, path: FieldPath) -> Origin:
     """Where ``path`` of a loaded document (layered or not) was written."""
     return doc.origin(path) if isinstance(doc, Layered) else Origin(doc.source, doc.line_of(path))

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path as FilePath
+from pathlib import Path
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.spec.cluster import ClusterSpec
 from aicr_gen.spec.validate import check_references, parse_spec
-from aicr_gen.yamlio import Document
+from aicr_gen.yaml import Document
 
 
-def load_spec(path: str | FilePath) -> ClusterSpec:
+def load_spec(path: str | Path) -> ClusterSpec:
     """Read and validate a ClusterSpec file, layered over the Fleet it extends (``fleet.effective``); any
     problem is an ``InvalidInputError`` at ``file:line`` of the file the offending value is in."""
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.yamlio import load_bytes
+    from aicr_gen.yaml import load_bytes
 
     source = str(path)
     return spec_of(load_bytes(read_input(source, "ClusterSpec"), source))
@@ -30,5 +30,5 @@ def spec_of(doc: Document) -> ClusterSpec:
                                 "ClusterSpec; give the ClusterSpecs that name it in spec.extends (lint takes both)")
     cluster = parse_spec(effective(doc))
     if doc.source != "-":
-        check_references(cluster, FilePath(doc.source))
+        check_references(cluster, Path(doc.source))
     return cluster

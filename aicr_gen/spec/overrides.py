@@ -85,7 +85,7 @@ def parse(flag: str, text: str, read: Callable[[str], bytes] | None = None) -> O
         raise InvalidInputError(f"{flag} {text!r}: {path} switches the component on or off; use --set "
                                 f"{component}:{path}=false")
     if flag == "--set-file":
-        from aicr_gen.yamlio import decode, load_text
+        from aicr_gen.yaml import decode, load_text
 
         if read is None or not raw:
             raise InvalidInputError(f"{flag} {text!r}: name the file holding the value, COMPONENT:PATH=FILE")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
@@ -33,10 +33,10 @@ from aicr_gen.spec.pools import (
     pool_tolerations,
     selector_text,
 )
-from aicr_gen.yamlio import Document, Path, format_path
+from aicr_gen.yaml import Document, FieldPath, format_path
 
 
-def _at(doc: Document, path: Path, check: Callable[[], object]) -> None:
+def _at(doc: Document, path: FieldPath, check: Callable[[], object]) -> None:
     """Run ``check``; its input error is reported at ``path`` of ``doc``."""
     try:
         check()
@@ -44,11 +44,11 @@ def _at(doc: Document, path: Path, check: Callable[[], object]) -> None:
         raise InvalidInputError(f"{doc.where(path)}: {err}") from None
 
 
-def _fail(doc: Document, path: Path, message: str) -> InvalidInputError:
+def _fail(doc: Document, path: FieldPath, message: str) -> InvalidInputError:
     return InvalidInputError(f"{doc.where(path)}: {message}")
 
 
-def _relative(doc: Document, path: Path, text: str) -> None:
+def _relative(doc: Document, path: FieldPath, text: str) -> None:
     _at(doc, path, lambda: repo_folder(text))
 
 
@@ -67,7 +67,7 @@ def certification_options(cert: Certification, where: Callable[[str], str]) -> d
     return options
 
 
-def check_certification(doc: Document, cert: Certification, base: Path = ("spec", "certification")) -> None:
+def check_certification(doc: Document, cert: Certification, base: FieldPath = ("spec", "certification")) -> None:
     """spec.certification (or a pool's, at ``base``): categories, thresholds, options and schedule."""
     from aicr_gen.certify import nvcre, thresholds
     from aicr_gen.text.cron import check_schedule
@@ -130,7 +130,7 @@ def _check_snapshot(doc: Document, snapshot: Snapshot) -> None:
 
 
 def _check_argocd(doc: Document, argocd: ArgoCD) -> None:
-    base: Path = ("spec", "argocd")
+    base: FieldPath = ("spec", "argocd")
     if argocd.destinationServer is not None and argocd.destinationName is not None:
         raise _fail(doc, (*base, "destinationName"), "the destination is already given by destinationServer; give "
                                                     "the API server URL or the registered cluster name, not both")
@@ -146,7 +146,7 @@ def _check_argocd(doc: Document, argocd: ArgoCD) -> None:
 
 
 def _check_flux(doc: Document, cluster: ClusterSpec, flux: FluxSettings) -> None:
-    base: Path = ("spec", "flux")
+    base: FieldPath = ("spec", "flux")
     if (flux.hub is None) != (flux.kubeConfigSecret is None):
         given, missing = ("hub", "kubeConfigSecret") if flux.hub is not None else ("kubeConfigSecret", "hub")
         raise _fail(doc, (*base, given), f"a hub reaches its spokes through their kubeconfig Secrets; give "
@@ -255,7 +255,7 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
                     "repository, which Argo CD and Flux pull, e.g. https://github.com/ORG/gitops.git")
 
 
-def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
+def check_references(cluster: ClusterSpec, spec_file: Path) -> None:
     """The files a spec reads never go through ``.git`` and, for a spec inside a Git work tree, stay inside
     it (symlinks resolved): what a pull request's spec may make CI read, render and commit is the
     repository's own files, so every clone renders the same tree. A spec outside any repository may name
@@ -263,19 +263,19 @@ def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
     check_paths(references(cluster), cluster.where, spec_file, "spec")
 
 
-def check_paths(found: list[tuple[Path, str]], where: Callable[[Path], str], file: FilePath, what: str) -> None:
+def check_paths(found: list[tuple[FieldPath, str]], where: Callable[[FieldPath], str], file: Path, what: str) -> None:
     """``check_references`` for the paths ``found`` in ``file`` (a ``what``: spec or fleet), relative to its
     folder; ``where`` names a field path in messages."""
     from aicr_gen.edges.files import work_tree
     base = file.resolve().parent
     root = work_tree(base)
     for path, text in found:
-        if any(part.lower() == ".git" for part in FilePath(text).parts):
+        if any(part.lower() == ".git" for part in Path(text).parts):
             raise InvalidInputError(f"{where(path)}: {text!r} goes through .git; name a file of the "
                                     "work tree instead")
         if root is None:
             continue
-        if FilePath(text).is_absolute():
+        if Path(text).is_absolute():
             raise InvalidInputError(f"{where(path)}: {text!r} is absolute; in a Git repository give a "
                                     f"path relative to the {what}'s folder ({base}), inside the repository")
         if not (base / text).resolve().is_relative_to(root):
@@ -295,7 +295,7 @@ def parse_spec(doc: Document, *, template: bool = False) -> ClusterSpec:
     return cluster
 
 
-def check_present(cluster: ClusterSpec, base: FilePath, field: str) -> None:
+def check_present(cluster: ClusterSpec, base: Path, field: str) -> None:
     """The files or folders the spec names in ``spec.<field>`` (``catalogs``, ``policies`` or ``sentinel``: its
     rules file) exist under ``base`` (its folder); a missing one is an input error at the file, line and field
     that named it (the spec's, or its fleet's for a value it takes from there), before anything reads it."""

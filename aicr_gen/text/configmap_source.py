@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import shorten
+from aicr_gen.yaml import shorten
 
 CM_PREFIX = "cm://"
 

@@ -12,7 +12,7 @@ import pytest
 from aicr_gen.drift.constraints import evaluate, split_path
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text import versions
-from aicr_gen.yamlio import dump
+from aicr_gen.yaml import dump
 from tests.conftest import AICR_CATALOG, REFERENCE, needs
 
 MOCK_SNAPSHOT = REFERENCE / "aicr" / "tests" / "chainsaw" / "cli" / "cuj1-training" / "mock-snapshot.yaml"

@@ -25,7 +25,7 @@ from aicr_gen.drift.load import load_document, load_snapshot
 from aicr_gen.drift.snapshot import is_recipe
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.modelcheck import check
-from aicr_gen.yamlio import Document, dump, load_text
+from aicr_gen.yaml import Document, dump, load_text
 from tests.conftest import REFERENCE
 from tests.kubeapi import subtype_data
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from aicr_gen import yamlio
 from aicr_gen.catalog.load import REGISTRY
+from aicr_gen.yaml import MAX_BYTES, load_bytes
 from tests.conftest import Result, assert_refused
 
 LEAF = "overlays/h100-eks.yaml"
@@ -173,7 +173,7 @@ def test_a_good_catalog_writes_exactly_the_recipe_file(recipe: Run, out: Path) -
     assert result.err == ""
     assert list(out.parent.iterdir()) == [out]
     assert stat.S_IMODE(out.stat().st_mode) == 0o640
-    written = yamlio.load_bytes(out.read_bytes(), str(out)).data
+    written = load_bytes(out.read_bytes(), str(out)).data
     assert written["kind"] == "RecipeResult"
     assert written["metadata"]["appliedOverlays"] == ["base", "h100-eks"]
     assert written["deploymentOrder"] == ["cert-manager", "gpu-operator", "network-operator"]
@@ -213,7 +213,7 @@ def test_alias_bomb_is_refused(catalog: Path, recipe: Run, out: Path) -> None:
 
 def test_a_registry_over_16_mib_is_refused(catalog: Path, recipe: Run, out: Path) -> None:
     with (catalog / REGISTRY).open("a", encoding="utf-8") as registry:
-        registry.write("# " + "x" * yamlio.MAX_BYTES + "\n")
+        registry.write("# " + "x" * MAX_BYTES + "\n")
 
     assert_rejected(recipe(), out, f"{REGISTRY}:1: file is", "byte limit", "split it")
 

@@ -340,7 +340,7 @@ def _policy_errors(root: Path, tmp_path: Path) -> tuple[int, list[str]]:
     from aicr_gen.policy.check import evaluate, load_policies
     from aicr_gen.policy.shipped import shipped_root
     from aicr_gen.spec.validate import parse_spec
-    from aicr_gen.yamlio import load_text
+    from aicr_gen.yaml import load_text
 
     policies = load_policies([shipped_root()])
     leaves = _leaf_specs(root)

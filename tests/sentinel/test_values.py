@@ -16,7 +16,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel import values as sentinel
-from aicr_gen.yamlio import Document, dump, load_text
+from aicr_gen.yaml import Document, dump, load_text
 from tests.conftest import REFERENCE, ROOT, assert_refused, needs, run_process
 from tests.consumers import helm_lint, helm_template, validate_objects
 

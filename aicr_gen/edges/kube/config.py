@@ -102,13 +102,14 @@ def _in_cluster(configuration: Configuration, tried: str) -> Target:
 
 
 def _from_kubeconfig(paths: list[Path], context: str | None, configuration: Configuration, where: str) -> Target:
-    import yaml
     from kubernetes.config import ConfigException
     from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
+    from aicr_gen.yaml.foreign import YAMLError
+
     # A hand-written kubeconfig can break the client in many ways (a list where a mapping belongs, an entry
     # without a name, bad base64): each is a bad input, reported in one line.
-    unusable = (ConfigException, yaml.YAMLError, OSError, LookupError, TypeError, ValueError, AttributeError)
+    unusable = (ConfigException, YAMLError, OSError, LookupError, TypeError, ValueError, AttributeError)
     try:
         merger = KubeConfigMerger(os.pathsep.join(str(path) for path in paths))
         names = [str(entry["name"]) for entry in merger.config.value["contexts"]]

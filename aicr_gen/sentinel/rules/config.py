@@ -7,7 +7,7 @@ import datetime as _dt
 import difflib
 import os
 from collections.abc import Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Any
 
 from aicr_gen.cel import CelCompileError, CelLimitError, Program
@@ -30,7 +30,7 @@ from aicr_gen.sentinel.rules.model import (
     Taint,
 )
 from aicr_gen.sentinel.rules.source import _expect_type, _get, _parse_file, _Source
-from aicr_gen.yamlio import Path, decode, load_bytes
+from aicr_gen.yaml import FieldPath, decode, load_bytes
 
 
 class _Compiler:
@@ -90,7 +90,7 @@ def load_config(path: str, now: _dt.datetime | None = None) -> RuleConfig:
     """Rule sets, validation rule sets and criteria of NVSentinel Helm values (umbrella or fault-quarantine
     subchart), fault-quarantine's ConfigMap or config.toml, or a ValidationConfiguration; every expression
     compiled. InvalidInputError names every rule that does not compile."""
-    file = FilePath(path)
+    file = Path(path)
     raw = read_input(str(file), "--values")
     if path.endswith(".toml"):
         found = _locate_toml(decode(raw, path), path, "")
@@ -130,7 +130,7 @@ def load_config(path: str, now: _dt.datetime | None = None) -> RuleConfig:
 _RULE_SET_KEYS = ("enabled", "version", "name", "priority", "match", "cordon", "taint", "label")
 
 
-def _rule_sets(source: _Source, base: Path | None, toml: bool, compiler: _Compiler, warnings: list[str], *,
+def _rule_sets(source: _Source, base: FieldPath | None, toml: bool, compiler: _Compiler, warnings: list[str], *,
                validation: bool) -> list[RuleSet]:
     if base is None:
         return []
@@ -143,7 +143,7 @@ def _rule_sets(source: _Source, base: Path | None, toml: bool, compiler: _Compil
                       validation=validation) for index, item in enumerate(items)]
 
 
-def _rule_set(source: _Source, path: Path, item: Any, *, toml: bool, compiler: _Compiler, warnings: list[str],
+def _rule_set(source: _Source, path: FieldPath, item: Any, *, toml: bool, compiler: _Compiler, warnings: list[str],
               validation: bool) -> RuleSet:
     _expect_type(source, path, item, Mapping, "a rule set mapping (name, match, cordon ...)")
     known = (*_RULE_SET_KEYS, "tests") if validation else _RULE_SET_KEYS
@@ -181,7 +181,7 @@ def _rule_set(source: _Source, path: Path, item: Any, *, toml: bool, compiler: _
     return RuleSet(name, where, enabled, priority, groups["any"], groups["all"], cordon, taint, label_kv, tests)
 
 
-def _cordon(source: _Source, path: Path, item: Mapping[str, Any], optional: bool, validation: bool) -> bool:
+def _cordon(source: _Source, path: FieldPath, item: Mapping[str, Any], optional: bool, validation: bool) -> bool:
     cordon = item.get("cordon")
     if cordon is None and (optional or validation):
         return False
@@ -195,7 +195,7 @@ def _cordon(source: _Source, path: Path, item: Mapping[str, Any], optional: bool
     return bool(should)
 
 
-def _taint(source: _Source, path: Path, taint: Any) -> Taint | None:
+def _taint(source: _Source, path: FieldPath, taint: Any) -> Taint | None:
     if not taint:
         return None
     _expect_type(source, (*path, "taint"), taint, Mapping, "a mapping {key, value, effect}")
@@ -212,7 +212,7 @@ def _taint(source: _Source, path: Path, taint: Any) -> Taint | None:
     return Taint(parts["key"], parts["value"], parts["effect"])
 
 
-def _label(source: _Source, path: Path, label: Any) -> tuple[str, str] | None:
+def _label(source: _Source, path: FieldPath, label: Any) -> tuple[str, str] | None:
     if not label:
         return None
     _expect_type(source, (*path, "label"), label, Mapping, "a mapping {key, value}")
@@ -222,7 +222,7 @@ def _label(source: _Source, path: Path, label: Any) -> tuple[str, str] | None:
     return (key, value) if key else None
 
 
-def _rule(source: _Source, path: Path, raw: Any, *, compiler: _Compiler, enabled: bool, warnings: list[str],
+def _rule(source: _Source, path: FieldPath, raw: Any, *, compiler: _Compiler, enabled: bool, warnings: list[str],
           rule_set_name: str) -> Rule | None:
     _expect_type(source, path, raw, Mapping, "a mapping {kind, expression}")
     kind, expression = raw.get("kind"), raw.get("expression")
@@ -246,7 +246,7 @@ def _rule(source: _Source, path: Path, raw: Any, *, compiler: _Compiler, enabled
     return Rule(kind, program, where) if program is not None else None
 
 
-def _criteria(source: _Source, path: Path, compiler: _Compiler) -> list[Criterion]:
+def _criteria(source: _Source, path: FieldPath, compiler: _Compiler) -> list[Criterion]:
     items = _get(source.data, path)
     _expect_type(source, path, items, list, "a list of {name, expression}")
     out = []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Any
 
 from aicr_gen.cel import CelError, parse_instant
@@ -18,7 +18,7 @@ from aicr_gen.sentinel.rules.source import (
     _suggest,
     _under,
 )
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import FieldPath
 
 
 def load_events(path: str) -> tuple[list[Event], list[str]]:
@@ -28,7 +28,7 @@ def load_events(path: str) -> tuple[list[Event], list[str]]:
     that normalises them), like a validated catalog; a set with a problem is never cached, so it is reported
     afresh."""
     from aicr_gen.edges import cache
-    files = _files(FilePath(path), "--events")
+    files = _files(Path(path), "--events")
     try:
         contents = [read_input(str(file), "--events") for _name, file in files]
     except InvalidInputError:  # read them in turn below, so the first problem is reported as ever
@@ -42,7 +42,7 @@ def load_events(path: str) -> tuple[list[Event], list[str]]:
     for position, (name, file) in enumerate(files):
         raw = contents[position] if contents else read_input(str(file), "--events")
         source = _parse_file(raw, str(file))
-        found: list[tuple[Path, Any]] = []
+        found: list[tuple[FieldPath, Any]] = []
         others: list[str] = []
         for at, data in source.documents():
             if _is_other_object(data):
@@ -70,12 +70,12 @@ _NORMALISING_CODE = ("sentinel/rules/events.py", "sentinel/rules/source.py",
                      "sentinel/rules/model.py", "cel/conversions.py", "edges/inputs.py")
 
 
-def _cache_key(files: list[tuple[str, FilePath]], contents: list[bytes]) -> str:
+def _cache_key(files: list[tuple[str, Path]], contents: list[bytes]) -> str:
     import hashlib
 
     from aicr_gen.edges import cache
     digest = cache.new_key("rules-events-v1")
-    package = FilePath(__file__).resolve().parent.parent.parent
+    package = Path(__file__).resolve().parent.parent.parent
     for code in _NORMALISING_CODE:
         digest.update(hashlib.sha256((package / code).read_bytes()).digest())
     for (name, file), data in zip(files, contents, strict=True):
@@ -88,7 +88,7 @@ def _is_other_object(data: Any) -> bool:
             and data["kind"] != "HealthEventResource")
 
 
-def _raw_events(data: Any, root: Path) -> Iterable[tuple[Path, Any]]:
+def _raw_events(data: Any, root: FieldPath) -> Iterable[tuple[FieldPath, Any]]:
     """The events of one document (at ``root``): a list, ``events: [...]``, or one event."""
     if isinstance(data, list):
         for index, item in enumerate(data):
@@ -101,7 +101,7 @@ def _raw_events(data: Any, root: Path) -> Iterable[tuple[Path, Any]]:
     yield from _unwrap_event(data, root)
 
 
-def _unwrap_event(item: Any, path: Path) -> Iterable[tuple[Path, Any]]:
+def _unwrap_event(item: Any, path: FieldPath) -> Iterable[tuple[FieldPath, Any]]:
     if isinstance(item, Mapping):
         for wrapper in ("healthevent", "healthEvent"):
             if isinstance(item.get(wrapper), Mapping):
@@ -201,7 +201,7 @@ _CONVERT: dict[str, Callable[[str, Any, Where], Any]] = {
 _CONVERTERS = tuple((name, _CONVERT[kind]) for name, kind in HEALTH_EVENT_FIELDS.items())
 
 
-def _string(value: Any, where: Where, at: Path) -> str:
+def _string(value: Any, where: Where, at: FieldPath) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -210,7 +210,7 @@ def _string(value: Any, where: Where, at: Path) -> str:
     return value
 
 
-def _integer(value: Any, where: Where, at: Path) -> int:
+def _integer(value: Any, where: Where, at: FieldPath) -> int:
     if value is None:
         return 0
     if isinstance(value, str) and value.lstrip("-").isdigit():
@@ -233,7 +233,7 @@ def _enum(name: str, value: Any, where: Where) -> int:
     return number
 
 
-def _list(value: Any, where: Where, at: Path) -> list[Any]:
+def _list(value: Any, where: Where, at: FieldPath) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -241,7 +241,7 @@ def _list(value: Any, where: Where, at: Path) -> list[Any]:
     return value
 
 
-def _message(kind: str, value: Any, where: Where, at: Path) -> dict[str, Any]:
+def _message(kind: str, value: Any, where: Where, at: FieldPath) -> dict[str, Any]:
     fields = MESSAGE_FIELDS[kind]
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"{where(at)}: must be a mapping ({', '.join(fields)}), not {_describe(value)}")
@@ -260,7 +260,7 @@ def _message(kind: str, value: Any, where: Where, at: Path) -> dict[str, Any]:
     return out
 
 
-def _timestamp(value: Any, where: Where, at: Path) -> dict[str, float] | None:
+def _timestamp(value: Any, where: Where, at: FieldPath) -> dict[str, float] | None:
     if value is None:
         return None
     if isinstance(value, Mapping):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Any
 
 from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel.rules.model import Outcome, Taint
 from aicr_gen.sentinel.rules.source import _expect_type, _parse_file, _Source, _suggest
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import FieldPath
 
 _EXPECT_KEYS = ("node", "matched", "cordon", "taints", "labels", "skipped", "validation")
 
@@ -19,9 +19,9 @@ _EXPECT_KEYS = ("node", "matched", "cordon", "taints", "labels", "skipped", "val
 def load_expectations(path: str) -> dict[str, dict[str, Any]]:
     """Expected outcomes by event name: a mapping ``event name -> {matched, cordon, taints, labels, ...}``
     (any subset of keys), or a list shaped like ``--format json`` output."""
-    source = _parse_file(read_input(str(FilePath(path)), "--expect"), path)
+    source = _parse_file(read_input(str(Path(path)), "--expect"), path)
     data = source.data
-    entries: list[tuple[Path, str, Any]]
+    entries: list[tuple[FieldPath, str, Any]]
     if isinstance(data, list):
         entries = []
         for index, item in enumerate(data):
@@ -45,7 +45,7 @@ def load_expectations(path: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _expected(source: _Source, where: Path, item: Mapping[str, Any]) -> dict[str, Any]:
+def _expected(source: _Source, where: FieldPath, item: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in item.items():
         path = (*where, key)

@@ -20,7 +20,7 @@ from aicr_gen.sentinel.rules.model import (
     RuleSet,
 )
 from aicr_gen.sentinel.rules.source import _suggest
-from aicr_gen.yamlio import shorten
+from aicr_gen.yaml import shorten
 
 
 def lint(config: RuleConfig) -> list[str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel.rules.source import _get, _Source
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import FieldPath
 
 
 @dataclass
@@ -16,11 +16,11 @@ class _Found:
     """Where the rule data sits in a values file (paths are None when absent)."""
 
     source: _Source
-    rule_sets: Path | None = None
-    validation: Path | None = None
-    criteria: list[Path] = field(default_factory=list)
+    rule_sets: FieldPath | None = None
+    validation: FieldPath | None = None
+    criteria: list[FieldPath] = field(default_factory=list)
     toml: bool = False
-    fault_quarantine: Path | None = None
+    fault_quarantine: FieldPath | None = None
 
 
 def _locate(source: _Source) -> _Found:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Any
 
 from aicr_gen.cel import to_cel
 from aicr_gen.edges.inputs import read_input
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel.rules.source import _describe, _files, _get, _parse_file, _Source
-from aicr_gen.yamlio import Path
+from aicr_gen.yaml import FieldPath
 
 
 def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:
@@ -19,9 +19,9 @@ def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:
     if path is None:
         return {}
     nodes: dict[str, dict[str, Any]] = {}
-    for _name, file in _files(FilePath(path), "--nodes"):
+    for _name, file in _files(Path(path), "--nodes"):
         source = _parse_file(read_input(str(file), "--nodes"), str(file))
-        items: list[tuple[Path, Any]] = []
+        items: list[tuple[FieldPath, Any]] = []
         for root, data in source.documents():
             if isinstance(data, list):
                 items += [((*root, index), item) for index, item in enumerate(data)]
@@ -37,7 +37,7 @@ def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:
     return nodes
 
 
-def _node_name(source: _Source, path: Path, item: Any) -> str:
+def _node_name(source: _Source, path: FieldPath, item: Any) -> str:
     if not isinstance(item, Mapping) or item.get("kind", "Node") != "Node":
         kind = item.get("kind") if isinstance(item, Mapping) else None
         raise InvalidInputError(f"{source.where(path)}: not a Node ({'a ' + str(kind) if kind else _describe(item)})"

@@ -7,18 +7,18 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path as FilePath
+from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yamlio import Document, Path, decode, format_path, load_text, shorten
+from aicr_gen.yaml import Document, FieldPath, decode, format_path, load_stream, load_text, shorten
 
-Where = Callable[[Path], str]
+Where = Callable[[FieldPath], str]
 
 
 def _under(where: Where, *prefix: str | int) -> Where:
     """``where`` for paths below ``prefix``."""
-    def inner(path: Path) -> str:
+    def inner(path: FieldPath) -> str:
         return where((*prefix, *path))
 
     return inner
@@ -36,11 +36,11 @@ class _Source:
         self.prefix = prefix
         self.multi = multi
 
-    def documents(self) -> list[tuple[Path, Any]]:
+    def documents(self) -> list[tuple[FieldPath, Any]]:
         """``(path of the root, root)`` of every document: one, unless the file holds several."""
         return [((index,), data) for index, data in enumerate(self.data)] if self.multi else [((), self.data)]
 
-    def where(self, path: Path) -> str:
+    def where(self, path: FieldPath) -> str:
         if self.doc is not None:
             return self.doc.where(path)
         if not path:
@@ -91,29 +91,7 @@ _DOCUMENT_MARKER = re.compile(r"^(---|\.\.\.)(\s|$)", re.MULTILINE)
 def _documents(text: str, name: str) -> _Source:
     """A YAML stream of one or more ``---``-separated documents (empty ones skipped). Each document is loaded
     by itself, as strictly as any file, from its own text padded to its place, so errors keep their lines."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError
-    from ruamel.yaml.events import DocumentEndEvent, DocumentStartEvent, ScalarEvent
-
-    pieces: list[str] = []
-    start: Any = None
-    content: list[Any] = []
-    try:
-        for event in YAML(typ="safe", pure=False).parse(text):
-            if isinstance(event, DocumentStartEvent):
-                start, content = event.end_mark, []
-            elif isinstance(event, DocumentEndEvent):
-                empty = len(content) == 1 and isinstance(content[0], ScalarEvent) and content[0].value == "" \
-                    and content[0].tag is None and not content[0].style
-                if not empty:
-                    pieces.append("\n" * start.line + " " * start.column + text[start.index:event.start_mark.index])
-            elif len(content) < 2:
-                content.append(event)
-    except MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        raise InvalidInputError(f"{name}:{mark.line + 1 if mark else 1}: invalid YAML: "
-                                f"{err.problem or err.context or 'not YAML'}") from None
-    docs = [load_text(piece, name) for piece in pieces]
+    docs = load_stream(text, name)
     if not docs:
         raise InvalidInputError(f"{name}:1: the file holds no YAML document; give one or more")
     if len(docs) == 1:
@@ -122,7 +100,7 @@ def _documents(text: str, name: str) -> _Source:
     return _Source(name, [doc.data for doc in docs], Document(name, [doc.data for doc in docs], lines), multi=True)
 
 
-def _files(root: FilePath, label: str) -> list[tuple[str, FilePath]]:
+def _files(root: Path, label: str) -> list[tuple[str, Path]]:
     """``(name, path)`` of the JSON/YAML files under ``root`` sorted by name, or of ``root`` itself."""
     if root.is_dir():
         found = sorted((p.relative_to(root).as_posix(), p) for p in root.rglob("*")
@@ -136,7 +114,7 @@ def _files(root: FilePath, label: str) -> list[tuple[str, FilePath]]:
     return [(root.name, root)]
 
 
-def _get(data: Any, path: Path) -> Any:
+def _get(data: Any, path: FieldPath) -> Any:
     for part in path:
         if isinstance(part, int):
             if not isinstance(data, list) or part >= len(data):
@@ -149,7 +127,7 @@ def _get(data: Any, path: Path) -> Any:
     return data
 
 
-def _expect_type(source: _Source, path: Path, value: Any, kind: type | tuple[type, ...], what: str) -> None:
+def _expect_type(source: _Source, path: FieldPath, value: Any, kind: type | tuple[type, ...], what: str) -> None:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise InvalidInputError(f"{source.where(path)}: must be {what}, not {_describe(value)}")
 

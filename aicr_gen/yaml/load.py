@@ -1,14 +1,11 @@
-"""Strict, bounded YAML loading with file:line errors, and deterministic YAML-1.1-safe dumping.
+"""Strict, bounded YAML loading with file:line errors.
 
 Loading reads machine-written block YAML with yaml-rs when the text is in the subset where it and libyaml
-agree (see ``_rust_readable``); otherwise it composes the node graph with libyaml (PyYAML's C parser and
+agree (``aicr_gen/yaml/fast.py``); otherwise it composes the node graph with libyaml (PyYAML's C parser and
 composer) and builds plain Python values from it ourselves, so that we control every rule: one document, a
 mapping root, no duplicate keys, no custom tags or merge keys, and a hard bound on alias expansion (billion
-laughs). The line of every field path is found when a message needs it, by building again with lines, so that
-validation errors can point at ``file:line``.
-
-Dumping writes block-style YAML whose strings are quoted whenever a YAML 1.1 reader (Go's yaml.v2,
-PyYAML) or a YAML 1.2 reader would take them for anything but a string.
+laughs, ``aicr_gen/yaml/bounds.py``). The line of every field path is found when a message needs it, by
+building again with lines, so that validation errors can point at ``file:line``.
 """
 
 from __future__ import annotations
@@ -17,23 +14,19 @@ import functools
 import gc
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.yaml import fast
+from aicr_gen.yaml.bounds import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_NODES
+from aicr_gen.yaml.paths import FieldPath, format_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
 else:
     from aicr_gen.records import NamedTuple
-
-MAX_BYTES = 16 * 1024 * 1024
-MAX_ALIASES = 64
-MAX_NODES = 200_000
-MAX_DEPTH = 100
-
-Path = tuple[str | int, ...]
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -51,25 +44,14 @@ def shorten(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def format_path(path: Path) -> str:
-    """Render a field path the way users write it: ``spec.componentRefs[2].name``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out or "(document root)"
-
-
 class Document(NamedTuple):
     """A loaded YAML/JSON document: plain data plus the line of every field path."""
 
     source: str
     data: Any
-    lines: Mapping[Path, int] = MappingProxyType({})
+    lines: Mapping[FieldPath, int] = MappingProxyType({})
 
-    def line_of(self, path: Path) -> int:
+    def line_of(self, path: FieldPath) -> int:
         """The line of ``path`` or of its nearest recorded ancestor."""
         for end in range(len(path), -1, -1):
             line = self.lines.get(tuple(path[:end]))
@@ -77,7 +59,7 @@ class Document(NamedTuple):
                 return line
         return 1
 
-    def where(self, path: Path) -> str:
+    def where(self, path: FieldPath) -> str:
         """``file:line: field.path`` for messages."""
         return f"{self.source}:{self.line_of(path)}: {format_path(path)}"
 
@@ -102,12 +84,12 @@ class _Builder:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.lines: dict[Path, int] = {}
+        self.lines: dict[FieldPath, int] = {}
         self.nodes = 0
         self.aliases = 0
         self.seen: set[int] = set()
 
-    def build(self, node: Any, path: Path) -> Any:
+    def build(self, node: Any, path: FieldPath) -> Any:
         if len(path) > MAX_DEPTH:
             raise _fail(self.source, node.start_mark.line + 1,
                         f"nesting deeper than {MAX_DEPTH} levels at {format_path(path[:3])}...; flatten the data")
@@ -134,7 +116,7 @@ class _Builder:
         return _fail(self.source, node.start_mark.line + 1,
                      f"unsupported YAML tag {node.tag!r}; remove the tag")
 
-    def _mapping(self, node: Any, path: Path) -> dict[str, Any]:
+    def _mapping(self, node: Any, path: FieldPath) -> dict[str, Any]:
         if node.tag != _MAP:
             raise self._tag_error(node)
         out: dict[str, Any] = {}
@@ -226,24 +208,24 @@ def _quick_build(root: Any) -> Any:
     return build(root, 0)
 
 
-class _Lines(Mapping[Path, int]):
+class _Lines(Mapping[FieldPath, int]):
     """The line of every field path, found by composing the text again on first use: only messages need them."""
 
     def __init__(self, text: str, source: str) -> None:
         self._text, self._source = text, source
-        self._table: dict[Path, int] | None = None
+        self._table: dict[FieldPath, int] | None = None
 
-    def _lines(self) -> dict[Path, int]:
+    def _lines(self) -> dict[FieldPath, int]:
         if self._table is None:
             builder = _Builder(self._source)
             builder.build(_compose(self._text, self._source), ())
             self._table = builder.lines
         return self._table
 
-    def __getitem__(self, path: Path) -> int:
+    def __getitem__(self, path: FieldPath) -> int:
         return self._lines()[path]
 
-    def __iter__(self) -> Iterator[Path]:
+    def __iter__(self) -> Iterator[FieldPath]:
         return iter(self._lines())
 
     def __len__(self) -> int:
@@ -375,90 +357,6 @@ def _compose(text: str, source: str) -> Any:
     return node
 
 
-# yaml-rs reads only text in the plain block style that machines (Go's yaml.v3, our dumper) write: one
-# ``- `` / ``key:`` / ``key: value`` / ``- key: value`` per line, single-line scalars, no flow collections but
-# ``[]`` and ``{}``, no tags, anchors, block scalars, tabs or directives. In that subset yaml-rs and libyaml
-# agree (tests/test_yamlio.py checks them against each other); anything else goes to libyaml, as does
-# anything yaml-rs refuses or fails on.
-# a plain scalar starts with none of YAML's indicators, nor "_" / "=" / "<", nor a number spelt "0X1F", "0O17" or
-# "0B1", which yaml-rs types and libyaml's resolver leaves strings
-_SCALAR_START = r"""(?![-+]?0[XOB])(?:[^\s\-?:,\[\]{}#&*!|>'"%@`_=<]|-(?=\S))"""
-_PLAIN_SCALAR = _SCALAR_START + r"(?:[^\n:#\t]++|:(?=\S)|(?<=\S)\#)*+(?<![\s:])"
-_QUOTED = (r"""(?:'(?:[^'\n]++|'')*+'|"(?:[^"\\\n]++"""
-           r"""|\\(?:["\\/0abefnrtvN_LP ]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}))*+")""")
-_VALUE = rf"(?:{_PLAIN_SCALAR}|{_QUOTED}|\[\]|\{{\}})"
-_LINE = (rf"(?:[ ]*+(?:-(?:[ ]++|(?=\n)))*+(?:(?:{_PLAIN_SCALAR}|{_QUOTED}):(?:[ ]+{_VALUE})?|(?<=- ){_VALUE})?"
-         rf"(?:[ ]+\#[^\n]*)?|[ ]*\#[^\n]*)\n")
-_ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\n"
-
-
-@functools.cache
-def _subset() -> re.Pattern[str]:
-    """Compiled on first use (~2 ms): a cached recipe or bundle parses nothing."""
-    # possessive and atomic: a line that fails is not tried again another way (no backtracking across lines)
-    return re.compile(rf"(?:---\n)?(?>{_LINE})*+")
-
-
-@functools.cache
-def _not_libyaml_text() -> re.Pattern[str]:
-    """What libyaml refuses, or takes for a line break, besides the C0 controls bar "\\n" (the tab is not in the
-    subset); compiled on first use (~9 ms), for non-ASCII text only."""
-    return re.compile(r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
-
-
-def _rust_readable(text: str) -> bool:
-    """Whether ``text`` is in the subset yaml-rs reads exactly like libyaml (see above)."""
-    if text.isascii():
-        if text.encode("ascii").translate(None, delete=_ASCII_TEXT):
-            return False
-    elif _not_libyaml_text().search(text):
-        return False
-    return text.endswith("\n") and _subset().fullmatch(text) is not None
-
-
-_PLAIN = (str, int, float, bool, type(None))
-
-
-def _rust_load(text: str) -> dict[str, Any] | None:
-    """The document read by yaml-rs (several times faster than libyaml) when the result is sure to be the one
-    libyaml and ``_quick_build`` give; None when libyaml must read it (or yaml-rs is not installed)."""
-    if not _rust_readable(text):
-        return None
-    try:
-        from yaml_rs import DuplicateKeyPolicy, loads
-    except ImportError:
-        return None
-    try:
-        data = loads(text, parse_datetime=False, duplicate_key_policy=DuplicateKeyPolicy.Error)
-    except Exception:  # whatever yaml-rs cannot read, libyaml reads or refuses with its line
-        return None
-    return data if type(data) is dict and _plain_tree(data) else None
-
-
-def _plain_tree(data: dict[str, Any]) -> bool:
-    """Within MAX_NODES and MAX_DEPTH, string keys only (no merge key), plain scalars, mappings and lists."""
-    nodes, depth = 1, 0
-    level: list[Any] = [data]
-    while level:
-        below: list[Any] = []
-        for value in level:
-            kind = type(value)
-            if kind is dict:
-                if any(type(key) is not str or key == "<<" for key in value):
-                    return False
-                below.extend(value.values())
-            elif kind is list:
-                below.extend(value)
-            elif kind not in _PLAIN:
-                return False
-        nodes += len(below)
-        depth += 1
-        if nodes > MAX_NODES or (below and depth > MAX_DEPTH):
-            return False
-        level = below
-    return True
-
-
 def load_text(text: str, source: str) -> Document:
     """Parse one YAML (or JSON) document strictly; lines are looked up again only when a message needs one."""
     # Loading allocates an object per value and none of them can form a cycle: collections found nothing to
@@ -473,9 +371,9 @@ def load_text(text: str, source: str) -> Document:
 
 
 def _load(text: str, source: str) -> Document:
-    fast = _rust_load(text)
-    if fast is not None:
-        return Document(source=source, data=fast, lines=_Lines(text, source))
+    quick = fast.load(text)
+    if quick is not None:
+        return Document(source=source, data=quick, lines=_Lines(text, source))
     node = _compose(text, source)
     try:
         return Document(source=source, data=_quick_build(node), lines=_Lines(text, source))
@@ -492,159 +390,3 @@ def load_bytes(raw: bytes, source: str) -> Document:
         kind = type(doc.data).__name__
         raise _fail(source, 1, f"the document root is a {kind}; a mapping (key: value) is expected")
     return doc
-
-
-# ---------------------------------------------------------------- dumping
-
-_YAML11_WORDS = {
-    "y", "n", "yes", "no", "true", "false", "on", "off", "null", "~", "=", "<<",
-}
-# Anything a YAML 1.1 or 1.2 reader might take for a number (digits, '.', '_' after a sign) is quoted.
-_NUMBER_LIKE = re.compile(r"^[-+]?([._0-9]|\.(inf|nan)$)", re.IGNORECASE)
-_INDICATORS = set("-?:,[]{}#&*!|>'\"%@`")
-_UNSAFE_INSIDE = (": ", " #", "\t")
-
-
-_PLAIN_WORD = re.compile(r"[A-Za-z/][A-Za-z0-9_./+=-]*").fullmatch
-"""Text that is safe unquoted whatever else holds (no space, colon, hash, indicator or leading digit) unless it
-is a YAML 1.1 word: most keys, names and paths, checked with one match."""
-
-
-def _needs_quotes(text: str) -> bool:
-    if _PLAIN_WORD(text):
-        return len(text) < 6 and text.lower() in _YAML11_WORDS
-    if not text or text != text.strip() or text.lower() in _YAML11_WORDS:
-        return True
-    if text[0] in _INDICATORS or text.endswith(":") or _NUMBER_LIKE.match(text):
-        return True
-    if any(marker in text for marker in _UNSAFE_INSIDE):
-        return True
-    return not text.isprintable()
-
-
-def _quote(text: str) -> str:
-    """Double quotes for text another reader would type (``"24.04"``, ``"yes"``) or that needs escapes,
-    single quotes otherwise (``'>= 1.34'``), as Go's yaml.v3 writes them."""
-    typed = text.lower() in _YAML11_WORDS or _NUMBER_LIKE.match(text)
-    if text.isprintable():
-        if not typed:
-            return "'" + text.replace("'", "''") + "'"
-        if '"' not in text and "\\" not in text:  # what JSON would write, without importing json (~3 ms)
-            return f'"{text}"'
-    # JSON escapes the C0 controls; every other unprintable character (DEL, C1, U+2028, ...) is
-    # escaped too, because YAML readers fold or refuse them raw.
-    import json  # here: reading needs none
-
-    return "".join(ch if ch.isprintable() else _escape(ch)
-                   for ch in json.dumps(text, ensure_ascii=False))
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        text = repr(value)
-        # YAML 1.1 readers need a dot in the mantissa to see a float (1e-05 would stay a string).
-        mantissa, e, exponent = text.partition("e")
-        return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
-    if isinstance(value, str):
-        return _quote(value) if _needs_quotes(value) else value
-    raise TypeError(f"cannot dump {type(value).__name__}")
-
-
-def _literal_ok(text: str) -> bool:
-    return "\n" in text.rstrip("\n") and text.replace("\n", "").replace("\t", "").isprintable()
-
-
-def _literal(text: str, indent: str) -> list[str]:
-    chomp = "-" if not text.endswith("\n") else ("+" if text.endswith("\n\n") else "")
-    explicit = "2" if text[0] in " \n" else ""
-    body = text[:-1] if text.endswith("\n") else text
-    lines = [f"|{explicit}{chomp}"]
-    lines.extend(f"{indent}  {line}" if line else "" for line in body.split("\n"))
-    return lines
-
-
-_PLAIN_SCALARS = frozenset({bool, int, float, type(None)})
-
-
-@functools.lru_cache(maxsize=8192)
-def _key(key: str) -> str:
-    """A mapping key as written; keys repeat across documents (apiVersion, name ...), so each is rendered once."""
-    return _scalar(key)
-
-
-def _emit(value: Any, indent: str, out: list[str], head: str) -> None:
-    """Append ``head`` (``key:`` or ``-``) followed by ``value`` at ``indent``."""
-    kind = type(value)
-    if kind is str and "\n" not in value:  # the common cases, before the ABC checks below
-        out.append(f"{head} {_quote(value) if _needs_quotes(value) else value}")
-        return
-    if kind in _PLAIN_SCALARS:
-        out.append(f"{head} {_scalar(value)}")
-        return
-    if (kind is dict or isinstance(value, Mapping)) and value:
-        if head.endswith("-"):
-            first = True
-            for key, item in value.items():
-                prefix = f"{head} " if first else f"{indent}  "
-                _emit(item, indent + "  ", out, f"{prefix}{_key(str(key))}:")
-                first = False
-            return
-        out.append(head)
-        for key, item in value.items():
-            _emit(item, indent + "  ", out, f"{indent}  {_key(str(key))}:")
-        return
-    if (kind is list or (isinstance(value, Sequence) and not isinstance(value, str))) and value:
-        out.append(head)
-        head_indent = indent + "  "
-        for item in value:
-            _emit(item, head_indent, out, f"{head_indent}-")
-        return
-    if isinstance(value, str) and _literal_ok(value):
-        block = _literal(value, indent)
-        out.append(f"{head} {block[0]}")
-        out.extend(block[1:])
-        return
-    if isinstance(value, Mapping):
-        rendered = "{}"
-    elif isinstance(value, Sequence) and not isinstance(value, str):
-        rendered = "[]"
-    else:
-        rendered = _scalar(value)
-    out.append(f"{head} {rendered}")
-
-
-def dump(data: Mapping[str, Any]) -> str:
-    """Deterministic block YAML for a mapping; key order is the mapping's order."""
-    out: list[str] = []
-    for key, value in data.items():
-        _emit(value, "", out, f"{_key(str(key))}:")
-    return "\n".join(out) + "\n"
-
-
-def dump_json(data: Any) -> str:
-    """Deterministic JSON (key order kept, two-space indent, UTF-8)."""
-    import json
-
-    try:
-        return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    except ValueError:
-        raise InvalidInputError(
-            "a value is NaN or infinite (.nan/.inf), which JSON cannot hold; fix the value or use YAML output"
-        ) from None
