@@ -56,7 +56,7 @@ No pydantic here (``rules test`` and ``sentinel values`` need the limits without
 these checks into the model's field types. Texts with a grammar of their own are checked by their consumers'
 parsers elsewhere: cron schedules (``certify/schedule``), threshold expressions (``certify/thresholds``),
 ``--set`` texts (``render/values``), tolerations and taints (``render/scheduling``), Go durations
-(``certify/sentinel``), ``cm://`` sources (``drift/snapshot``), mirror prefixes (``mirror/reference``), criteria
+(``text/durations``), ``cm://`` sources (``drift/snapshot``), mirror prefixes (``mirror/reference``), criteria
 (the catalog's vocabulary), NVCRE categories and options (``certify/nvcre``). Overrides values are Helm values:
 data the chart's own schema types, written as quoted YAML, never into a command line.
 """
@@ -70,6 +70,8 @@ from aicr_gen.certify.nvcre import DNS_SUBDOMAIN, label_key_problem
 MAX_POOLS = 100
 MAX_NODES = 1_000_000
 MAX_RULE_SETS = 1000
+MAX_WINDOW_SECONDS = 24 * 3600
+"""The longest circuit-breaker window NVSentinel counts cordons in (one-second buckets over a day)."""
 MAX_SPECS = 10_000
 MAX_ITEMS = 256
 MAX_ENTRIES = 256
