@@ -1,7 +1,7 @@
 """Content-keyed cache of validated catalogs, so an unchanged catalog loads without parsing.
 
-The key is a digest of every document's bytes (and of aicr-gen's code, so an upgrade or an edit misses); the value is the
-validated plain data. It lives in ``$AICR_GEN_CACHE_DIR`` (``off`` disables it), else
+The key is a digest of every document's bytes (and of aicr-gen's code, so an upgrade or an edit misses); the
+value is the validated plain data. It lives in ``$AICR_GEN_CACHE_DIR`` (``off`` disables it), else
 ``$XDG_CACHE_HOME/aicr-gen`` or ``~/.cache/aicr-gen``, and keeps the newest entries only.
 """
 

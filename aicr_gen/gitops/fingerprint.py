@@ -134,7 +134,6 @@ def code() -> dict[str, str]:
     import re
 
     from aicr_gen import __version__
-
     from aicr_gen.edges.cache import code_files
 
     found = hashlib.sha256(f"python {sys.version_info[0]}.{sys.version_info[1]}".encode())
