@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from aicr_gen.catalog.vocabulary import ACCELERATORS, INTENTS, OSES, PLATFORMS, SERVICES
 from aicr_gen.limits import MAX_NODES
+from aicr_gen.modelcheck import Strict as _Strict
 
 # A criterion value: AICR's vocabulary (see vocabulary.py), "any"/"" for a wildcard, or a value a site
 # catalog introduces (AICR's criteria registry): lower-case letters, digits, '-' and '.'.
@@ -29,10 +30,6 @@ def _canonical_type(value: Any) -> Any:
 
 
 ComponentType = Annotated[Literal["Helm", "Kustomize"], BeforeValidator(_canonical_type)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Criteria(_Strict):

@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from aicr_gen.cel import CelCompileError, CelError, CelLimitError, Environment, Program, environments, to_cel
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.modelcheck import Strict as _Strict
 from aicr_gen.policy.shipped import shipped_root
 from aicr_gen.yamlio import Document
 
@@ -56,10 +57,6 @@ _DEFAULT_PATH = {"recipe": "recipe", "spec": "spec", "component": "recipe.compon
                  "pool": "spec.pools.{index}"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class _Metadata(_Strict):

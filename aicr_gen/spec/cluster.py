@@ -16,11 +16,12 @@ from functools import partial
 from pathlib import Path as FilePath
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
+from pydantic import AfterValidator, ConfigDict, Field, PrivateAttr, WithJsonSchema
 
 from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.modelcheck import Strict as _Strict
 from aicr_gen.yamlio import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
@@ -60,10 +61,6 @@ Labels = Annotated[dict[Annotated[str, AfterValidator(limits.label_key), WithJso
 Texts = Annotated[list[NonEmpty], Field(max_length=limits.MAX_ITEMS)]
 Paths = Annotated[list[PathText], Field(max_length=limits.MAX_ITEMS)]
 Versions = Annotated[dict[NonEmpty, Version], Field(max_length=limits.MAX_ENTRIES)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Metadata(_Strict):
