@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import re
 
-from aicr_gen.certify.nvcre import DNS_SUBDOMAIN, label_key_problem
+from aicr_gen.text.kube_names import DNS_SUBDOMAIN, LABEL_VALUE, MAX_LABEL, MAX_SUBDOMAIN, label_key_problem
 
 MAX_POOLS = 100
 MAX_NODES = 1_000_000
@@ -81,10 +81,7 @@ MAX_PATH = 1024
 MAX_PATH_PART = 255
 MAX_REF = 255
 MAX_VERSION = 128
-MAX_LABEL = 63
-MAX_SUBDOMAIN = 253
 
-LABEL_VALUE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]")
 VERSION = re.compile(r"[A-Za-z0-9_]+(?:(?:[.+]|-+)[A-Za-z0-9_]+)*")
 SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")

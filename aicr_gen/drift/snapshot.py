@@ -12,11 +12,11 @@ an exit-3 error (see ``aicr_gen.edges.kube``).
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterator, Mapping
 
 from aicr_gen.errors import InvalidInputError, UnreachableError
+from aicr_gen.text.kube_names import is_dns_label, is_dns_subdomain
 from aicr_gen.yamlio import MAX_DEPTH, MAX_NODES, Document, format_path, load_text, shorten
 from aicr_gen.yamlio import Path as FieldPath
 
@@ -45,8 +45,6 @@ MULTI_INSTANCE_TYPES = frozenset({"NetworkTopology"})
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # patterns, not compiled ones: only cm:// sources need them (``re`` compiles and caches them on first use)
-_DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 
 _MODELS: dict[str, type[BaseModel]] = {}
 _MODEL_NAMES = ("Item", "Subtype", "Measurement", "Snapshot")
@@ -236,9 +234,7 @@ def parse_cm_source(source: str) -> tuple[str, str]:
     """``(namespace, name)`` of ``cm://NAMESPACE/NAME``; anything else is an input error."""
     rest = source[len(CM_PREFIX):]
     namespace, _, name = rest.partition("/")
-    # fullmatch: with re.match, '$' also matches before a final newline ("cm://aicr/snap\n")
-    if not (re.fullmatch(_DNS_LABEL, namespace) and len(namespace) <= 63 and re.fullmatch(_DNS_SUBDOMAIN, name)
-            and len(name) <= 253):
+    if not (is_dns_label(namespace) and is_dns_subdomain(name, loose=True)):
         raise InvalidInputError(f"{shorten(repr(source))}: expected cm://NAMESPACE/NAME with Kubernetes names "
                                 "(lower-case letters, digits, '-'; '.' in NAME), e.g. cm://aicr/snapshot")
     return namespace, name

@@ -265,9 +265,8 @@ def _check_operations(doc: Document, spec: Spec, index: int, pool: Pool) -> None
     """A pool's selector as Kubernetes labels (it becomes NVCRE targets and NVSentinel rules), its certification
     (as spec.certification's, plus categories, a target that can match and names within their limits) and its
     validation tests (they need the lifecycle manager)."""
-    from aicr_gen.certify.nvcre import label_key_problem
-    from aicr_gen.limits import LABEL_VALUE
     from aicr_gen.spec.cluster import check_certification
+    from aicr_gen.text.kube_names import LABEL_VALUE, label_key_problem
 
     base = ("spec", "pools", index)
     for key, value in pool.nodeSelector.items():

@@ -22,6 +22,7 @@ from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.modelcheck import Strict as _Strict
+from aicr_gen.text.kube_names import DNS_LABEL, MAX_LABEL
 from aicr_gen.yamlio import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
@@ -32,7 +33,7 @@ PLACEHOLDER_URL = "https://replace-me.invalid/your-org/gitops.git"
 resolves, so ``lint`` and ``sync`` refuse it (and any other ``.invalid`` URL) until it is replaced."""
 
 Deployer = Literal["helm", "argocd", "argocd-helm", "flux", "helmfile"]
-DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+DnsLabel = Annotated[str, Field(pattern=f"^{DNS_LABEL.pattern}$", max_length=MAX_LABEL)]
 # The field types that carry the limits and grammars of limits.py (its table says where each comes from).
 Text = Annotated[str, Field(max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
 NonEmpty = Annotated[str, Field(min_length=1, max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
