@@ -6,9 +6,30 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 
 from aicr_gen.catalog import paths
 from aicr_gen.errors import InvalidInputError
+
+
+def walk_entries(root: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every entry under ``root`` as (path relative to it with ``/``, directory entry), a folder's entries
+    before those of its subfolders. A symlink is yielded, never entered: the caller refuses it or resolves it.
+    The types come from the directory entries, no further system call; an unreadable folder is skipped, as
+    ``os.walk`` does."""
+    pending = [("", root)]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            with os.scandir(folder) as found:
+                entries = list(found)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((rel + "/", entry.path))
+            yield rel, entry
 
 
 def read_file(path: str | os.PathLike[str], root: str | os.PathLike[str], rel: str, *, inside: bool = False) -> bytes:
