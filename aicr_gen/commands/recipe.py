@@ -11,6 +11,7 @@ from aicr_gen.catalog.vocabulary import DIMENSIONS
 from aicr_gen.edges.output import write_text
 from aicr_gen.errors import OK
 from aicr_gen.resolve import criteria, recipe
+from aicr_gen.text.tables import aligned
 from aicr_gen.yamlio import dump, dump_json
 
 # open_catalog too: commands/spec and gitops/spec import it from here
@@ -76,7 +77,6 @@ def list_leaves(folders: list[str], fmt: str) -> int:
     table = [header] + [[row["name"]] + [criteria.value_of(row["criteria"], dim)
                                          for dim in DIMENSIONS]
                         for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    for line in table:
-        sys.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() + "\n")
+    for line in aligned(table):
+        sys.stdout.write(line + "\n")
     return OK

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from aicr_gen.drift.constraints import ConstraintResult, evaluate
 from aicr_gen.errors import FindingsError
+from aicr_gen.text.tables import aligned
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,9 +79,7 @@ def table(results: Sequence[ConstraintResult]) -> str:
         if result.unit and result.actual is not None:
             actual = f"{actual} {result.unit}"
         rows.append((result.name, result.expected, actual, _result_word(result)))
-    widths = [max(len(row[col]) for row in rows) for col in range(3)]
-    lines = ["  ".join([*(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)), row[3]])
-             for row in rows]
+    lines = aligned(rows)
     counts = {status: sum(1 for r in results if r.status == status) for status in ("passed", "failed", "skipped")}
     lines.append("")
     lines.append(f"{len(results)} constraints: {counts['passed']} passed, {counts['failed']} failed, "
