@@ -56,7 +56,7 @@ No pydantic here (``rules test`` and ``sentinel values`` need the limits without
 these checks into the model's field types. Texts with a grammar of their own are checked by their consumers'
 parsers elsewhere: cron schedules (``certify/schedule``), threshold expressions (``certify/thresholds``),
 ``--set`` texts (``render/values``), tolerations and taints (``render/scheduling``), Go durations
-(``certify/sentinel``), ``cm://`` sources (``drift/snapshot``), mirror prefixes (``mirror/reference``), criteria
+(``text/durations``), ``cm://`` sources (``drift/snapshot``), mirror prefixes (``mirror/reference``), criteria
 (the catalog's vocabulary), NVCRE categories and options (``certify/nvcre``). Overrides values are Helm values:
 data the chart's own schema types, written as quoted YAML, never into a command line.
 """
@@ -65,11 +65,13 @@ from __future__ import annotations
 
 import re
 
-from aicr_gen.certify.nvcre import DNS_SUBDOMAIN, label_key_problem
+from aicr_gen.text.kube_names import DNS_SUBDOMAIN, LABEL_VALUE, MAX_LABEL, MAX_SUBDOMAIN, label_key_problem
 
 MAX_POOLS = 100
 MAX_NODES = 1_000_000
 MAX_RULE_SETS = 1000
+MAX_WINDOW_SECONDS = 24 * 3600
+"""The longest circuit-breaker window NVSentinel counts cordons in (one-second buckets over a day)."""
 MAX_SPECS = 10_000
 MAX_ITEMS = 256
 MAX_ENTRIES = 256
@@ -79,10 +81,7 @@ MAX_PATH = 1024
 MAX_PATH_PART = 255
 MAX_REF = 255
 MAX_VERSION = 128
-MAX_LABEL = 63
-MAX_SUBDOMAIN = 253
 
-LABEL_VALUE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]")
 VERSION = re.compile(r"[A-Za-z0-9_]+(?:(?:[.+]|-+)[A-Za-z0-9_]+)*")
 SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")

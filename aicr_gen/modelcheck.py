@@ -7,12 +7,25 @@ import types
 import typing
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.yaml import Document, FieldPath, shorten
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    """The base of every model a file is checked against: a key the model does not name is an error, never
+    dropped (``extra="forbid"``). A consumer with a further rule adds it as a class keyword, in one place:
+
+    - ``frozen=True``: values compared and hashed whole, the mirror lock (``mirror/lock``) and the change
+      records (``gitops/change_model``);
+    - ``strict=True``: AICR's ``AICRConfig`` file (``commands/bundle_config``), typed as AICR's Go structs
+      decode it, no string-to-number or number-to-string coercion.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from aicr_gen.edges import cache
-from aicr_gen.edges.files import read_file
+from aicr_gen.edges.files import read_file, walk_entries
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text import paths
 
@@ -93,28 +93,18 @@ def _scan(root: str) -> Layer:
     plain: set[str] = set()
     escaping: dict[str, str] = {}
     real_root = os.path.realpath(root)
-    pending = [("", root)]
-    while pending:
-        prefix, folder = pending.pop()
-        try:
-            with os.scandir(folder) as found:
-                entries = list(found)
-        except OSError:  # an unreadable folder is skipped, as os.walk does
-            continue
-        for entry in entries:
-            rel = prefix + entry.name
-            if entry.is_symlink():
-                if entry.is_dir():
-                    continue
-                real = os.path.realpath(entry.path)
-                if os.path.commonpath([real, real_root]) != real_root:
-                    escaping[rel] = real
-            elif entry.is_dir():
-                pending.append((rel + "/", entry.path))
+    for rel, entry in walk_entries(root):
+        if entry.is_symlink():
+            if entry.is_dir():
                 continue
-            elif entry.is_file():
-                plain.add(rel)
-            files.add(rel)
+            real = os.path.realpath(entry.path)
+            if os.path.commonpath([real, real_root]) != real_root:
+                escaping[rel] = real
+        elif entry.is_dir():
+            continue
+        elif entry.is_file():
+            plain.add(rel)
+        files.add(rel)
     return Layer(root=root, files=frozenset(files), plain=frozenset(plain), escaping=escaping)
 
 

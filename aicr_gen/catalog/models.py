@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from aicr_gen.catalog.vocabulary import ACCELERATORS, INTENTS, OSES, PLATFORMS, SERVICES
 from aicr_gen.limits import MAX_NODES
+from aicr_gen.modelcheck import Strict as _Strict
+from aicr_gen.text.kube_names import DNS_LABEL
 
 # A criterion value: AICR's vocabulary (see vocabulary.py), "any"/"" for a wildcard, or a value a site
 # catalog introduces (AICR's criteria registry): lower-case letters, digits, '-' and '.'.
 CriterionValue = Annotated[str, Field(pattern=r"^([a-z0-9][a-z0-9.-]*)?$")]
 # Component names become release, folder and Application names: DNS labels, short enough for prefixes.
-ComponentName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=48)]
+ComponentName = Annotated[str, Field(pattern=f"^{DNS_LABEL.pattern}$", max_length=48)]
 
 
 def _canonical_type(value: Any) -> Any:
@@ -29,10 +31,6 @@ def _canonical_type(value: Any) -> Any:
 
 
 ComponentType = Annotated[Literal["Helm", "Kustomize"], BeforeValidator(_canonical_type)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Criteria(_Strict):

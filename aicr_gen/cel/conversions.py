@@ -23,6 +23,7 @@ from aicr_gen.cel.values import (
     timestamp,
     timestamp_text,
 )
+from aicr_gen.text.durations import go_nanoseconds
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -202,10 +203,6 @@ def parse_instant(text: str) -> dt.datetime:
     return instant
 
 
-_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
-_UNIT_NANOS = {"ns": 1, "us": 1000, "\u00b5s": 1000, "\u03bcs": 1000, "ms": 10**6, "s": _NANOS, "m": 60 * _NANOS,
-               "h": 3600 * _NANOS}
-_TWO63_INT = 1 << 63
 
 
 def to_duration(value: Any) -> Duration:
@@ -214,63 +211,10 @@ def to_duration(value: Any) -> Duration:
         return value  # type: ignore[no-any-return]
     if kind is not str:
         raise no_overload("duration", value)
-    nanos = _go_duration(value)
+    nanos = go_nanoseconds(value)
     if nanos is None:
         raise CelError(f"invalid duration {value!r} (a Go duration, e.g. 30m, 1h30m, 1.5s)")
     return Duration(nanos)
-
-
-def _go_duration(text: str) -> int | None:
-    """Nanoseconds of a Go duration, computed as Go's ``time.ParseDuration`` does (a fraction goes through
-    a double and is cut, not rounded); None where Go refuses it, out of range included."""
-    rest = text
-    negative = rest[:1] == "-"
-    if rest[:1] in ("-", "+"):
-        rest = rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
-        return None
-    total = 0
-    position = 0
-    while position < len(rest):
-        match = _DURATION_PART.match(rest, position)
-        assert match is not None
-        whole, fraction, unit = match.groups()
-        if (not whole and not fraction) or unit not in _UNIT_NANOS or match.end() == position:
-            return None
-        scale = _UNIT_NANOS[unit]
-        number = int(whole or "0")
-        if number > _TWO63_INT // scale:
-            return None
-        number *= scale
-        if fraction:
-            number += _fraction_nanos(fraction, scale)
-            if number > _TWO63_INT:
-                return None
-        total += number
-        if total > _TWO63_INT:
-            return None
-        position = match.end()
-    if negative:
-        return -total
-    return total if total < _TWO63_INT else None
-
-
-def _fraction_nanos(fraction: str, scale: int) -> int:
-    """Go's fraction: the digits as an integer (extra digits dropped once it would overflow) times the unit
-    over 10^digits, in doubles."""
-    value = 0
-    power = 1.0
-    for char in fraction:
-        if value > (_TWO63_INT - 1) // 10:
-            break
-        candidate = value * 10 + int(char)
-        if candidate > _TWO63_INT:
-            break
-        value = candidate
-        power *= 10
-    return int(float(value) * (float(scale) / power))
 
 
 def type_of(value: Any) -> CelType:

@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text.kube_names import is_dns_subdomain, is_label_value, label_key_problem
 
 API_VERSION = "nvcre.nvidia.com/v1alpha1"
 KIND = "Certification"
@@ -118,9 +119,6 @@ _QUANTITY_SCALE: dict[str, Decimal | int] = {
 RESOURCE_KEYS = tuple(f"resources.{side}.{kind}" for side in ("limits", "requests") for kind in ("cpu", "memory"))
 LABELS_PREFIX = "workloadMetadata.labels."
 MAX_WORKLOAD_LABELS = 32
-DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_QUALIFIED = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 
 
 def option_keys() -> list[str]:
@@ -150,7 +148,7 @@ def parse_option(key: str, text: str, where: str) -> tuple[tuple[str, ...], Any]
     if key == "imagePullSecrets":
         names = text.split(",")
         for name in names:
-            if not (len(name) <= 253 and DNS_SUBDOMAIN.fullmatch(name)):
+            if not is_dns_subdomain(name):
                 raise InvalidInputError(f"{where}: imagePullSecrets takes Secret names separated by commas "
                                         f"(e.g. ngc-pull,mirror-pull); {name!r} is not a Secret name")
         if len(set(names)) != len(names):
@@ -199,20 +197,9 @@ def _check_label(key: str, value: str, where: str, *, workload: bool = False) ->
         raise InvalidInputError(f"{where}: {problem}")
     if workload and (key == "app.kubernetes.io/managed-by" or key.startswith("nvcre.nvidia.com/")):
         raise InvalidInputError(f"{where}: label {key!r} is owned by the NVCRE controller; choose another key")
-    if value and not (len(value) <= 63 and _QUALIFIED.fullmatch(value)):
+    if value and not is_label_value(value):
         raise InvalidInputError(f"{where}: label value {value!r} is not valid (at most 63 characters of "
                                 "[A-Za-z0-9-_.], starting and ending alphanumeric)")
-
-
-def label_key_problem(key: str) -> str | None:
-    """Why ``key`` is not a Kubernetes label (or taint) key, or None."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and not (prefix and len(prefix) <= 253 and DNS_SUBDOMAIN.fullmatch(prefix)):
-        return f"key {key!r}: prefix {prefix!r} is not a DNS subdomain"
-    if not (len(name) <= 63 and _QUALIFIED.fullmatch(name)):
-        return (f"key {key!r} is not a valid label key (an optional DNS prefix and '/', then at most 63 "
-                "characters of [A-Za-z0-9-_.])")
-    return None
 
 
 def check_resources(options: Mapping[str, Any], where: str) -> None:

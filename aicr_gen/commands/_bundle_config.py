@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.modelcheck import Strict
 from aicr_gen.spec.cluster import Scheduling
 from aicr_gen.spec.validate import scheduling_of
 
@@ -17,8 +18,8 @@ KIND = "AICRConfig"
 API_VERSIONS = ("aicr.run/v1alpha2", "aicr.run/v1")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class _Strict(Strict, strict=True):
+    """Typed as AICR's Go structs decode the file: no coercion."""
 
 
 class _Input(_Strict):

@@ -47,7 +47,7 @@ def published_options(options: Options, output: str, deployer: str, repo: str | 
                       deployer_sets: Sequence[str], flux_oci_source: str | None) -> tuple[Options, Target]:
     """``options`` for a bundle published to ``output``, and the parsed target."""
     from aicr_gen.publish.target import parse
-    from aicr_gen.render.names import DNS_LABEL_PATTERN
+    from aicr_gen.text.kube_names import is_dns_label
 
     target = parse(output, __version__)
     for text in deployer_sets:
@@ -59,7 +59,7 @@ def published_options(options: Options, output: str, deployer: str, repo: str | 
     if deployer == "argocd-helm":
         target.chart_version()
     source = flux_oci_source or options.flux_oci_source
-    if not DNS_LABEL_PATTERN.match(source):
+    if not is_dns_label(source):
         raise InvalidInputError(f"--flux-oci-source-name {source}: not an object name (lower-case letters, digits "
                                 "and '-', 63 at most)")
     return options.replace(repo=repo or target.url, revision=target.tag, inline_values=deployer == "argocd",

@@ -55,13 +55,13 @@ def _scope(scope: str | None, selected: dict[str, Any], flag: str, text: str) ->
 
 
 def _node_selector(items: list[str]) -> dict[str, str]:
-    from aicr_gen.certify.nvcre import label_key_problem
+    from aicr_gen.text.kube_names import is_label_value, label_key_problem
 
     selector: dict[str, str] = {}
     for text in items:
         key, sep, value = text.partition("=")
         problem = label_key_problem(key) if sep else "write K=V, e.g. nvidia.com/gpu.present=true"
-        if problem is None and value and not re.fullmatch(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]", value):
+        if problem is None and value and not is_label_value(value):
             problem = f"label value {value!r} is not valid (at most 63 of [A-Za-z0-9-_.], alphanumeric ends)"
         if problem is None and key in selector:
             problem = f"label {key} is given twice"
@@ -72,10 +72,10 @@ def _node_selector(items: list[str]) -> dict[str, str]:
 
 
 def _nodes(items: list[str]) -> list[str]:
-    from aicr_gen.certify.nvcre import DNS_SUBDOMAIN
+    from aicr_gen.text.kube_names import is_dns_subdomain
 
     for text in items:
-        if not (len(text) <= 253 and DNS_SUBDOMAIN.fullmatch(text)):
+        if not is_dns_subdomain(text):
             raise InvalidInputError(f"--node {text!r}: not a node name (lower-case DNS name, at most 253 characters)")
     if len(set(items)) != len(items):
         twice = next(node for node in items if items.count(node) > 1)
@@ -84,7 +84,8 @@ def _nodes(items: list[str]) -> list[str]:
 
 
 def _taints(items: list[str]) -> list[dict[str, str]]:
-    from aicr_gen.certify.nvcre import TAINT_EFFECTS, label_key_problem
+    from aicr_gen.certify.nvcre import TAINT_EFFECTS
+    from aicr_gen.text.kube_names import is_label_value, label_key_problem
 
     taints = []
     for text in items:
@@ -93,7 +94,7 @@ def _taints(items: list[str]) -> list[dict[str, str]]:
         problem = label_key_problem(key)
         if colon and effect not in TAINT_EFFECTS:
             problem = f"effect {effect!r} is not one of {', '.join(TAINT_EFFECTS)}"
-        if problem is None and value and not re.fullmatch(r"([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]", value):
+        if problem is None and value and not is_label_value(value):
             problem = f"taint value {value!r} is not valid (at most 63 of [A-Za-z0-9-_.], alphanumeric ends)"
         if problem:
             raise InvalidInputError(f"--taint-selector {text!r}: {problem}; write KEY[=VALUE][:EFFECT], e.g. "
@@ -106,12 +107,12 @@ def _taints(items: list[str]) -> list[dict[str, str]]:
 
 
 def _name(name: str, namespace: str) -> None:
-    from aicr_gen.certify.nvcre import DNS_LABEL, DNS_SUBDOMAIN
+    from aicr_gen.text.kube_names import DNS_SUBDOMAIN, MAX_LABEL, is_dns_label
 
-    if not (len(name) <= 63 and DNS_SUBDOMAIN.fullmatch(name)):
+    if not (len(name) <= MAX_LABEL and DNS_SUBDOMAIN.fullmatch(name)):
         raise InvalidInputError(f"--name {name!r}: use at most 63 characters of a-z, 0-9, '-' and '.', starting and "
                                 "ending with a letter or digit (NVCRE copies the name into labels)")
-    if not (len(namespace) <= 63 and DNS_LABEL.fullmatch(namespace)):
+    if not is_dns_label(namespace):
         raise InvalidInputError(f"--namespace {namespace!r}: not a namespace name (a-z, 0-9 and '-', at most 63)")
 
 

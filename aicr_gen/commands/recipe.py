@@ -131,7 +131,8 @@ def list_leaves(folders: list[str], fmt: str) -> int:
     table = [header] + [[row["name"]] + [criteria.value_of(row["criteria"], dim)
                                          for dim in DIMENSIONS]
                         for row in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
-    for line in table:
-        sys.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() + "\n")
+    from aicr_gen.text.tables import aligned
+
+    for line in aligned(table):
+        sys.stdout.write(line + "\n")
     return OK

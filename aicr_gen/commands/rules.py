@@ -113,10 +113,9 @@ def render_text(config: rules_module.RuleConfig, outcomes: Sequence[rules_module
         note = f"skipped: {outcome.skipped}" if outcome.skipped else ""
         row.append(note or ("quarantineOverrides.force: cordoned regardless of rules" if outcome.forced else ""))
         rows.append(row)
-    widths = [max(len(header), *(len(row[i]) for row in rows)) if rows else len(header)
-              for i, header in enumerate(headers)]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-             for row in [headers, *rows]]
+    from aicr_gen.text.tables import aligned
+
+    lines = aligned([headers, *rows])
     lines.append(_summary(config, outcomes))
     return "\n".join(lines) + "\n"
 

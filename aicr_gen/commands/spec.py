@@ -12,8 +12,6 @@ from aicr_gen.errors import OK, InvalidInputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _ORDER = ("accelerator", "service", "os", "intent", "platform")
 
 
@@ -230,8 +228,9 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
 def _check_naming(name: str | None, path: str | None) -> None:
     """``--name`` is a DNS label and ``--path`` a folder inside the repository, refused naming the option."""
     from aicr_gen.spec.cluster import repo_folder
+    from aicr_gen.text.kube_names import is_dns_label
 
-    if name is not None and not _DNS_LABEL.fullmatch(name):
+    if name is not None and not is_dns_label(name):
         raise InvalidInputError(f"--name {name!r}: give a DNS label (at most 63 lowercase letters, digits and '-', "
                                 "starting and ending alphanumeric), e.g. h100-prod")
     if path is not None:

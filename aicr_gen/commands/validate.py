@@ -95,9 +95,9 @@ def table(results: Sequence[ConstraintResult]) -> str:
         if result.unit and result.actual is not None:
             actual = f"{actual} {result.unit}"
         rows.append((result.name, result.expected, actual, _result_word(result)))
-    widths = [max(len(row[col]) for row in rows) for col in range(3)]
-    lines = ["  ".join([*(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)), row[3]])
-             for row in rows]
+    from aicr_gen.text.tables import aligned
+
+    lines = aligned(rows)
     counts = {status: sum(1 for r in results if r.status == status) for status in ("passed", "failed", "skipped")}
     lines.append("")
     lines.append(f"{len(results)} constraints: {counts['passed']} passed, {counts['failed']} failed, "

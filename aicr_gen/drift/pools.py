@@ -166,12 +166,6 @@ def driver_version(labels: Mapping[str, str]) -> str | None:
     return None
 
 
-def same_driver(want: str, have: str) -> bool:
-    """Whether a node runs the desired driver, as far as its labels tell (a major-only label: the major)."""
-    wanted, found = want.lstrip("vV").split("."), have.lstrip("vV").split(".")
-    return wanted[:len(found)] == found
-
-
 class PoolDesired(NamedTuple):
     """What a pool wants that a snapshot can show: its selector, the components it alone brought (the other
     Helm releases are the cluster's) and its NVIDIADriver version (None: the node images own the driver)."""
@@ -192,6 +186,7 @@ def _pool_part(pool: PoolDesired, snapshot: Mapping[str, Any], labels: Mapping[s
     """A pool's entry of the drift document and its changes: its own components' releases (what is missing or
     differs; a release nobody's recipe names is the cluster's), then each node's driver."""
     from aicr_gen.drift.diff import change, diff_recipe
+    from aicr_gen.text.versions import same_driver
 
     changes = [entry for entry in diff_recipe({"componentRefs": list(pool.refs)}, snapshot)["changes"]
                if entry["kind"] != "added"]

@@ -45,7 +45,7 @@ def _models() -> dict[str, type[BaseModel]]:
         return _MODELS
     from typing import Annotated, Any, Literal  # noqa: F401  (Any: pydantic resolves the annotations here)
 
-    from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictStr, WithJsonSchema
+    from pydantic import Field, PlainValidator, StrictStr, WithJsonSchema
 
     def _reading(value: Any) -> str | int | float | bool:
         if isinstance(value, str | int | float):  # bool is an int
@@ -57,8 +57,7 @@ def _models() -> dict[str, type[BaseModel]]:
                        WithJsonSchema({"type": ["string", "number", "boolean"]})]
     # A reading: AICR serialises each measured value as a bare string, number or boolean.
 
-    class _Closed(BaseModel):
-        model_config = ConfigDict(extra="forbid")
+    from aicr_gen.modelcheck import Strict as _Closed
 
     class Item(_Closed):
         """One ordered record of a subtype's ``items`` (e.g. one entry per NIC physical function)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text import paths
@@ -13,6 +14,26 @@ from aicr_gen.text import paths
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+
+
+def walk_entries(root: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Every entry under ``root`` as (path relative to it with ``/``, directory entry), a folder's entries
+    before those of its subfolders. A symlink is yielded, never entered: the caller refuses it or resolves it.
+    The types come from the directory entries, no further system call; an unreadable folder is skipped, as
+    ``os.walk`` does."""
+    pending = [("", root)]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            with os.scandir(folder) as found:
+                entries = list(found)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((rel + "/", entry.path))
+            yield rel, entry
 
 
 def read_file(path: str | os.PathLike[str], root: str | os.PathLike[str], rel: str, *, inside: bool = False) -> bytes:

@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 
+from aicr_gen.edges.files import walk_entries
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text.paths import as_pathlib
 
@@ -123,24 +124,14 @@ def _existing(target: str) -> tuple[dict[str, str], set[str]]:
     refused, never followed."""
     files: dict[str, str] = {}
     folders: set[str] = set()
-    pending = [("", target)]
-    while pending:
-        prefix, folder = pending.pop()
-        try:
-            with os.scandir(folder) as found:
-                entries = list(found)
-        except OSError:  # an unreadable folder is skipped, as os.walk does
-            continue
-        for entry in entries:
-            full, rel = entry.path, prefix + entry.name
-            if entry.is_symlink():
-                raise InvalidInputError(
-                    f"{full}: a symlink inside the output folder; remove it (aicr-gen never follows links there)")
-            if entry.is_dir():
-                folders.add(rel)
-                pending.append((rel + "/", full))
-            else:
-                files[rel] = full
+    for rel, entry in walk_entries(target):
+        if entry.is_symlink():
+            raise InvalidInputError(
+                f"{entry.path}: a symlink inside the output folder; remove it (aicr-gen never follows links there)")
+        if entry.is_dir():
+            folders.add(rel)
+        else:
+            files[rel] = entry.path
     return files, folders
 
 

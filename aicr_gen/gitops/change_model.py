@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from aicr_gen.modelcheck import Strict
 
 Risk = Literal["gpu-driver", "gpu-operator", "network-operator", "os-constraint", "sources", "nvsentinel",
                "certification", "downgrade"]
@@ -30,8 +32,8 @@ LINES = 200  # lines of a section before the rest is counted
 GROUP_NAMES = 10  # cluster names shown with a change several clusters make
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Model(Strict, frozen=True):
+    """Change records are values: compared and hashed whole."""
 
 
 class ComponentChange(_Model):

@@ -134,15 +134,12 @@ def code() -> dict[str, str]:
     import re
 
     from aicr_gen import __version__
+    from aicr_gen.edges.cache import code_files
 
-    package = Path(__file__).resolve().parent.parent
     found = hashlib.sha256(f"python {sys.version_info[0]}.{sys.version_info[1]}".encode())
-    for folder, dirs, names in os.walk(package):
-        dirs[:] = sorted(name for name in dirs if name not in ("__pycache__", "_catalog", "_policies"))
-        for name in sorted(names):
-            full = Path(folder) / name
-            found.update(f"\0{full.relative_to(package).as_posix()}\0".encode())
-            _add_file(found, full)
+    for name, full in code_files():
+        found.update(f"\0{name}\0".encode())
+        _add_file(found, Path(full))
     try:
         required = importlib.metadata.requires("aicr-gen") or []
     except importlib.metadata.PackageNotFoundError:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from aicr_gen.gitops import changes as tree_changes
 from aicr_gen.gitops import review
@@ -28,14 +28,11 @@ from aicr_gen.gitops.change_model import (
     grouped,
 )
 from aicr_gen.gitops.risks import DRIVER_PREFIX
+from aicr_gen.modelcheck import Strict as _Model
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
 # Components whose change reaches the GPU nodes themselves: after one, the lifecycle manager should validate them.
 GPU_STACK = ("gpu-operator", "network-operator", "nvidia-dra-driver-gpu", "nvsentinel")
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class PolicyResult(_Model):

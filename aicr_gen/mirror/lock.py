@@ -23,9 +23,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, Field
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.modelcheck import Strict
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
 KIND = "MirrorLock"
@@ -67,8 +68,8 @@ def _grammar(parse: Callable[[str], tuple[str, str, str]]) -> AfterValidator:
     return AfterValidator(check)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(Strict, frozen=True):
+    """A lock's entries are values: compared and hashed whole."""
 
 
 class LockedMirror(_Strict):

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from aicr_gen.mirror.inventory import Inventory
+from aicr_gen.modelcheck import Strict as _Strict
 from aicr_gen.yaml import dump
 
 HAULER_API = "content.hauler.cattle.io/v1"
 _ZARF_NAME = r"^[a-z0-9][a-z0-9-]*$"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class _Meta(_Strict):

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from aicr_gen.edges.transport import Transport, redacted
 from aicr_gen.errors import InvalidInputError, UnreachableError
+from aicr_gen.text.versions import parse_semver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ ALLOWED_HOSTS = "AICR_GEN_VENDOR_ALLOWED_HOSTS"
 _NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*\Z")
 _VERSION = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._+-]*\Z")
 _TARBALL = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._+-]*\.tgz\Z")
-_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?\Z")
 # The ranges Go's net.IP methods and AICR's policy refuse (Python's is_private covers more, e.g. TEST-NET)
 _REFUSED = [(ipaddress.ip_network(net), reason) for net, reason in (
     ("169.254.169.254/32", "cloud-metadata"), ("100.100.100.200/32", "cloud-metadata"),
@@ -198,18 +198,13 @@ def _check_index(chart: str, version: str, repository: str) -> None:
         check_host(urllib.parse.urljoin(base, url))
 
 
-def _semver(text: str) -> tuple[int, int, int, str] | None:
-    found = _SEMVER.match(text.removeprefix("v"))
-    return None if found is None else (int(found[1]), int(found[2]), int(found[3]), found[4] or "")
-
-
 def _urls(entries: list[Any], chart: str, version: str) -> list[str]:
     """The tarball URLs of the entry ``version`` selects: the same version (``v1.2.3`` is ``1.2.3``), or for a
     partial one (``1.2``, ``1.2.x``) the highest release it covers."""
-    pinned = _semver(version)
+    pinned = parse_semver(version)
     versions = [(str(entry.get("version", "")), entry.get("urls") or [])
                 for entry in entries if isinstance(entry, dict)]
-    same = [urls for text, urls in versions if text == version or (pinned is not None and _semver(text) == pinned)]
+    same = [urls for text, urls in versions if text == version or (pinned is not None and parse_semver(text) == pinned)]
     if same:
         urls = [str(url) for group in same for url in group]
         if not urls:
@@ -221,7 +216,7 @@ def _urls(entries: list[Any], chart: str, version: str) -> list[str]:
                                f"{version!r}")
     wanted = tuple(int(part) for part in parts)
     covered = [(parsed[:3], urls) for text, urls in versions
-               if (parsed := _semver(text)) is not None and not parsed[3] and parsed[:len(wanted)] == wanted]
+               if (parsed := parse_semver(text)) is not None and not parsed[3] and parsed[:len(wanted)] == wanted]
     if not covered:
         raise UnreachableError(f"--vendor-charts: chart {chart!r} has no index entry satisfying {version!r}")
     best = max(key for key, _ in covered)

@@ -35,12 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from aicr_gen.cel import CelCompileError, CelError, CelLimitError, Environment, Program, to_cel
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.modelcheck import Strict as _Strict
 from aicr_gen.policy import environment
 from aicr_gen.policy.shipped import shipped_root
+from aicr_gen.text.kube_names import DNS_LABEL
 from aicr_gen.yaml import Document
 
 if TYPE_CHECKING:
@@ -56,11 +58,7 @@ _VARIABLES: dict[str, tuple[str, ...]] = {
 _DEFAULT_PATH = {"recipe": "recipe", "spec": "spec", "component": "recipe.componentRefs[{name}]",
                  "pool": "spec.pools.{index}"}
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+_NAME = f"^{DNS_LABEL.pattern}$"
 
 
 class _Metadata(_Strict):

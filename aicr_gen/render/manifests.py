@@ -10,6 +10,7 @@ from aicr_gen.render import gofmt, gotemplate, goyaml
 from aicr_gen.render.gotemplate import ANY, INT, STRING, Func
 from aicr_gen.render.hooks import strip_hooks
 from aicr_gen.render.manifest_text import has_objects
+from aicr_gen.text.versions import chart_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,11 +55,6 @@ FUNCS: dict[str, Func] = {
     "quote": Func(_quote, (), ANY),
 }
 """AICR's function map: Helm's names, but its own definitions (``default`` only replaces nil and "")."""
-
-
-def chart_version(version: str) -> str:
-    """``.Chart.Version``: the component's version without a leading ``v``; ``0.1.0`` when it has none."""
-    return version.removeprefix("v") or "0.1.0"
 
 
 class RenderInput(NamedTuple):

@@ -13,9 +13,6 @@ import re
 DNS_LABEL = 63
 """The longest DNS label (RFC 1123), and so the longest Kubernetes object name of most kinds."""
 
-DNS_LABEL_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
-"""An RFC 1123 label: what namespace names must be."""
-
 _HASH = 8
 SEPARATORS = re.compile(r"[^a-z0-9]+")
 

@@ -25,7 +25,7 @@ DEFAULT_FIELD_SINCE = (26, 7, 0)
 def documents(drivers: Mapping[str, Mapping[str, Any]], operator_version: str) -> list[dict[str, Any]]:
     """The NVIDIADriver objects, one per pool (named after it), in the pools' order; ``spec.default: false`` only
     where the operator's CRD has the field."""
-    from aicr_gen.resolve.pools import version_key
+    from aicr_gen.text.versions import version_key
 
     marked = version_key(operator_version) >= DEFAULT_FIELD_SINCE
     return [{"apiVersion": API_VERSION, "kind": KIND,

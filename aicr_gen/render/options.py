@@ -100,7 +100,7 @@ class Options(_Settings):
 
 def parse_extra_paths(value: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     """``DIR[=NAMESPACE][,DIR[=NAMESPACE]]...`` -> (folders, (folder, namespace) pairs)."""
-    from aicr_gen.render.names import DNS_LABEL_PATTERN
+    from aicr_gen.text.kube_names import is_dns_label
 
     folders: list[str] = []
     namespaces: list[tuple[str, str]] = []
@@ -108,7 +108,7 @@ def parse_extra_paths(value: str) -> tuple[tuple[str, ...], tuple[tuple[str, str
         folder, sep, namespace = entry.strip().partition("=")
         folders.append(folder.strip())
         if sep:
-            if not DNS_LABEL_PATTERN.match(namespace.strip()):
+            if not is_dns_label(namespace.strip()):
                 raise InvalidInputError(f"{_EXTRA_PATHS}={value}: {namespace.strip()!r} after {folder!r} is not a "
                                         "namespace name (lower-case letters, digits and '-', 63 at most)")
             namespaces.append((folder.strip(), namespace.strip()))

@@ -9,7 +9,6 @@ the dependency depth of its component. Pure: files come in as bytes.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 
 from aicr_gen.errors import InvalidInputError
@@ -21,6 +20,7 @@ from aicr_gen.resolve import graph
 from aicr_gen.resolve.refs import is_enabled
 from aicr_gen.spec.overrides import Override
 from aicr_gen.spec.scheduling import Scheduling
+from aicr_gen.text.kube_names import DNS_LABEL, is_dns_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 else:
     from aicr_gen.records import NamedTuple
 
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 PRE, MAIN, POST, READINESS = "pre", "main", "post", "readiness"
 FLAGS = ("hasSelfRefCRDs", "manifestsUseChartCRDs")
 UPSTREAM, LOCAL, KUSTOMIZE = "upstream", "local", "kustomize"
@@ -302,12 +301,12 @@ def _checked_refs(recipe: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The recipe's componentRefs by name, each with a DNS-label name and namespace and a pinned chart."""
     refs = {ref["name"]: ref for ref in recipe["componentRefs"]}
     for name, ref in refs.items():
-        if not _NAME.match(name) or len(name) > 48:
+        if not DNS_LABEL.fullmatch(name) or len(name) > 48:
             raise InvalidInputError(
                 f"component name {name!r} is not a DNS label (lower-case letters, digits and '-', at most 48 "
                 "characters); rename it in the catalog")
         namespace = ref.get("namespace") or name
-        if not _NAME.match(namespace) or len(namespace) > 63:
+        if not is_dns_label(namespace):
             raise InvalidInputError(f"component {name!r}: namespace {namespace!r} is not a DNS label; fix it")
         if ref.get("source") and ref.get("type") != "Kustomize" and not ref.get("version"):
             raise InvalidInputError(f"component {name!r}: chart from {ref['source']} has no version; pin one")

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Mapping
 
 from aicr_gen.render.plan import LOCAL, UPSTREAM, Plan, Unit, Vendored
+from aicr_gen.text.versions import chart_version
 from aicr_gen.yaml import dump
 
 TYPE_CHECKING = False
@@ -44,11 +45,6 @@ def _nested(values: Mapping[str, Any], chart: str) -> dict[str, Any]:
 def _wrapped(unit: Unit, chart: Vendored) -> Unit:
     return unit._replace(kind=LOCAL, values=_nested(unit.values, unit.chart),
                          dynamic=_nested(unit.dynamic, unit.chart), vendored=chart)
-
-
-def chart_version(version: str) -> str:
-    """The dependency's version as AICR writes it: without a leading ``v``."""
-    return version.removeprefix("v") or "0.1.0"
 
 
 def wrapper_chart(unit: Unit) -> bytes:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aicr_gen.text import markdown as md
+from aicr_gen.text.tables import aligned
 
 FORMATS = ("table", "json", "yaml", "markdown")
 
@@ -37,10 +38,7 @@ def table(result: Mapping[str, Any]) -> str:
               _cell(entry.get("target"), "target" in entry)) for entry in result["changes"]]
     lines = [summary_line(result)]
     if len(rows) > 1:
-        widths = [max(len(row[i]) for row in rows) for i in range(3)]
-        lines.append("")
-        lines += ["  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
-                  for row in rows]
+        lines += ["", *aligned(rows)]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

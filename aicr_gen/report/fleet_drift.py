@@ -10,6 +10,7 @@ from typing import Any
 
 from aicr_gen.drift import fleet
 from aicr_gen.text import markdown as md
+from aicr_gen.text.tables import aligned
 
 FORMATS = ("table", "markdown", "json", "yaml")
 SUMMARY_LIMIT = 1_000_000
@@ -70,9 +71,7 @@ def _unreachable(document: Mapping[str, Any]) -> list[tuple[str, str]]:
 def table(document: Mapping[str, Any]) -> str:
     rows = [["CLUSTER", "STATUS", *_header(document)]]
     rows += [[cluster["name"], cluster["status"], *(text for text, _ in texts)] for cluster, texts in _rows(document)]
-    widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
-    lines = [summary_line(document), ""]
-    lines += ["  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines = [summary_line(document), "", *aligned(rows)]
     unreachable = _unreachable(document)
     if unreachable:
         lines += ["", "unreachable:", *(f"  {name}: {error}" for name, error in unreachable)]

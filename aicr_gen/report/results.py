@@ -24,6 +24,7 @@ from aicr_gen.certify.report_model import (
 )
 from aicr_gen.text import markdown
 from aicr_gen.text.markdown import text as md
+from aicr_gen.text.tables import aligned
 
 
 def render(report: Report, fmt: str) -> str:
@@ -174,17 +175,6 @@ def _threshold_line(check: ThresholdCheck) -> str:
 # ------------------------------------------------------------------------------------------------ text
 
 
-def _table(header: list[str], rows: list[list[str]], right: tuple[int, ...] = ()) -> list[str]:
-    """Aligned columns, indented two spaces; the ``right`` columns (numbers) align to the right."""
-    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        padded = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
-        return ("  " + "  ".join(padded)).rstrip()
-
-    return [line(header), *(line(r) for r in rows)]
-
-
 def _text(report: Report) -> str:
     title = {"nccl": "NCCL report", "dcgm": "DCGM diagnostic report", "certification": "Certification report"}
     lines = [f"{title[report.kind]}: {report.source}", f"Result: {report.result}"]
@@ -218,7 +208,7 @@ def _run_text(run: NcclRun, verdict: str) -> list[str]:
     lines += [f"  note: {note}" for note in run.notes]
     lines += [f"  failure: {failure}" for failure in run.failures]
     if run.rows:
-        lines += _table(_ROW_HEADER, [_row_cells(row) for row in run.rows], right=(1, 2, 3, 4, 5))
+        lines += aligned([_ROW_HEADER, *(_row_cells(row) for row in run.rows)], right=(1, 2, 3, 4, 5), indent="  ")
     return lines
 
 
@@ -232,13 +222,13 @@ def _dcgm_text(diag: DcgmDiag) -> list[str]:
             bad = [r for r in test.results if r.status in ("fail", "warn")]
             detail = "; ".join(f"{r.entity} {r.status}" + (f": {r.warnings[0]}" if r.warnings else "") for r in bad)
             rows.append([test.category, test.name, test.status, detail])
-        lines += ["", "Tests", *_table(["Category", "Test", "Status", "Detail"], rows)]
+        lines += ["", "Tests", *aligned([["Category", "Test", "Status", "Detail"], *rows], indent="  ")]
     entities = diag.entities()
     if entities:
         serials = dict(diag.serials)
         rows = [[entity, serials.get(entity, "-"), status, ", ".join(failed) or "-"]
                 for entity, status, failed in entities]
-        lines += ["", "GPUs", *_table(["Entity", "Serial", "Worst", "Failed tests"], rows)]
+        lines += ["", "GPUs", *aligned([["Entity", "Serial", "Worst", "Failed tests"], *rows], indent="  ")]
     return lines
 
 
@@ -256,12 +246,14 @@ def _cert_text(cert: Certification) -> list[str]:
     if cert.categories:
         rows = [[cat.key, cat.status, "-" if cat.failed_nodes is None else str(len(cat.failed_nodes)),
                  cat.failed_nodes_ref or "-"] for cat in cert.categories]
-        lines += ["", "Categories", *_table(["Category", "Status", "Failed nodes", "failedNodesRef"], rows, right=(2,))]
+        lines += ["", "Categories",
+                  *aligned([["Category", "Status", "Failed nodes", "failedNodesRef"], *rows], right=(2,), indent="  ")]
     failed = cert.failed_nodes
     if failed:
         lines += ["", f"Failed nodes ({len(failed)})",
-                  *_table(["Node", "Reason", "Category", "Message"],
-                          [[r.name, r.reason or "-", r.category or "-", r.message or "-"] for r in failed])]
+                  *aligned([["Node", "Reason", "Category", "Message"],
+                            *([r.name, r.reason or "-", r.category or "-", r.message or "-"] for r in failed)],
+                           indent="  ")]
     return lines
 
 

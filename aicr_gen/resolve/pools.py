@@ -34,6 +34,7 @@ from aicr_gen.errors import InvalidInputError
 from aicr_gen.resolve import graph
 from aicr_gen.resolve.merge import deep_merge
 from aicr_gen.resolve.refs import is_enabled, ordered
+from aicr_gen.text.versions import version_key
 
 GPU_OPERATOR = "gpu-operator"
 DRIVER_CRD_SINCE = (23, 9, 0)
@@ -89,14 +90,6 @@ class Resolution(NamedTuple):
     operator_version: str
     brought: dict[str, list[str]]  # component -> the pools whose recipes have it
     decisions: list[Decision]
-
-
-def version_key(text: str) -> tuple[int, ...]:
-    """The numbers of a version (``v26.3.3`` -> (26, 3, 3)); a text without any compares lowest."""
-    from aicr_gen.text.versions import parse_version
-
-    found = parse_version(text)
-    return found.numbers if found is not None else ()
 
 
 def _leaves(data: Any, path: Path = ()) -> dict[Path, Any]:
@@ -297,7 +290,7 @@ def _constraints(lists: Mapping[str, Sequence[Mapping[str, Any]]], *, shared_onl
 
 
 def _duration(text: str) -> float:
-    from aicr_gen.sentinel.values import duration_seconds
+    from aicr_gen.text.durations import seconds as duration_seconds
 
     return duration_seconds(text) or 0.0
 

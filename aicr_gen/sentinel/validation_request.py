@@ -12,20 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text.kube_names import is_dns_label, is_dns_subdomain
 from aicr_gen.yaml import Document, shorten
 
 API_VERSION = "nvsentinel.nvidia.com/v1alpha1"
 KIND = "ValidationRequest"
 MAX_NAME = 253
 
-_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_TEST = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,7 @@ def default_name(nodes: Sequence[str], tests: Sequence[str]) -> str:
 
 
 def _is_subdomain(text: str) -> bool:
-    return len(text) <= MAX_NAME and _SUBDOMAIN.fullmatch(text) is not None
+    return is_dns_subdomain(text)
 
 
 def _check_nodes(nodes: Sequence[str]) -> None:
@@ -125,7 +123,7 @@ def _check_tests(tests: Sequence[str], lifecycle: LifecycleTests | None) -> None
         if lifecycle is not None and test not in lifecycle.tests:
             raise InvalidInputError(f"--test {shorten(repr(test))}: not a test of the lifecycle config in "
                                     f"{lifecycle.source}; valid tests: {', '.join(lifecycle.tests)}")
-        if not _TEST.fullmatch(test):
+        if not is_dns_label(test):
             raise InvalidInputError(f"--test {shorten(repr(test))}: not a test name (lowercase letters, digits "
                                     "and '-', at most 63 characters)")
         if test in seen:

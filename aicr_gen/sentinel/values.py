@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.limits import MAX_RULE_SETS
+from aicr_gen.limits import MAX_RULE_SETS, MAX_WINDOW_SECONDS
+from aicr_gen.text import durations
 from aicr_gen.yaml import Document, FieldPath, format_path, load_text, shorten
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -36,7 +37,6 @@ SCHEMA_FILE = DATA / "sentinel-values.schema.json"
 MODES = ("monitor", "quarantine")
 DEFAULT_PERCENTAGE = 50
 DEFAULT_DURATION = "5m"
-MAX_WINDOW_SECONDS = 24 * 3600
 
 # Modules that drain, reboot, reset or run preflight on nodes: off in every mode.
 ALWAYS_OFF = ("nodeDrainer", "faultRemediation", "janitor", "janitorProvider", "healthEventsAnalyzer", "preflight")
@@ -208,23 +208,6 @@ def _global(dry_run: bool, quarantine: bool, lifecycle: bool) -> dict[str, Any]:
     return out
 
 
-_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(h|ms|m|s|us|µs|ns)")
-_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def duration_seconds(text: str) -> float | None:
-    """Seconds in a Go duration such as ``1h30m`` (no sign), or None when ``text`` is not one."""
-    if not text or len(text) > 64:
-        return None
-    total, pos = 0.0, 0
-    for match in _DURATION_PART.finditer(text):
-        if match.start() != pos:
-            return None
-        total += float(match.group(1)) * _SECONDS[match.group(2)]
-        pos = match.end()
-    return total if pos == len(text) else None
-
-
 def _circuit_breaker(breaker: Breaker) -> dict[str, Any]:
     percentage = DEFAULT_PERCENTAGE if breaker.percentage is None else breaker.percentage
     duration = DEFAULT_DURATION if breaker.duration is None else breaker.duration
@@ -236,7 +219,7 @@ def _circuit_breaker(breaker: Breaker) -> dict[str, Any]:
     if percentage == 0 and breaker.max_nodes is None:
         raise InvalidInputError("--breaker-percentage 0 leaves the breaker without a bound (it refuses to "
                                 "start); add --breaker-max-nodes N or give a percentage of at least 1")
-    seconds = duration_seconds(duration)
+    seconds = durations.seconds(duration)
     if seconds is None:
         raise InvalidInputError(f"--breaker-duration {shorten(repr(duration))}: not a Go duration; write e.g. "
                                 "5m, 90s or 1h30m")

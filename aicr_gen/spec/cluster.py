@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
+from pydantic import AfterValidator, ConfigDict, Field, PrivateAttr, WithJsonSchema
 
 from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.modelcheck import Strict as _Strict
+from aicr_gen.text.kube_names import DNS_LABEL, MAX_LABEL
 from aicr_gen.yaml import Document, FieldPath, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
@@ -27,7 +29,7 @@ PLACEHOLDER_URL = "https://replace-me.invalid/your-org/gitops.git"
 resolves, so ``lint`` and ``sync`` refuse it (and any other ``.invalid`` URL) until it is replaced."""
 
 Deployer = Literal["helm", "argocd", "argocd-helm", "flux", "helmfile"]
-DnsLabel = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+DnsLabel = Annotated[str, Field(pattern=f"^{DNS_LABEL.pattern}$", max_length=MAX_LABEL)]
 # The field types that carry the limits and grammars of limits.py (its table says where each comes from).
 Text = Annotated[str, Field(max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
 NonEmpty = Annotated[str, Field(min_length=1, max_length=limits.MAX_TEXT), AfterValidator(limits.one_line)]
@@ -56,10 +58,6 @@ Labels = Annotated[dict[Annotated[str, AfterValidator(limits.label_key), WithJso
 Texts = Annotated[list[NonEmpty], Field(max_length=limits.MAX_ITEMS)]
 Paths = Annotated[list[PathText], Field(max_length=limits.MAX_ITEMS)]
 Versions = Annotated[dict[NonEmpty, Version], Field(max_length=limits.MAX_ENTRIES)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Metadata(_Strict):

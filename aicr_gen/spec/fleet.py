@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, create_model
 
 from aicr_gen import limits
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.modelcheck import Strict
 from aicr_gen.spec import cluster as cluster_spec
 from aicr_gen.spec.layered import Layered, Origin, Origins
 from aicr_gen.spec.validate import check_paths
@@ -62,17 +63,17 @@ def _defaults_of(model: type[BaseModel], *, drop: tuple[str, ...] = (), nested: 
             assert "the spec's folder" in description, name
             description = description.replace("the spec's folder", _IN_FLEET)
         fields[name] = (typed | None, Field(None, description=description))
-    return create_model(f"Fleet{model.__name__}", __base__=cluster_spec._Strict, __doc__=model.__doc__,
+    return create_model(f"Fleet{model.__name__}", __base__=Strict, __doc__=model.__doc__,
                         **fields)
 
 
-class FleetMetadata(cluster_spec._Strict):
+class FleetMetadata(Strict):
     """Identifies the fleet."""
 
     name: cluster_spec.DnsLabel = Field(description="Fleet name: a DNS label")
 
 
-class _FleetHead(cluster_spec._Strict):
+class _FleetHead(Strict):
     """Defaults shared by the ClusterSpecs naming this file in spec.extends: maps merge, the cluster's lists and
     scalars replace the fleet's, a null in the cluster removes the fleet's value."""
 

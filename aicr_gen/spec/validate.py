@@ -95,7 +95,8 @@ def check_certification(doc: Document, cert: Certification, base: FieldPath = ("
 
 
 def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
-    from aicr_gen.sentinel.values import MAX_WINDOW_SECONDS, duration_seconds
+    from aicr_gen.limits import MAX_WINDOW_SECONDS
+    from aicr_gen.text.durations import seconds as duration_seconds
 
     if sentinel.rules is not None and not sentinel.rules.strip():
         raise _fail(doc, ("spec", "sentinel", "rules"), "give a rule-set file path or drop the field")
@@ -359,8 +360,7 @@ def _check_operations(doc: Document, spec: Spec, index: int, pool: Pool) -> None
     """A pool's selector as Kubernetes labels (it becomes NVCRE targets and NVSentinel rules), its certification
     (as spec.certification's, plus categories, a target that can match and names within their limits) and its
     validation tests (they need the lifecycle manager)."""
-    from aicr_gen.certify.nvcre import label_key_problem
-    from aicr_gen.limits import LABEL_VALUE
+    from aicr_gen.text.kube_names import LABEL_VALUE, label_key_problem
 
     base = ("spec", "pools", index)
     for key, value in pool.nodeSelector.items():

@@ -26,6 +26,7 @@ import re
 from typing import NamedTuple
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.text.durations import bounded_decimal, go_nanoseconds
 
 _EXAMPLE = "'0 3 * * 0' (Sundays at 03:00)"
 DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
@@ -58,10 +59,6 @@ FIELDS = (_Field("minute", 0, 59, {}), _Field("hour", 0, 23, {}), _Field("day-of
           _Field("month", 1, 12, {name: number for number, name in enumerate(_MONTHS, 1)}),
           _Field("day-of-week", 0, 6, {name: number for number, name in enumerate(_DAYS)}))
 
-_UNITS = {"ns": 1, "us": 10**3, "\u00b5s": 10**3, "\u03bcs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9,
-          "h": 3600 * 10**9}
-
-
 def check_schedule(text: str, where: str | None = None) -> str:
     """``text`` as a CronJob schedule (five-field ones with single spaces); anything the API server would refuse
     is an input error at ``where`` (default ``--schedule TEXT``) naming the part, what it takes, and an example."""
@@ -93,7 +90,7 @@ def _descriptor(text: str, where: str) -> str:
     if text in DESCRIPTORS:
         return text
     if text.startswith(EVERY):
-        if go_duration(text[len(EVERY):]) is None:
+        if go_nanoseconds(text[len(EVERY):]) is None:
             raise InvalidInputError(f"{where}: {text[len(EVERY):]!r} is not a Go duration; @every takes one space "
                                     "and a duration such as 90s, 1h or 1h30m (units ns, us, ms, s, m, h)")
         return text
@@ -146,7 +143,7 @@ def _number(text: str, spec: _Field | None) -> int | str:
                                        for char in text))
         if named is not None:
             return named
-    number = _decimal(text.lstrip("+-")) * (-1 if text.startswith("-") else 1) if _ATOI.fullmatch(text) else None
+    number = bounded_decimal(text.lstrip("+-")) * (-1 if text.startswith("-") else 1) if _ATOI.fullmatch(text) else None
     if number is None or not -_INT64 <= number < _INT64:
         quartz = " (L, W and # are Quartz extensions Kubernetes does not take)" if re.search("[LW#]", text) else ""
         names = " or a name" if spec is not None and spec.names else ""
@@ -154,52 +151,3 @@ def _number(text: str, spec: _Field | None) -> int | str:
     if number < 0:
         return f"{text!r} is negative"
     return number
-
-
-def _decimal(digits: str) -> int:
-    """ASCII digits as a number; past 20 significant digits, one beyond every 64-bit bound (Python will not
-    read very long ones, and Go only needs to know they overflow)."""
-    significant = digits.lstrip("0")
-    return int(significant or "0") if len(significant) <= 20 else 1 << 70
-
-
-def go_duration(text: str) -> int | None:
-    """``text`` as Go's ``time.ParseDuration`` reads it, in nanoseconds, or None where it returns an error."""
-    negative = text[:1] == "-"
-    rest = text[1:] if text[:1] in ("-", "+") else text
-    if rest == "0":
-        return 0
-    if not rest:
-        return None
-    total = 0
-    while rest:
-        number = re.match(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)", rest)
-        assert number is not None  # every part of the pattern may be empty
-        whole, fraction, unit_text = number.groups()
-        rest = rest[number.end():]
-        if not whole and not fraction:
-            return None  # no digits (".s"), or a unit without a number
-        unit = _UNITS.get(unit_text)
-        value = _decimal(whole)
-        if unit is None or value > _INT64 // unit:
-            return None
-        value *= unit
-        digits, scale = _leading_fraction(fraction or "")
-        if digits:
-            value += int(float(digits) * (float(unit) / scale))
-        total += value
-        if value > _INT64 or total > _INT64:
-            return None
-    if not negative and total > _INT64 - 1:
-        return None
-    return -total if negative else total
-
-
-def _leading_fraction(digits: str) -> tuple[int, float]:
-    """The fraction digits Go keeps (it stops before they would overflow) and their scale."""
-    value, scale = 0, 1.0
-    for char in digits:
-        if value > (_INT64 - 1) // 10 or value * 10 + int(char) > _INT64:
-            break
-        value, scale = value * 10 + int(char), scale * 10
-    return value, scale

@@ -1,4 +1,4 @@
-"""Version-aware comparison of readiness constraint values (pure functions, no I/O).
+"""Versions, one home for each grammar a consumer reads them in; first, readiness constraint values (pure).
 
 Rules (documented here because constraint results depend on them):
 
@@ -20,6 +20,17 @@ Rules (documented here because constraint results depend on them):
   compare equal under the rules above. Non-version values therefore fall back to exact string equality.
 * ``>``, ``>=``, ``<``, ``<=`` need versions on both sides; :func:`compare` returns None otherwise, and the
   caller decides (an operand that is not a version is a recipe error; an actual that is not one fails).
+
+The other version grammars our consumers have, each here and named for its consumer:
+
+* ``parse_semver``: a Helm chart version as a repository index pins it (SemVer 2, ``MAJOR.MINOR.PATCH`` without
+  leading zeros, an optional pre-release and build, an optional leading ``v``), for ``--vendor-charts``;
+* ``chart_version``: ``.Chart.Version`` as AICR writes it (``strings.TrimPrefix(version, "v")``, ``0.1.0``
+  when nothing is left);
+* ``version_key``: the numbers of a version alone, for ordering GPU Operator releases (``v26.3.3`` -> (26, 3,
+  3)), a text without any lowest;
+* ``same_driver``: an NVIDIA driver version against a node's GFD labels, which may carry only its leading
+  components (``580`` matches ``580.173.02``).
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ _OPERATOR_CHARS = "<>=!~^"
 _VERSION = re.compile(r"^[vV]?(\d+(?:\.\d+)*)(?:[-+~_](.*))?\Z")
 _PRE_RELEASE = re.compile(r"^(alpha|beta|rc|pre|dev)", re.IGNORECASE)
 _TOKEN_SPLIT = re.compile(r"[.\-+~_]")
+_SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?\Z")
 
 
 class Version(NamedTuple):
@@ -69,6 +81,29 @@ def parse_version(text: str) -> Version | None:
         return None
     numbers = tuple(int(part) for part in match.group(1).split("."))
     return Version(numbers, match.group(2) or "")
+
+
+def version_key(text: str) -> tuple[int, ...]:
+    """The numbers of a version (``v26.3.3`` -> (26, 3, 3)); a text without any compares lowest."""
+    found = parse_version(text)
+    return found.numbers if found is not None else ()
+
+
+def parse_semver(text: str) -> tuple[int, int, int, str] | None:
+    """A chart version's (major, minor, patch, pre-release or ""), or None when it is not SemVer 2."""
+    found = _SEMVER.match(text.removeprefix("v"))
+    return None if found is None else (int(found[1]), int(found[2]), int(found[3]), found[4] or "")
+
+
+def chart_version(version: str) -> str:
+    """``.Chart.Version`` as AICR writes it: the version without a leading ``v``; ``0.1.0`` when it has none."""
+    return version.removeprefix("v") or "0.1.0"
+
+
+def same_driver(want: str, have: str) -> bool:
+    """Whether a node runs the desired driver, as far as its labels tell (a major-only label: the major)."""
+    wanted, found = want.lstrip("vV").split("."), have.lstrip("vV").split(".")
+    return wanted[:len(found)] == found
 
 
 def parse_expectation(value: str) -> Expectation:

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.drift.pools import driver_version, same_driver
+from aicr_gen.drift.pools import driver_version
 from aicr_gen.gitops.recipes import resolve_pools
 from aicr_gen.spec.load import load_spec
+from aicr_gen.text.versions import same_driver
 from tests.conftest import ROOT
 
 EXAMPLES = ROOT / "examples" / "pools"

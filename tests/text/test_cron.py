@@ -14,7 +14,7 @@ import pytest
 
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.spec.load import load_spec
-from aicr_gen.text.cron import check_schedule, go_duration
+from aicr_gen.text.cron import check_schedule
 from tests.cluster.envtest import ADMIN_TOKEN, ControlPlane
 
 VALID = [
@@ -176,15 +176,6 @@ def test_messages_name_the_field_and_the_fix(text: str, fragments: list[str]) ->
         check_schedule(text)
     for fragment in fragments:
         assert fragment in str(caught.value), str(caught.value)
-
-
-@pytest.mark.parametrize(("text", "nanoseconds"), [
-    ("0", 0), ("1h30m", 5400 * 10**9), ("1.5h", 5400 * 10**9), ("-1h", -3600 * 10**9), ("+90s", 90 * 10**9),
-    ("1.000000001s", 10**9 + 1), ("9223372036854775807ns", (1 << 63) - 1), ("-9223372036854775808ns", -(1 << 63)),
-    ("9223372036854775808ns", None), ("", None), ("-", None), ("1", None), ("1hh", None), ("1e3s", None),
-])
-def test_go_durations(text: str, nanoseconds: int | None) -> None:
-    assert go_duration(text) == nanoseconds
 
 
 def test_a_spec_names_the_schedule_field(tmp_path: Path) -> None:
