@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from aicr_gen.cel import CelError, Environment
+from aicr_gen.cel.durations import go_nanoseconds, seconds
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.sentinel.values import Breaker, values
 from aicr_gen.text.cron import check_schedule
-from aicr_gen.text.durations import go_nanoseconds, seconds
 
 _S = 10**9
 

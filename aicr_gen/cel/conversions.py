@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from aicr_gen.cel.arithmetic import check_int, check_uint
+from aicr_gen.cel.durations import go_nanoseconds
 from aicr_gen.cel.errors import CelError
 from aicr_gen.cel.values import (
     EPOCH_ORDINAL,
@@ -23,7 +24,6 @@ from aicr_gen.cel.values import (
     timestamp,
     timestamp_text,
 )
-from aicr_gen.text.durations import go_nanoseconds
 
 if TYPE_CHECKING:
     import datetime as dt

@@ -102,7 +102,7 @@ def _sentinel_risks(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[
 
 def _breaker_risks(was: Mapping[str, Any], now: Mapping[str, Any]) -> list[HighRisk]:
     """The circuit breaker of a quarantining NVSentinel letting more nodes be cordoned (see the module rules)."""
-    from aicr_gen.text.durations import seconds as duration_seconds
+    from aicr_gen.cel.durations import seconds as duration_seconds
 
     if was.get("enabled", True) and not now.get("enabled", True):
         return [HighRisk(category="nvsentinel", text="circuit breaker off: nothing bounds how many nodes are "

@@ -290,7 +290,7 @@ def _constraints(lists: Mapping[str, Sequence[Mapping[str, Any]]], *, shared_onl
 
 
 def _duration(text: str) -> float:
-    from aicr_gen.text.durations import seconds as duration_seconds
+    from aicr_gen.cel.durations import seconds as duration_seconds
 
     return duration_seconds(text) or 0.0
 

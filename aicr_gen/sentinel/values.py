@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aicr_gen.cel import durations
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.limits import MAX_RULE_SETS, MAX_WINDOW_SECONDS
-from aicr_gen.text import durations
 from aicr_gen.yaml import Document, FieldPath, format_path, load_text, shorten
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -95,8 +95,8 @@ def check_certification(doc: Document, cert: Certification, base: FieldPath = ("
 
 
 def _check_sentinel(doc: Document, sentinel: Sentinel) -> None:
+    from aicr_gen.cel.durations import seconds as duration_seconds
     from aicr_gen.limits import MAX_WINDOW_SECONDS
-    from aicr_gen.text.durations import seconds as duration_seconds
 
     if sentinel.rules is not None and not sentinel.rules.strip():
         raise _fail(doc, ("spec", "sentinel", "rules"), "give a rule-set file path or drop the field")

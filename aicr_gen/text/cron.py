@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from aicr_gen.cel.durations import bounded_decimal, go_nanoseconds
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.text.durations import bounded_decimal, go_nanoseconds
 
 _EXAMPLE = "'0 3 * * 0' (Sundays at 03:00)"
 DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")

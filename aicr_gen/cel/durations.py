@@ -1,4 +1,5 @@
-"""Go durations (``1h30m``, ``1.5s``, ``90s``): the one reader, with the two grammars our consumers take.
+"""Go durations (``1h30m``, ``1.5s``, ``90s``): the one reader, with the two grammars our consumers take. It lives
+with CEL, which imports nothing else of aicr_gen and needs Go's grammar for ``duration()``.
 
 - ``go_nanoseconds``: Go's ``time.ParseDuration`` to the letter, in nanoseconds, for the values a Go program
   parses with it: cel-go's ``duration()`` (``cel/conversions``) and robfig/cron's ``@every`` schedules that the
