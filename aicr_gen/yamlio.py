@@ -20,7 +20,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import format_path as format_path  # noqa: PLC0414 - re-exported, field paths are made here
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,17 +52,6 @@ def shorten(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def format_path(path: Path) -> str:
-    """Render a field path the way users write it: ``spec.componentRefs[2].name``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out or "(document root)"
-
-
 class Document(NamedTuple):
     """A loaded YAML/JSON document: plain data plus the line of every field path."""
 
@@ -81,9 +71,17 @@ class Document(NamedTuple):
         """``file:line: field.path`` for messages."""
         return f"{self.source}:{self.line_of(path)}: {format_path(path)}"
 
+    def located(self, path: Path, message: str, fix: str | None = None) -> Located:
+        """``message`` about ``path``, at the place ``where`` names."""
+        return Located(self.source, self.line_of(path), message, path, fix=fix)
 
-def _fail(source: str, line: int, message: str) -> InvalidInputError:
-    return InvalidInputError(f"{source}:{line}: {message}")
+    def error(self, path: Path, message: str) -> InvalidInputError:
+        """An input error: ``message`` about ``path`` (``located``)."""
+        return InvalidInputError.at(self.located(path, message))
+
+
+def _fail(source: str, line: int, message: str, column: int | None = None) -> InvalidInputError:
+    return InvalidInputError.at(Located(source, line, message, column=column))
 
 
 def decode(raw: bytes, source: str) -> str:
@@ -363,9 +361,9 @@ def _compose(text: str, source: str) -> Any:
         node = composer.get_single_node()
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark is not None else 1
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, None)
         problem = err.problem or err.context or "invalid YAML"
-        raise _fail(source, line, f"invalid YAML: {problem}") from None
+        raise _fail(source, line, f"invalid YAML: {problem}", column) from None
     except YAMLError as err:
         raise _fail(source, 1, f"invalid YAML: {err}") from None
     finally:

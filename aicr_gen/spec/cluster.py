@@ -20,7 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 
 from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, Located
 from aicr_gen.yamlio import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
@@ -346,6 +346,12 @@ class ClusterSpec(_Strict):
         """``file:line: field.path`` of ``path`` in the file the spec was loaded from (the path alone if none)."""
         return self._source.where(path) if self._source is not None else format_path(path)
 
+    def error(self, path: Path, message: str) -> InvalidInputError:
+        """An input error at ``path`` (``where``)."""
+        if self._source is None:
+            return InvalidInputError(f"{format_path(path)}: {message}")
+        return self._source.error(path, message)
+
     def line_of(self, dotted: str) -> int | None:
         """The line of a dotted field path (``spec.certification.thresholds``, as policies report them) in the
         file it was written in, or None for a path outside the spec (a recipe's ``componentRefs...``)."""
@@ -377,11 +383,12 @@ def _at(doc: Document, path: Path, check: Callable[[], object]) -> None:
     try:
         check()
     except InvalidInputError as err:
-        raise InvalidInputError(f"{doc.where(path)}: {err}") from None
+        raise _fail(doc, path, str(err)) from None
 
 
 def _fail(doc: Document, path: Path, message: str) -> InvalidInputError:
-    return InvalidInputError(f"{doc.where(path)}: {message}")
+    """An input error at ``path`` of ``doc``: ``file:line: field.path: message``."""
+    return doc.error(path, message)
 
 
 def repo_folder(text: str) -> str:
@@ -626,29 +633,29 @@ def check_references(cluster: ClusterSpec, spec_file: FilePath) -> None:
     it (symlinks resolved): what a pull request's spec may make CI read, render and commit is the
     repository's own files, so every clone renders the same tree. A spec outside any repository may name
     any file of its machine."""
-    check_paths(references(cluster), cluster.where, spec_file, "spec")
+    check_paths(references(cluster), cluster.error, spec_file, "spec")
 
 
-def check_paths(found: list[tuple[Path, str]], where: Callable[[Path], str], file: FilePath, what: str) -> None:
+def check_paths(found: list[tuple[Path, str]], error: Callable[[Path, str], InvalidInputError], file: FilePath,
+                what: str) -> None:
     """``check_references`` for the paths ``found`` in ``file`` (a ``what``: spec or fleet), relative to its
-    folder; ``where`` names a field path in messages."""
+    folder; ``error(path, message)`` is the input error about a field path."""
     from aicr_gen.edges.git import work_tree
 
     base = file.resolve().parent
     root = work_tree(base)
     for path, text in found:
         if any(part.lower() == ".git" for part in FilePath(text).parts):
-            raise InvalidInputError(f"{where(path)}: {text!r} goes through .git; name a file of the "
-                                    "work tree instead")
+            raise error(path, f"{text!r} goes through .git; name a file of the work tree instead")
         if root is None:
             continue
         if FilePath(text).is_absolute():
-            raise InvalidInputError(f"{where(path)}: {text!r} is absolute; in a Git repository give a "
-                                    f"path relative to the {what}'s folder ({base}), inside the repository")
+            raise error(path, f"{text!r} is absolute; in a Git repository give a path relative to the {what}'s "
+                              f"folder ({base}), inside the repository")
         if not (base / text).resolve().is_relative_to(root):
-            raise InvalidInputError(f"{where(path)}: {text!r} leads out of the Git repository the {what} is "
-                                    f"in ({root}); keep the files a {what} reads inside it (a path relative to the "
-                                    f"{what}'s folder), so every clone renders the same tree")
+            raise error(path, f"{text!r} leads out of the Git repository the {what} is in ({root}); keep the files "
+                              f"a {what} reads inside it (a path relative to the {what}'s folder), so every clone "
+                              "renders the same tree")
 
 
 def parse_spec(doc: Document, *, template: bool = False) -> ClusterSpec:
@@ -678,8 +685,8 @@ def spec_of(doc: Document) -> ClusterSpec:
     from aicr_gen.spec.fleet import effective
 
     if isinstance(doc.data, dict) and doc.data.get("kind") == FLEET:
-        raise InvalidInputError(f"{doc.where(('kind',))}: this file is a {FLEET} (defaults for ClusterSpecs), not a "
-                                "ClusterSpec; give the ClusterSpecs that name it in spec.extends (lint takes both)")
+        raise _fail(doc, ("kind",), f"this file is a {FLEET} (defaults for ClusterSpecs), not a ClusterSpec; give "
+                    "the ClusterSpecs that name it in spec.extends (lint takes both)")
     cluster = parse_spec(effective(doc))
     if doc.source != "-":
         check_references(cluster, FilePath(doc.source))
@@ -704,9 +711,9 @@ def check_present(cluster: ClusterSpec, base: FilePath, field: str) -> None:
         if path[1] != field or (found.is_dir() if folder else found.is_file()):
             continue
         written = cluster.origin(".".join(str(part) for part in path))
-        where = f"{written[0]}:{written[1]}: {format_path(path)}" if written else cluster.where(path)
-        raise InvalidInputError(f"{where}: {'catalog folder' if folder else 'file'} {text!r} not found ({found}); "
-                                "create it or fix the path (relative to the spec's folder)")
+        message = (f"{'catalog folder' if folder else 'file'} {text!r} not found ({found}); create it or fix the "
+                   "path (relative to the spec's folder)")
+        raise InvalidInputError.at(Located(*written, message, path)) if written else cluster.error(path, message)
 
 
 def open_spec_catalog(cluster: ClusterSpec, base: FilePath | None = None) -> Any:
@@ -734,7 +741,7 @@ def resolve_spec(cluster: ClusterSpec, base: FilePath | None = None, catalog: An
         result: dict[str, Any] = recipe.resolve(catalog, query,
                                                 recipe.Options(nodes=cluster.spec.criteria.nodes or 0))
     except InvalidInputError as err:
-        raise InvalidInputError(f"{cluster.where(('spec', 'criteria'))}: {err}") from None
+        raise cluster.error(("spec", "criteria"), str(err)) from None
     return pin_versions(cluster, result)
 
 

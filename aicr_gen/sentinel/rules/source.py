@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path as FilePath
 from typing import Any
 
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, Located
 from aicr_gen.yamlio import Document, Path, decode, format_path, load_text, shorten
 
 Where = Callable[[Path], str]
@@ -47,6 +47,12 @@ class _Source:
             return f"{self.name}: {self.prefix}".rstrip(": ") if self.prefix else self.name
         return f"{self.name}: {self.prefix}{format_path(path)}"
 
+    def error(self, path: Path, message: str) -> InvalidInputError:
+        """An input error about ``path`` (``where``)."""
+        if self.doc is not None:
+            return self.doc.error(path, message)
+        return InvalidInputError(f"{self.where(path)}: {message}")
+
 
 def _no_duplicates(name: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -73,7 +79,8 @@ def _parse_file(raw: bytes, name: str) -> _Source:
         try:
             data = json.loads(text, object_pairs_hook=_no_duplicates(name), parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
-            raise InvalidInputError(f"{name}:{err.lineno}: invalid JSON: {err.msg}") from None
+            raise InvalidInputError.at(Located(name, err.lineno, f"invalid JSON: {err.msg}", column=err.colno)) \
+                from None
         except ValueError as err:
             raise InvalidInputError(f"{name}: invalid JSON: {err}") from None
         except RecursionError:
@@ -111,11 +118,12 @@ def _documents(text: str, name: str) -> _Source:
                 content.append(event)
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        raise InvalidInputError(f"{name}:{mark.line + 1 if mark else 1}: invalid YAML: "
-                                f"{err.problem or err.context or 'not YAML'}") from None
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, None)
+        problem = err.problem or err.context or "not YAML"
+        raise InvalidInputError.at(Located(name, line, f"invalid YAML: {problem}", column=column)) from None
     docs = [load_text(piece, name) for piece in pieces]
     if not docs:
-        raise InvalidInputError(f"{name}:1: the file holds no YAML document; give one or more")
+        raise InvalidInputError.at(Located(name, 1, "the file holds no YAML document", fix="give one or more"))
     if len(docs) == 1:
         return _Source(name, docs[0].data, docs[0])
     lines = {(index, *path): line for index, doc in enumerate(docs) for path, line in doc.lines.items()}
@@ -151,7 +159,7 @@ def _get(data: Any, path: Path) -> Any:
 
 def _expect_type(source: _Source, path: Path, value: Any, kind: type | tuple[type, ...], what: str) -> None:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InvalidInputError(f"{source.where(path)}: must be {what}, not {_describe(value)}")
+        raise source.error(path, f"must be {what}, not {_describe(value)}")
 
 
 def _describe(value: Any) -> str:
