@@ -6,7 +6,8 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 
 CHECKSUMS = "checksums.txt"
 _UNSAFE_PARTS = frozenset(("", ".", ".."))

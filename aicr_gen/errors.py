@@ -2,56 +2,21 @@
 
 Exit codes: 0 ok, 1 findings, 2 invalid input or usage, 3 source unreachable or changed under us (rerun).
 
-An error about a place in a file is built from ``Located`` values (``InvalidInputError.at(...)``): the place (file,
-line, column, field path) and the problem (message, fix) as fields, so that ``str(err)`` (the text rendering,
-``Located.text``) and ``lint --format json`` (which reads the fields) are two renderings of one value.
+An error about a place in a file is built from ``located.Located`` values (``InvalidInputError.at(...)``): the
+place (file, line, column, field path) and the problem (message, fix) as fields, so that ``str(err)`` (the text
+rendering, ``Located.text``) and ``lint --format json`` (which reads the fields) are two renderings of one value.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NamedTuple, Self
-else:
-    from aicr_gen.records import NamedTuple
+    from typing import Self
+
+    from aicr_gen.located import Located
 
 OK = 0
 INVALID = 2
-
-FieldPath = tuple[str | int, ...]
-"""A field path in a document: ``("spec", "componentRefs", 2, "name")``."""
-
-
-def format_path(path: FieldPath) -> str:
-    """Render a field path the way users write it: ``spec.componentRefs[2].name``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out or "(document root)"
-
-
-class Located(NamedTuple):
-    """One problem at a place in a file: ``file:line: field.path: message; fix`` (``text``; the path when known,
-    the fix when given apart). ``column`` is 1-based, when known; the text does not show it."""
-
-    file: str
-    line: int
-    message: str
-    path: FieldPath | None = None
-    column: int | None = None
-    fix: str | None = None
-
-    def text(self) -> str:
-        """The message as users read it: ``file:line: field.path: message; fix``."""
-        where = f"{self.file}:{self.line}: " + ("" if self.path is None else f"{format_path(self.path)}: ")
-        return where + self.about()
-
-    def about(self) -> str:
-        """What is wrong and what to do, without the place: ``message; fix``."""
-        return self.message if self.fix is None else f"{self.message}; {self.fix}"
 
 
 class AicrGenError(Exception):

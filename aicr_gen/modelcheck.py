@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yamlio import Document, Path, shorten
 
 M = TypeVar("M", bound=BaseModel)

@@ -20,8 +20,9 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
-from aicr_gen.errors import InvalidInputError, Located
-from aicr_gen.errors import format_path as format_path  # noqa: PLC0414 - re-exported, field paths are made here
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
+from aicr_gen.located import format_path as format_path  # noqa: PLC0414 - re-exported for its readers
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from aicr_gen.commands.lint import lint_command
-from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.report.findings import Problem
 from aicr_gen.spec.cluster import spec_of
 from aicr_gen.yamlio import load_bytes

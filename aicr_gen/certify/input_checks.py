@@ -9,7 +9,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yamlio import Path, format_path, shorten
 
 MAX_VALUE = 1e15

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr_gen.errors import AicrGenError, Located, format_path
+from aicr_gen.errors import AicrGenError
+from aicr_gen.located import Located, format_path
 
 # ``file:line: field.path: message`` (or ``file:line: message``): how an error still built as text, not from
 # ``Located`` problems, names its place (``from_error``).

@@ -20,7 +20,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 
 from aicr_gen import limits
 from aicr_gen.catalog.models import Criteria
-from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yamlio import Document, Path, format_path
 
 API_VERSION = "aicr-gen.dev/v1alpha1"

@@ -25,7 +25,8 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, Field, create_model
 
 from aicr_gen import limits
-from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.spec import cluster as cluster_spec
 from aicr_gen.yamlio import Document, Path, format_path
 
@@ -241,6 +242,7 @@ class Layered(Document):
         return f"{self.origin(path)}: {format_path(path)}"
 
     def located(self, path: Path, message: str, fix: str | None = None) -> Located:
+        """``message`` about ``path``, at the file and line the value was written (``origin``)."""
         origin = self.origin(path)
         return Located(origin.source, origin.line, message, path, fix=fix)
 

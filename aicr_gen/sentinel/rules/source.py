@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path as FilePath
 from typing import Any
 
-from aicr_gen.errors import InvalidInputError, Located
+from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yamlio import Document, Path, decode, format_path, load_text, shorten
 
 Where = Callable[[Path], str]
