@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 
 CHECKSUMS = "checksums.txt"
 _UNSAFE_PARTS = frozenset(("", ".", ".."))
@@ -68,6 +69,7 @@ def parse_checksums(text: str, source: str) -> dict[str, str]:
     for number, line in enumerate(text.splitlines(), start=1):
         digest, sep, path = line.partition("  ")
         if not sep or len(digest) != 64 or not _HEX.issuperset(digest) or not path:
-            raise InvalidInputError(f"{source}:{number}: expected '<sha256>  <path>'; regenerate the bundle")
+            raise InvalidInputError.at(Located(source, number, "expected '<sha256>  <path>'",
+                                               fix="regenerate the bundle"))
         entries[check_path(path)] = digest
     return entries

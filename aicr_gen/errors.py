@@ -1,18 +1,37 @@
 """Errors that carry the process exit code; the CLI turns them into one clear message.
 
 Exit codes: 0 ok, 1 findings, 2 invalid input or usage, 3 source unreachable or changed under us (rerun).
+
+An error about a place in a file is built from ``located.Located`` values (``InvalidInputError.at(...)``): the
+place (file, line, column, field path) and the problem (message, fix) as fields, so that ``str(err)`` (the text
+rendering, ``Located.text``) and ``lint --format json`` (which reads the fields) are two renderings of one value.
 """
 
 from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Self
+
+    from aicr_gen.located import Located
 
 OK = 0
 INVALID = 2
 
 
 class AicrGenError(Exception):
-    """Base error: ``str(err)`` is the whole message shown to the user."""
+    """Base error: ``str(err)`` is the whole message shown to the user; ``problems`` its located problems, when
+    it was built from them (``at``)."""
 
     exit_code = INVALID
+    problems: tuple[Located, ...] = ()
+
+    @classmethod
+    def at(cls, *problems: Located) -> Self:
+        """The error of ``problems``: its message is their text, one a line."""
+        err = cls("\n".join(problem.text() for problem in problems))
+        err.problems = problems
+        return err
 
 
 class InvalidInputError(AicrGenError):

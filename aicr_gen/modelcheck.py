@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import Document, FieldPath, shorten
 
 M = TypeVar("M", bound=BaseModel)
@@ -75,7 +76,8 @@ def _data_path(loc: tuple[int | str, ...], data: Any) -> FieldPath:
 _OTHER_TYPE = ("_type", "_parsing")
 
 
-def _explain(error: Any, model: type[BaseModel], path: FieldPath) -> str:
+def _explain(error: Any, model: type[BaseModel], path: FieldPath) -> tuple[str, str | None]:
+    """What is wrong at ``path`` and the fix (None when the message says it)."""
     kind = error["type"]
     if kind == "extra_forbidden":
         owner = _model_at(model, path[:-1])
@@ -85,32 +87,32 @@ def _explain(error: Any, model: type[BaseModel], path: FieldPath) -> str:
 
         close = difflib.get_close_matches(field, allowed, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(allowed)}"
-        return f"unknown field {field!r}; {hint}"
+        return f"unknown field {field!r}", hint
     if kind == "missing":
-        return "required field is missing; add it"
+        return "required field is missing", "add it"
     got = _short(error.get("input"))
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
-        return f"value {got} is not allowed; use one of {expected}"
+        return f"value {got} is not allowed", f"use one of {expected}"
     if kind in ("dict_type", "model_type"):
-        return f"expected a mapping (key: value), got {got}; write a mapping here"
+        return f"expected a mapping (key: value), got {got}", "write a mapping here"
     if kind == "value_error":  # a grammar of limits.py: its message says what to write
-        return str(error["msg"]).removeprefix("Value error, ")
+        return str(error["msg"]).removeprefix("Value error, "), None
     if kind == "too_long":
         limit = error.get("ctx", {}).get("max_length")
         what = {"List": "items", "Dictionary": "entries"}.get(error.get("ctx", {}).get("field_type"), "characters")
         count = error.get("ctx", {}).get("actual_length") or len(error.get("input") or ())
-        return f"{count} {what}, over the limit of {limit}; give at most {limit}"
+        return f"{count} {what}, over the limit of {limit}", f"give at most {limit}"
     if kind == "string_too_long":
         limit = error.get("ctx", {}).get("max_length")
-        return f"{len(str(error.get('input')))} characters, over the limit of {limit}; give at most {limit}"
+        return f"{len(str(error.get('input')))} characters, over the limit of {limit}", f"give at most {limit}"
     bounds = error.get("ctx", {})
     if kind == "less_than_equal":
-        return f"{got} is over the limit of {bounds.get('le')}; give at most {bounds.get('le')}"
+        return f"{got} is over the limit of {bounds.get('le')}", f"give at most {bounds.get('le')}"
     if kind == "greater_than_equal":
-        return f"{got} is under the least allowed value {bounds.get('ge')}; give at least {bounds.get('ge')}"
+        return f"{got} is under the least allowed value {bounds.get('ge')}", f"give at least {bounds.get('ge')}"
     if kind == "string_pattern_mismatch":
-        return f"value {got} does not match {error.get('ctx', {}).get('pattern')}; use a value that does"
+        return f"value {got} does not match {error.get('ctx', {}).get('pattern')}", "use a value that does"
     fixes = {
         "list_type": "write a list (- item) here",
         "string_type": "write a string here (quote it)",
@@ -120,7 +122,7 @@ def _explain(error: Any, model: type[BaseModel], path: FieldPath) -> str:
         "int_from_float": "write a whole number",
         "string_too_short": "give a non-empty value",
     }
-    return f"{error['msg']} (got {got}); {fixes.get(kind, 'fix the value')}"
+    return f"{error['msg']} (got {got})", fixes.get(kind, "fix the value")
 
 
 def _short(value: Any) -> str:
@@ -128,12 +130,8 @@ def _short(value: Any) -> str:
 
 
 class InvalidFieldsError(InvalidInputError):
-    """Every schema problem of one document, one ``file:line: field.path: problem`` line each (``lines``);
-    the message is those lines, so ``sync`` shows them all and ``lint`` reports each at its own line."""
-
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines
+    """Every schema problem of one document (``problems``), one ``file:line: field.path: problem; fix`` line each
+    in the message, so ``sync`` shows them all and ``lint`` reports each at its own line."""
 
 
 def check(doc: Document, model: type[M]) -> M:
@@ -141,11 +139,12 @@ def check(doc: Document, model: type[M]) -> M:
     try:
         return model.model_validate(doc.data)
     except ValidationError as err:
-        found: dict[FieldPath, str] = {}
+        found: dict[FieldPath, Located] = {}
         # a value that fits no member of a union fails once per member: the reason of the member of its type (a
         # bound it breaks) is kept over "not a string" / "not a boolean", which only say it is another type
         for error in sorted(err.errors(), key=lambda error: str(error["type"]).endswith(_OTHER_TYPE)):
             path = _data_path(tuple(error["loc"]), doc.data)
-            found.setdefault(path, f"{doc.where(path)}: {_explain(error, model, path)}")
+            message, fix = _explain(error, model, path)
+            found.setdefault(path, doc.located(path, message, fix))
         in_file_order = sorted(found, key=doc.line_of)
-        raise InvalidFieldsError([found[path] for path in in_file_order]) from None
+        raise InvalidFieldsError.at(*(found[path] for path in in_file_order)) from None

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import FieldPath, format_path, shorten
 
 MAX_VALUE = 1e15
@@ -33,7 +34,8 @@ def json_loads(text: str, where: str) -> Any:
     try:
         return json.loads(text, parse_constant=no_constants)
     except json.JSONDecodeError as err:
-        raise input_error(f"{where}:{err.lineno}", f"invalid JSON: {err.msg} (column {err.colno})") from None
+        message = f"invalid JSON: {err.msg} (column {err.colno})"
+        raise InvalidInputError.at(Located(where, err.lineno, message, column=err.colno)) from None
     except (ValueError, RecursionError) as err:
         detail = "nested too deeply" if isinstance(err, RecursionError) else str(err)
         raise input_error(where, f"invalid JSON: {shorten(detail, 120)}") from None

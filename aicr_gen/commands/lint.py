@@ -51,7 +51,7 @@ def lint_file(spec_path: str, folders: list[Path],
     from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_tree import render_tree
     from aicr_gen.policy.check import findings_for
-    from aicr_gen.report.findings import FileResult, Problem
+    from aicr_gen.report.findings import FileResult, Problem, from_error
     from aicr_gen.spec import fleet
     from aicr_gen.spec.load import spec_of
     from aicr_gen.yaml import load_bytes
@@ -67,7 +67,7 @@ def lint_file(spec_path: str, folders: list[Path],
         recipe = resolve_spec(cluster, base)
         _policies, findings = findings_for(cluster, base, folders, recipe)
     except AicrGenError as err:
-        result.errors += _problems(err, spec_path)
+        result.errors += from_error(err, spec_path)
         return result, err.exit_code, None
     result.errors += _todos(spec_path)
     for finding in findings:
@@ -80,7 +80,7 @@ def lint_file(spec_path: str, folders: list[Path],
         if trees is not None:
             trees[spec_path] = tree
     except AicrGenError as err:
-        result.errors += _problems(err, spec_path)
+        result.errors += from_error(err, spec_path)
         code = err.exit_code
     return result, code, cluster
 
@@ -99,15 +99,6 @@ def _todos(spec_path: str) -> list[Problem]:
     return [Problem(spec_path, number, None, f"{line.split(TODO, 1)[1].strip().rstrip('.')}; a TODO spec init "
                                              "left: do it, then delete the comment", "todo")
             for number, line in enumerate(lines, 1) if TODO in line]
-
-
-def _problems(err: AicrGenError, spec_path: str) -> list[Problem]:
-    """An input error as problems: each schema problem of a document on its own line (``InvalidFieldsError``)."""
-    from aicr_gen.modelcheck import InvalidFieldsError
-    from aicr_gen.report.findings import from_error
-
-    lines = err.lines if isinstance(err, InvalidFieldsError) else [str(err)]
-    return [from_error(line, spec_path) for line in lines]
 
 
 def _collisions(loaded: dict[str, Any], trees: dict[str, Any], by_file: dict[str, FileResult]) -> int:

@@ -53,7 +53,7 @@ def check_folder(folder: str) -> tuple[FileResult, int, int]:
         text = sums.read_text(encoding="utf-8")
         listed = parse_checksums(text, str(sums))
     except (AicrGenError, OSError, UnicodeDecodeError) as err:
-        result.errors.append(from_error(str(err), str(sums)))
+        result.errors += from_error(err, str(sums))
         return result, err.exit_code if isinstance(err, AicrGenError) else INVALID, 0
     line = {entry.partition("  ")[2]: number for number, entry in enumerate(text.splitlines(), start=1)}
     present: dict[str, Path] = {}

@@ -41,7 +41,7 @@ def resolve_spec(cluster: ClusterSpec, base: Path | None = None, catalog: Any = 
         result: dict[str, Any] = recipe.resolve(catalog, query,
                                                 recipe.Options(nodes=cluster.spec.criteria.nodes or 0))
     except InvalidInputError as err:
-        raise InvalidInputError(f"{cluster.where(('spec', 'criteria'))}: {err}") from None
+        raise cluster.error(("spec", "criteria"), str(err)) from None
     return pin_versions(cluster, result)
 
 

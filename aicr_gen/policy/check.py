@@ -115,7 +115,7 @@ def _compile(doc: Document, env: Environment, key: str, text: str) -> Program:
     try:
         return env.compile(text)
     except (CelCompileError, CelLimitError, CelError) as err:
-        raise InvalidInputError(f"{doc.where(('spec', key))}: the CEL expression does not compile: {err}") from None
+        raise doc.error(("spec", key), f"the CEL expression does not compile: {err}") from None
 
 
 def load_policy(path: Path) -> Policy:

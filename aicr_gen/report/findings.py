@@ -14,7 +14,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# ``file:line: field.path: message`` (or ``file:line: message``), as every input error of aicr-gen starts.
+from aicr_gen.errors import AicrGenError
+from aicr_gen.located import Located, format_path
+
+# ``file:line: field.path: message`` (or ``file:line: message``): how an error still built as text, not from
+# ``Located`` problems, names its place (``from_error``).
 _WHERE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): (?:(?P<path>[\w.\[\]/-]+|\(document root\)): )?"
                     r"(?P<message>.*)\Z", re.DOTALL)
 
@@ -28,6 +32,12 @@ class Problem:
     path: str | None
     message: str
     policy: str | None = None
+
+    @classmethod
+    def of(cls, located: Located) -> Problem:
+        """A located problem of an input error (no policy): its fields, the message with its fix."""
+        return cls(located.file, located.line, None if located.path is None else format_path(located.path),
+                   located.about())
 
     def as_dict(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "path": self.path, "message": self.message,
@@ -79,12 +89,16 @@ def _column(file: str, line: int, path: str | None) -> int:
     return found.start() + 1 if found else 1
 
 
-def from_error(message: str, file: str) -> Problem:
-    """An input error's one-line message as a ``Problem``; a message that names no place is about ``file``."""
+def from_error(err: Exception, file: str) -> list[Problem]:
+    """An error as problems: each ``Located`` problem it was built from (``AicrGenError.at``), from its fields;
+    an error built as text is one problem, at the place its message starts with, else about ``file``."""
+    if isinstance(err, AicrGenError) and err.problems:
+        return [Problem.of(problem) for problem in err.problems]
+    message = str(err)
     found = _WHERE.match(message)
     if found is None:
-        return Problem(file, None, None, message)
-    return Problem(found["file"], int(found["line"]), found["path"], found["message"])
+        return [Problem(file, None, None, message)]
+    return [Problem(found["file"], int(found["line"]), found["path"], found["message"])]
 
 
 @dataclass

@@ -249,8 +249,8 @@ def parse_rules(doc: Document) -> list[dict[str, Any]]:
         _check_schema(doc, "#/$defs/rulesFile")
         sets, base = doc.data["ruleSets"], ("ruleSets",)
     if len(sets) > MAX_RULE_SETS:
-        raise InvalidInputError(f"{_where(doc, base)}: {len(sets)} rule sets, over the limit of {MAX_RULE_SETS} (they "
-                                "land in NVSentinel's fault-quarantine ConfigMap, at most 1 MiB); merge some")
+        raise _error(doc, base, f"{len(sets)} rule sets, over the limit of {MAX_RULE_SETS} (they land in "
+                                "NVSentinel's fault-quarantine ConfigMap, at most 1 MiB); merge some")
     _check_unique_names(doc, sets, base)
     for index, rule_set in enumerate(sets):
         _check_cel(doc, rule_set["match"], (*base, index, "match"), lint=rule_set.get("enabled", True) is not False)
@@ -276,15 +276,20 @@ def _where(doc: Document, path: FieldPath) -> str:
     return doc.where(path) if doc.lines else f"{doc.source}: {format_path(path)}"
 
 
+def _error(doc: Document, path: FieldPath, message: str) -> InvalidInputError:
+    """An input error: ``message`` about ``path`` (``_where``)."""
+    return doc.error(path, message) if doc.lines else InvalidInputError(f"{_where(doc, path)}: {message}")
+
+
 def _check_unique_names(doc: Document, sets: Sequence[Any], base: FieldPath) -> None:
     seen: dict[str, int] = {}
     for index, rule_set in enumerate(sets):
         name = rule_set["name"]
         if name in seen:
             first = _where(doc, (*base, seen[name], "name"))
-            raise InvalidInputError(f"{_where(doc, (*base, index, 'name'))}: rule set name {shorten(repr(name))} is "
-                                    f"already used ({first}); names must be unique (fault-quarantine keys "
-                                    "its actions by name)")
+            raise _error(doc, (*base, index, "name"), f"rule set name {shorten(repr(name))} is already used "
+                                                      f"({first}); names must be unique (fault-quarantine keys its "
+                                                      "actions by name)")
         seen[name] = index
 
 
@@ -306,12 +311,12 @@ def _check_cel(doc: Document, match: Mapping[str, Any], path: FieldPath, *, lint
             try:
                 program = environment.compile(rule["expression"])
             except (CelCompileError, CelLimitError) as err:
-                raise InvalidInputError(f"{_where(doc, where)}: invalid CEL: {err}; fault-quarantine would not "
-                                        "start with it, fix the expression") from None
+                raise _error(doc, where, f"invalid CEL: {err}; fault-quarantine would not start with it, fix the "
+                                         "expression") from None
             problems = lint_rule(rule.get("kind", "HealthEvent"), program) if lint else []
             if problems:
-                raise InvalidInputError(f"{_where(doc, where)}: {problems[0]}; fix the expression, or disable the "
-                                        "rule set (enabled: false)")
+                raise _error(doc, where, f"{problems[0]}; fix the expression, or disable the rule set "
+                                         "(enabled: false)")
 
 
 # ------------------------------------------------------------------------------ emitted values
@@ -341,16 +346,15 @@ def check_values(doc: Document) -> None:
         for name, test in config["tests"].items():
             if test["provider"] not in config["providers"]:
                 where = ("lifecycle-manager", "config", "tests", name, "provider")
-                raise InvalidInputError(f"{_where(doc, where)}: provider {test['provider']!r} is not in "
-                                        f"lifecycle-manager.config.providers ({', '.join(config['providers'])})")
+                raise _error(doc, where, f"provider {test['provider']!r} is not in lifecycle-manager.config."
+                                         f"providers ({', '.join(config['providers'])})")
 
 
 def _check_known_tests(doc: Document, wanted: Sequence[str], tests: Mapping[str, Any], path: FieldPath) -> None:
     for index, name in enumerate(wanted):
         if name not in tests:
             known = ", ".join(sorted(tests)) or "none: the lifecycle manager is off"
-            raise InvalidInputError(f"{_where(doc, (*path, index))}: test {name!r} is not in "
-                                    f"lifecycle-manager.config.tests ({known})")
+            raise _error(doc, (*path, index), f"test {name!r} is not in lifecycle-manager.config.tests ({known})")
 
 
 # ------------------------------------------------------------------------------- schema checking
@@ -386,7 +390,7 @@ def _check_schema(doc: Document, pointer: str) -> None:
     problems = [_problem(validator.schema, doc.data, keys, error) for error in validator.iter_errors(doc.data)]
     if problems:  # min keeps the first of equals, and iter_errors follows the schema's order
         _, path, message = min(problems, key=lambda problem: problem[0])
-        raise InvalidInputError(f"{_where(doc, path)}: {message}")
+        raise _error(doc, path, message)
 
 
 @functools.cache

@@ -340,6 +340,12 @@ class ClusterSpec(_Strict):
         """``file:line: field.path`` of ``path`` in the file the spec was loaded from (the path alone if none)."""
         return self._source.where(path) if self._source is not None else format_path(path)
 
+    def error(self, path: FieldPath, message: str) -> InvalidInputError:
+        """An input error at ``path`` (``where``)."""
+        if self._source is None:
+            return InvalidInputError(f"{format_path(path)}: {message}")
+        return self._source.error(path, message)
+
     def line_of(self, dotted: str) -> int | None:
         """The line of a dotted field path (``spec.certification.thresholds``, as policies report them) in the
         file it was written in, or None for a path outside the spec (a recipe's ``componentRefs...``)."""

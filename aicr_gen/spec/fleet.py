@@ -117,11 +117,11 @@ def parse_fleet(doc: Document) -> BaseModel:
 
     kind = _get(doc.data, ("kind",))
     if kind != KIND:
-        raise InvalidInputError(f"{doc.where(('kind',))}: kind is {kind!r}, not {KIND}; a fleet file says "
-                                f"apiVersion: {cluster_spec.API_VERSION} and kind: {KIND}")
+        raise doc.error(("kind",), f"kind is {kind!r}, not {KIND}; a fleet file says apiVersion: "
+                                  f"{cluster_spec.API_VERSION} and kind: {KIND}")
     for path, problem in PER_CLUSTER.items():
         if _get(doc.data, path) is not None:
-            raise InvalidInputError(f"{doc.where(path)}: {problem}")
+            raise doc.error(path, problem)
     return check(doc, Fleet)
 
 
@@ -155,7 +155,7 @@ def _checked_fleet(source: str, file: Path) -> Document:
     if doc is None:
         doc = load_bytes(data, source)
         parse_fleet(doc)
-        check_paths(fleet_references(doc), doc.where, Path(doc.source), "fleet")
+        check_paths(fleet_references(doc), doc.error, Path(doc.source), "fleet")
         _CHECKED[key] = doc
     _check_exists(doc)
     return doc
@@ -180,7 +180,7 @@ def check_fleet(doc: Document) -> BaseModel:
     fleet = parse_fleet(doc)
     if doc.source == "-":
         return fleet
-    check_paths(fleet_references(doc), doc.where, Path(doc.source), "fleet")
+    check_paths(fleet_references(doc), doc.error, Path(doc.source), "fleet")
     _check_exists(doc)
     return fleet
 
@@ -189,8 +189,8 @@ def _check_exists(doc: Document) -> None:
     folder = Path(doc.source).parent
     for path, text in fleet_references(doc):
         if not (folder / text).exists():
-            raise InvalidInputError(f"{doc.where(path)}: {text!r}: no such file or folder beside the fleet "
-                                    f"({folder / text}); paths in a fleet are relative to its folder")
+            raise doc.error(path, f"{text!r}: no such file or folder beside the fleet ({folder / text}); paths in "
+                                  "a fleet are relative to its folder")
 
 
 # ------------------------------------------------------------------------------------------- layering
@@ -246,18 +246,26 @@ def _fleet_source(doc: Document, extends: str) -> tuple[str, Path]:
 
 
 def _check_extends(doc: Document, extends: Any) -> str:
-    where = doc.where(("spec", "extends"))
+    where = ("spec", "extends")
     if not isinstance(extends, str) or not extends.strip():
-        raise InvalidInputError(f"{where}: give the path of a Fleet file relative to this spec's folder, "
-                                "e.g. ../fleet.yaml")
+        raise doc.error(where, "give the path of a Fleet file relative to this spec's folder, e.g. ../fleet.yaml")
     try:
         limits.path(extends)
     except ValueError as err:
-        raise InvalidInputError(f"{where}: {err}") from None
+        raise doc.error(where, str(err)) from None
     if "\\" in extends or Path(extends).is_absolute():
-        raise InvalidInputError(f"{where}: {extends!r} must be a relative POSIX path from this spec's folder "
-                                "('/' separators, not absolute), e.g. ../fleet.yaml")
+        raise doc.error(where, f"{extends!r} must be a relative POSIX path from this spec's folder ('/' separators, "
+                               "not absolute), e.g. ../fleet.yaml")
     return extends
+
+
+def _named_by(err: InvalidInputError, note: str) -> InvalidInputError:
+    """``err`` with ``note`` after its message (its last problem's, when it has located ones)."""
+    if not err.problems:
+        return InvalidInputError(f"{err}{note}")
+    *first, last = err.problems
+    noted = last._replace(message=last.message + note) if last.fix is None else last._replace(fix=last.fix + note)
+    return InvalidInputError.at(*first, noted)
 
 
 def effective(doc: Document) -> Document:
@@ -272,16 +280,16 @@ def effective(doc: Document) -> Document:
     try:
         found = file.is_file()
     except OSError as err:  # e.g. ENAMETOOLONG: the spec's folder and the path together are too long
-        raise InvalidInputError(f"{doc.where(('spec', 'extends'))}: {extends!r}: cannot read {source}: "
-                                f"{err.strerror or err}; give a shorter path") from None
+        raise doc.error(("spec", "extends"), f"{extends!r}: cannot read {source}: {err.strerror or err}; give a "
+                                             "shorter path") from None
     if not found:
-        raise InvalidInputError(f"{doc.where(('spec', 'extends'))}: {extends!r}: no such file ({source}); give "
-                                "the path of a Fleet file relative to this spec's folder, e.g. ../fleet.yaml")
+        raise doc.error(("spec", "extends"), f"{extends!r}: no such file ({source}); give the path of a Fleet file "
+                                             "relative to this spec's folder, e.g. ../fleet.yaml")
     fleet_file = file.resolve()
     try:
         fleet_doc = _checked_fleet(source, fleet_file)
     except InvalidInputError as err:
-        raise InvalidInputError(f"{err} (the fleet named by {doc.where(('spec', 'extends'))})") from None
+        raise _named_by(err, f" (the fleet named by {doc.where(('spec', 'extends'))})") from None
     fleet_folder = fleet_file.parent
     cluster_folder = Path(doc.source).resolve().parent if doc.source != "-" else Path.cwd()
     rebased: dict[FieldPath, str] = {}

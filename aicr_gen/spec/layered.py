@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
+from aicr_gen.located import Located
 from aicr_gen.yaml import Document, FieldPath, format_path
 
 
@@ -54,6 +55,11 @@ class Layered(Document):
 
     def where(self, path: FieldPath) -> str:
         return f"{self.origin(path)}: {format_path(path)}"
+
+    def located(self, path: FieldPath, message: str, fix: str | None = None) -> Located:
+        """``message`` about ``path``, at the file and line the value was written (``origin``)."""
+        origin = self.origin(path)
+        return Located(origin.source, origin.line, message, path, fix=fix)
 
 
 def origin_of(doc: Document, path: FieldPath) -> Origin:

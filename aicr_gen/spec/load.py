@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aicr_gen.errors import InvalidInputError
 from aicr_gen.spec.cluster import ClusterSpec
 from aicr_gen.spec.validate import check_references, parse_spec
 from aicr_gen.yaml import Document
@@ -26,8 +25,8 @@ def spec_of(doc: Document) -> ClusterSpec:
     from aicr_gen.spec.fleet import effective
 
     if isinstance(doc.data, dict) and doc.data.get("kind") == FLEET:
-        raise InvalidInputError(f"{doc.where(('kind',))}: this file is a {FLEET} (defaults for ClusterSpecs), not a "
-                                "ClusterSpec; give the ClusterSpecs that name it in spec.extends (lint takes both)")
+        raise doc.error(("kind",), f"this file is a {FLEET} (defaults for ClusterSpecs), not a ClusterSpec; give "
+                        "the ClusterSpecs that name it in spec.extends (lint takes both)")
     cluster = parse_spec(effective(doc))
     if doc.source != "-":
         check_references(cluster, Path(doc.source))

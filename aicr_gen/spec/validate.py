@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.spec.cluster import (
     ArgoCD,
     Certification,
@@ -33,7 +34,7 @@ from aicr_gen.spec.pools import (
     pool_tolerations,
     selector_text,
 )
-from aicr_gen.yaml import Document, FieldPath, format_path
+from aicr_gen.yaml import Document, FieldPath
 
 
 def _at(doc: Document, path: FieldPath, check: Callable[[], object]) -> None:
@@ -41,11 +42,12 @@ def _at(doc: Document, path: FieldPath, check: Callable[[], object]) -> None:
     try:
         check()
     except InvalidInputError as err:
-        raise InvalidInputError(f"{doc.where(path)}: {err}") from None
+        raise _fail(doc, path, str(err)) from None
 
 
 def _fail(doc: Document, path: FieldPath, message: str) -> InvalidInputError:
-    return InvalidInputError(f"{doc.where(path)}: {message}")
+    """An input error at ``path`` of ``doc``: ``file:line: field.path: message``."""
+    return doc.error(path, message)
 
 
 def _relative(doc: Document, path: FieldPath, text: str) -> None:
@@ -261,28 +263,28 @@ def check_references(cluster: ClusterSpec, spec_file: Path) -> None:
     it (symlinks resolved): what a pull request's spec may make CI read, render and commit is the
     repository's own files, so every clone renders the same tree. A spec outside any repository may name
     any file of its machine."""
-    check_paths(references(cluster), cluster.where, spec_file, "spec")
+    check_paths(references(cluster), cluster.error, spec_file, "spec")
 
 
-def check_paths(found: list[tuple[FieldPath, str]], where: Callable[[FieldPath], str], file: Path, what: str) -> None:
+def check_paths(found: list[tuple[FieldPath, str]], error: Callable[[FieldPath, str], InvalidInputError], file: Path,
+                what: str) -> None:
     """``check_references`` for the paths ``found`` in ``file`` (a ``what``: spec or fleet), relative to its
-    folder; ``where`` names a field path in messages."""
+    folder; ``error(path, message)`` is the input error about a field path."""
     from aicr_gen.edges.files import work_tree
     base = file.resolve().parent
     root = work_tree(base)
     for path, text in found:
         if any(part.lower() == ".git" for part in Path(text).parts):
-            raise InvalidInputError(f"{where(path)}: {text!r} goes through .git; name a file of the "
-                                    "work tree instead")
+            raise error(path, f"{text!r} goes through .git; name a file of the work tree instead")
         if root is None:
             continue
         if Path(text).is_absolute():
-            raise InvalidInputError(f"{where(path)}: {text!r} is absolute; in a Git repository give a "
-                                    f"path relative to the {what}'s folder ({base}), inside the repository")
+            raise error(path, f"{text!r} is absolute; in a Git repository give a path relative to the {what}'s "
+                              f"folder ({base}), inside the repository")
         if not (base / text).resolve().is_relative_to(root):
-            raise InvalidInputError(f"{where(path)}: {text!r} leads out of the Git repository the {what} is "
-                                    f"in ({root}); keep the files a {what} reads inside it (a path relative to the "
-                                    f"{what}'s folder), so every clone renders the same tree")
+            raise error(path, f"{text!r} leads out of the Git repository the {what} is in ({root}); keep the files "
+                              f"a {what} reads inside it (a path relative to the {what}'s folder), so every clone "
+                              "renders the same tree")
 
 
 def parse_spec(doc: Document, *, template: bool = False) -> ClusterSpec:
@@ -306,9 +308,9 @@ def check_present(cluster: ClusterSpec, base: Path, field: str) -> None:
         if path[1] != field or (found.is_dir() if folder else found.is_file()):
             continue
         written = cluster.origin(".".join(str(part) for part in path))
-        where = f"{written[0]}:{written[1]}: {format_path(path)}" if written else cluster.where(path)
-        raise InvalidInputError(f"{where}: {'catalog folder' if folder else 'file'} {text!r} not found ({found}); "
-                                "create it or fix the path (relative to the spec's folder)")
+        message = (f"{'catalog folder' if folder else 'file'} {text!r} not found ({found}); create it or fix the "
+                   "path (relative to the spec's folder)")
+        raise InvalidInputError.at(Located(*written, message, path)) if written else cluster.error(path, message)
 
 
 def check_pools(doc: Document, spec: Spec) -> None:

@@ -18,9 +18,9 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import FieldPath, Located, format_path
 from aicr_gen.yaml import fast
 from aicr_gen.yaml.bounds import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_NODES
-from aicr_gen.yaml.paths import FieldPath, format_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,9 +63,17 @@ class Document(NamedTuple):
         """``file:line: field.path`` for messages."""
         return f"{self.source}:{self.line_of(path)}: {format_path(path)}"
 
+    def located(self, path: FieldPath, message: str, fix: str | None = None) -> Located:
+        """``message`` about ``path``, at the place ``where`` names."""
+        return Located(self.source, self.line_of(path), message, path, fix=fix)
 
-def _fail(source: str, line: int, message: str) -> InvalidInputError:
-    return InvalidInputError(f"{source}:{line}: {message}")
+    def error(self, path: FieldPath, message: str) -> InvalidInputError:
+        """An input error: ``message`` about ``path`` (``located``)."""
+        return InvalidInputError.at(self.located(path, message))
+
+
+def _fail(source: str, line: int, message: str, column: int | None = None) -> InvalidInputError:
+    return InvalidInputError.at(Located(source, line, message, column=column))
 
 
 def decode(raw: bytes, source: str) -> str:
@@ -345,9 +353,9 @@ def _compose(text: str, source: str) -> Any:
         node = composer.get_single_node()
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark is not None else 1
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, None)
         problem = err.problem or err.context or "invalid YAML"
-        raise _fail(source, line, f"invalid YAML: {problem}") from None
+        raise _fail(source, line, f"invalid YAML: {problem}", column) from None
     except YAMLError as err:
         raise _fail(source, 1, f"invalid YAML: {err}") from None
     finally:

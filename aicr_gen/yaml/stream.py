@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml.load import Document, load_text
 
 TYPE_CHECKING = False
@@ -40,6 +41,7 @@ def load_stream(text: str, source: str) -> list[Document]:
                 content.append(event)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        raise InvalidInputError(f"{source}:{mark.line + 1 if mark else 1}: invalid YAML: "
-                                f"{err.problem or err.context or 'not YAML'}") from None
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, None)
+        problem = err.problem or err.context or "not YAML"
+        raise InvalidInputError.at(Located(source, line, f"invalid YAML: {problem}", column=column)) from None
     return [load_text(piece, source) for piece in pieces]

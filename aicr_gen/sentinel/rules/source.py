@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import Document, FieldPath, decode, format_path, load_stream, load_text, shorten
 
 Where = Callable[[FieldPath], str]
@@ -47,6 +48,12 @@ class _Source:
             return f"{self.name}: {self.prefix}".rstrip(": ") if self.prefix else self.name
         return f"{self.name}: {self.prefix}{format_path(path)}"
 
+    def error(self, path: FieldPath, message: str) -> InvalidInputError:
+        """An input error about ``path`` (``where``)."""
+        if self.doc is not None:
+            return self.doc.error(path, message)
+        return InvalidInputError(f"{self.where(path)}: {message}")
+
 
 def _no_duplicates(name: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -73,7 +80,8 @@ def _parse_file(raw: bytes, name: str) -> _Source:
         try:
             data = json.loads(text, object_pairs_hook=_no_duplicates(name), parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
-            raise InvalidInputError(f"{name}:{err.lineno}: invalid JSON: {err.msg}") from None
+            raise InvalidInputError.at(Located(name, err.lineno, f"invalid JSON: {err.msg}", column=err.colno)) \
+                from None
         except ValueError as err:
             raise InvalidInputError(f"{name}: invalid JSON: {err}") from None
         except RecursionError:
@@ -93,7 +101,7 @@ def _documents(text: str, name: str) -> _Source:
     by itself, as strictly as any file, from its own text padded to its place, so errors keep their lines."""
     docs = load_stream(text, name)
     if not docs:
-        raise InvalidInputError(f"{name}:1: the file holds no YAML document; give one or more")
+        raise InvalidInputError.at(Located(name, 1, "the file holds no YAML document", fix="give one or more"))
     if len(docs) == 1:
         return _Source(name, docs[0].data, docs[0])
     lines = {(index, *path): line for index, doc in enumerate(docs) for path, line in doc.lines.items()}
@@ -129,7 +137,7 @@ def _get(data: Any, path: FieldPath) -> Any:
 
 def _expect_type(source: _Source, path: FieldPath, value: Any, kind: type | tuple[type, ...], what: str) -> None:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InvalidInputError(f"{source.where(path)}: must be {what}, not {_describe(value)}")
+        raise source.error(path, f"must be {what}, not {_describe(value)}")
 
 
 def _describe(value: Any) -> str:
