@@ -4,6 +4,7 @@ path, and no message text (a ``:`` in a key or a file name) can move them (issue
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
@@ -11,15 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aicr_gen.yamlio import load_bytes
 
-from aicr_gen.commands.lint import lint_command
+from aicr_gen.commands import lint
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.located import Located
 from aicr_gen.report.findings import Problem
-from aicr_gen.spec.cluster import spec_of
+from aicr_gen.spec.load import spec_of
+from aicr_gen.yaml import load_bytes
+from tests.commands.test_errors import EXAMPLE, OUT_OF_RANGE, example, write_spec
 from tests.conftest import ROOT
-from tests.test_actionable_errors import EXAMPLE, OUT_OF_RANGE, example, write_spec
 
 REPORT = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): error \[input\] (?P<rest>.*)$")
 """lint's text line up to the path, which may itself hold ``: ``: ``file:line:col: error [input] path: message``."""
@@ -44,7 +45,7 @@ EDITS = {
 
 
 def _corpus(folder: Path) -> list[Path]:
-    """Bad specs: ``EDITS`` of the example, the out-of-range numbers of ``test_actionable_errors``, and YAML that
+    """Bad specs: ``EDITS`` of the example, the out-of-range numbers of ``tests/commands/test_errors.py``, and YAML that
     does not parse."""
     specs = [write_spec(folder, example(edit), f"{name.replace(' ', '-')}.yaml") for name, edit in EDITS.items()]
     for name, source, (old, new), _path, _message in OUT_OF_RANGE:
@@ -55,7 +56,7 @@ def _corpus(folder: Path) -> list[Path]:
 
 
 def _lint(capsys: pytest.CaptureFixture[str], spec: Path, output_format: str) -> str:
-    lint_command([str(spec)], [], output_format)
+    lint.run(argparse.Namespace(spec_files=[str(spec)], policies=[], lint_format=output_format))
     return capsys.readouterr().out
 
 

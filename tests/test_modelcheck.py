@@ -20,7 +20,7 @@ PACKAGE = Path(aicr_gen.__file__).parent
 HOMES = {
     "aicr_gen.catalog.models": {}, "aicr_gen.spec.cluster": {}, "aicr_gen.spec.fleet": {}, "aicr_gen.gitops.plan": {},
     "aicr_gen.policy.check": {}, "aicr_gen.mirror.manifests": {}, "aicr_gen.mirror.lock": {"frozen": True},
-    "aicr_gen.gitops.change_model": {"frozen": True}, "aicr_gen.commands.bundle_config": {"strict": True},
+    "aicr_gen.gitops.change_model": {"frozen": True}, "aicr_gen.commands._bundle_config": {"strict": True},
 }
 
 
@@ -47,7 +47,7 @@ def test_snapshot_models_are_strict() -> None:
 
 
 def test_unknown_keys_and_coercion_are_refused_as_before() -> None:
-    from aicr_gen.commands.bundle_config import _Strict as BundleStrict
+    from aicr_gen.commands._bundle_config import _Strict as BundleStrict
 
     class Plain(Strict):
         count: int
