@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import base64
 import difflib
+import fnmatch
 import gzip
 import hashlib
 import json
@@ -346,8 +347,9 @@ def bundle_options(s: Scenario) -> None:
     for deployer in ("argocd", "flux"):
         s.cli(f"build-{deployer}", "bundle", "-r", "recipe.yaml", "-d", deployer, "--repo", GIT_URL, "--build")
     s.cli("dynamic-refused", "bundle", "-r", "recipe.yaml", "-d", "argocd", "--repo", GIT_URL, "--dynamic",
-          "gpu-operator:driver")
-    s.cli("readiness-refused", "bundle", "-r", "recipe.yaml", "-d", "flux", "--readiness-hooks")
+          "gpu-operator:driver", "-o", "refused-a")
+    s.cli("readiness-refused", "bundle", "-r", "recipe.yaml", "-d", "flux", "--repo", GIT_URL, "--readiness-hooks",
+          "-o", "refused-b")
     s.cli("bundle-again-refused", "bundle", "-r", "recipe.yaml", "-o", "bundle-helm")
     s.cli("bundle-force", "bundle", "-r", "recipe.yaml", "-o", "bundle-helm", "--force")
     s.keep("bundle-force", "bundle-helm")
@@ -638,7 +640,7 @@ def cli_scenario(s: Scenario) -> None:
     s.cli("spec-init-placeholder-url", "spec", "init", "--service=eks", "--accelerator=h100",
           "--repo-url", GIT_URL)
     s.cli("spec-init-extends", "spec", "init", "--service=kind", "--accelerator=h100", "--intent=inference",
-          "--platform=dynamo", "--extends", "examples/fleet/fleet.yaml")
+          "--os=ubuntu", "--platform=dynamo", "--extends", "examples/fleet/fleet.yaml")
     s.cli("spec-init-exists", "spec", "init", "--service=gke", "--accelerator=h100", "--intent=inference",
           "--os=cos", "--platform=dynamo", "-o", "spec.yaml")
     s.cli("spec-init-unknown", "spec", "init", "--service=nowhere")
@@ -737,7 +739,7 @@ def compare(a: Path, b: Path, *, shown: int = 20, lines: int = 12) -> int:
 # ------------------------------------------------------------------------------------------------ main
 
 
-def produce(out: Path, jobs: int, shared: Path | None) -> int:
+def produce(out: Path, jobs: int, shared: Path | None, only: Sequence[str] = ()) -> int:
     started = time.monotonic()
     if out.exists() and any(out.iterdir()):
         raise SystemExit(f"corpus: {out} is not empty")
@@ -750,7 +752,8 @@ def produce(out: Path, jobs: int, shared: Path | None) -> int:
         probe = subprocess.run([sys.executable, "-c", "import aicr_gen; print(aicr_gen.__file__)"],
                                env=corpus.env, cwd=tmp, capture_output=True, text=True, check=True)
         print(f"corpus: aicr_gen from {probe.stdout.strip()}", flush=True)
-        plan = scenarios(corpus)
+        plan = [(name, build) for name, build in scenarios(corpus)
+                if not only or any(fnmatch.fnmatchcase(name, pattern) for pattern in only)]
         failures: list[str] = []
 
         def run(item: tuple[str, Build]) -> None:
@@ -779,6 +782,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="scenarios run in parallel")
     parser.add_argument("--shared", type=Path, default=Path("/work/shared"),
                         help="the shared folder holding reference/ (skipped when absent)")
+    parser.add_argument("--only", action="append", default=[], metavar="GLOB",
+                        help="only the scenarios whose name matches (repeatable), e.g. 'leaf/embedded/h100-*'")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("DIR_A", "DIR_B"),
                         help="compare two corpora's manifests instead")
     args = parser.parse_args(argv)
@@ -786,7 +791,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compare(*args.compare)
     if not args.out:
         parser.error("--out DIR or --compare DIR_A DIR_B")
-    return produce(args.out, max(1, args.jobs), args.shared)
+    return produce(args.out, max(1, args.jobs), args.shared, args.only)
 
 
 if __name__ == "__main__":
