@@ -18,7 +18,8 @@ PACKAGE = Path(aicr_gen.__file__).parent
 EVENTS = Path(__file__).parents[1] / "fixtures" / "rules" / "events"
 FORMER_LISTS = (  # edges/cache._VALIDATING_CODE and sentinel/rules/events._NORMALISING_CODE (yamlio.py is yaml/ now)
     "catalog/models.py", "catalog/parse.py", "catalog/headers.py", "catalog/vocabulary.py", "modelcheck.py",
-    "yaml/load.py", "yaml/fast.py", "drift/snapshot.py", "catalog/recipe_file.py", "render/plan.py", "render/manifests.py",
+    "yaml/load.py", "yaml/fast.py", "drift/snapshot.py", "catalog/recipe_file.py", "render/plan.py",
+    "render/manifests.py",
     "render/gotemplate.py", "render/gofmt.py", "render/goyaml.py", "render/hooks.py", "sentinel/rules/events.py",
     "sentinel/rules/source.py", "sentinel/rules/model.py", "cel/conversions.py", "edges/inputs.py")
 
