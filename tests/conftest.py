@@ -94,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault(key, value)
     config.addinivalue_line("markers", "reference(*paths): the test reads these reference data paths "
                                        "(tests.conftest.needs)")
+    config.pluginmanager.import_plugin("tests.markers")  # cluster, consumers, conformance, network
     if os.environ.get(REQUIRE_REFERENCE) and not AICR_CATALOG.is_dir():
         raise pytest.UsageError(f"{REQUIRE_REFERENCE} is set but {AICR_CATALOG} does not exist")
 
