@@ -1,4 +1,4 @@
-"""The suite's four markers, given to every test from what it really uses, and the check that keeps the rest quick.
+"""The suite's markers, given to every test from what it really uses, and the check that keeps the rest quick.
 
 - ``cluster``: starts a real API server (etcd and kube-apiserver, ``tests/cluster/envtest.py``);
 - ``consumers``: runs a real consumer tool as a process: helm, kubectl (kustomize), shellcheck, pre-commit,
@@ -6,23 +6,26 @@
 - ``conformance``: runs cel-spec's conformance suite or the cel-cpp oracle (``tests/cel/conformance.py``,
   ``tests/cel/oracle.py``);
 - ``network``: serves on loopback (HTTP and registry peers, Debian's docker-registry) or installs from a
-  package index (pre-commit's hook environment).
-- ``slow``: none of those, but over a second by construction: it starts processes (``aicr-gen`` as users and
-  hooks run it, git, the rendered and shipped shell scripts), or it is named in ``SLOW_TESTS``.
+  package index (pre-commit's hook environment);
+- ``slow``: starts processes (``aicr-gen`` as users and hooks run it, git, the rendered and shipped shell
+  scripts), or is an in-process test over a CPU second named in ``SLOW_TESTS``.
 
-Nobody marks a test by hand: ``mark`` follows what the test can reach, from the test function, the functions of
+``scripts/test.sh --quick`` runs the tests that have none of them. Nobody marks a test by hand: ``uses`` follows
+what the test can reach, from the test function, the functions of
 its fixtures (pytest's closure: a fixture's fixtures count, autouse ones too) and its parameters, through every
 function, class and module of the ``tests`` package they name, to the *roots* below. A test marked by hand
 keeps its marks. Over-reach only costs the quick loop a test; a miss makes it slow, and the budget catches it:
 with ``AICR_GEN_UNMARKED_BUDGET=SECONDS`` (e.g. ``AICR_GEN_UNMARKED_BUDGET=1 scripts/test.sh --quick``) the
-summary lists the slowest tests that carry none of the four markers (setup, call and teardown; a shared fixture
-counts for the first test that uses it) and the run fails when one took longer.
+summary lists the unmarked tests that took the most CPU time (this process and the processes it waited for, in
+setup, call and teardown; a shared fixture counts for the first test that uses it) and the run fails when one
+took more than the budget.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import os
 import sys
 import types
@@ -95,7 +98,7 @@ def _resolve(reference: str) -> Any:
 class _Graph:
     """Which markers each object reaches, walked once per object and shared by all tests."""
 
-    functions: dict[int, str] = field(default_factory=dict)
+    functions: dict[int, set[str]] = field(default_factory=dict)
     classes: list[tuple[type, str]] = field(default_factory=list)
     modules: dict[str, str] = field(default_factory=dict)
     strings: dict[str, set[str]] = field(default_factory=dict)
@@ -106,7 +109,8 @@ class _Graph:
     def of(cls, roots: dict[str, Roots]) -> _Graph:
         graph = cls()
         for marker, root in roots.items():
-            graph.functions.update({id(_resolve(ref)): marker for ref in root.functions})
+            for ref in root.functions:
+                graph.functions.setdefault(id(_resolve(ref)), set()).add(marker)
             graph.classes += [(_resolve(ref), marker) for ref in root.classes]
             graph.modules.update(dict.fromkeys(root.modules, marker))
             for text in root.strings:
@@ -144,9 +148,7 @@ class _Graph:
 
     def _walk(self, obj: Any) -> tuple[set[str], list[Any]]:
         obj = _unwrap(obj)
-        direct: set[str] = set()
-        if id(obj) in self.functions:
-            direct.add(self.functions[id(obj)])
+        direct = set(self.functions.get(id(obj), ()))
         if isinstance(obj, type):
             direct |= {marker for root, marker in self.classes if issubclass(obj, root)}
         module = getattr(obj if isinstance(obj, type | types.FunctionType) else type(obj), "__module__", None)
@@ -222,8 +224,7 @@ def _contents(value: Any, depth: int = 3) -> Iterator[Any]:
     """A few of a data value's items, so a test that reads a global list of suite cases reaches their class."""
     if depth == 0:
         return
-    items = list(value.values() if isinstance(value, dict) else value)[:3]
-    for item in items:
+    for item in itertools.islice(value.values() if isinstance(value, dict) else value, 3):
         yield item
         if isinstance(item, dict | list | tuple | set | frozenset):
             yield from _contents(item, depth - 1)
