@@ -83,7 +83,6 @@ SLOW_TESTS = frozenset({
     "test_the_markdown_plan_of_a_bump_of_two_thousand_clusters_names_every_one",
     "test_releases_install_the_recipes_charts_with_the_units_values",
     "test_rule_sets_are_bounded",
-    "test_valid_bundle_passes_and_counts_documents",
 })
 """In-process tests over a CPU second (whole corpora, thousands of clusters), by function name so a moved test
 file keeps the mark: the budget's list names the next one to add."""
