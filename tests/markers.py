@@ -239,7 +239,7 @@ def uses(item: pytest.Item) -> frozenset[str]:
     starts: list[Any] = [getattr(item, "function", None)]
     info = getattr(item, "_fixtureinfo", None)
     if info is not None:
-        starts += [definition.func for name in item.fixturenames  # type: ignore[attr-defined]
+        starts += [definition.func for name in item.fixturenames
                    for definition in info.name2fixturedefs.get(name, ())]
     callspec = getattr(item, "callspec", None)
     params = list(callspec.params.values()) if callspec is not None else []
