@@ -89,11 +89,13 @@ depend on the one it happens to have (set before any fixture, module-scoped ones
 
 def pytest_configure(config: pytest.Config) -> None:
     """CI sets AICR_GEN_REQUIRE_REFERENCE=1: there the AICR oracles must run, never skip. Every git command the
-    suite runs commits as ``TEST_IDENTITY``."""
+    suite runs commits as ``TEST_IDENTITY``. tests/markers.py gives every test its markers (cluster, consumers,
+    conformance, network, slow)."""
     for key, value in TEST_IDENTITY.items():
         os.environ.setdefault(key, value)
     config.addinivalue_line("markers", "reference(*paths): the test reads these reference data paths "
                                        "(tests.conftest.needs)")
+    config.pluginmanager.import_plugin("tests.markers")
     if os.environ.get(REQUIRE_REFERENCE) and not AICR_CATALOG.is_dir():
         raise pytest.UsageError(f"{REQUIRE_REFERENCE} is set but {AICR_CATALOG} does not exist")
 
