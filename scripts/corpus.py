@@ -16,7 +16,11 @@ Rules:
   SOURCE_DATE_EPOCH, terminal width 100); the only normalisation is that folder's path in stdout and
   stderr, replaced by ``<TMP>``. Anything else that varies between two runs is a finding, not noise;
 - a scenario is a chain of commands in its own folder (sync, then sync --check, then an edit and plan);
-  scenarios run in parallel (--jobs), commands of one scenario in order.
+  scenarios run in parallel (--jobs), commands of one scenario in order;
+- ``--pin-code-digest``: the inputs record ``sync`` commits names aicr-gen's code by a digest of its files, so
+  any change to the code changes it (and the commits after it). To compare two commits of a refactor, both runs
+  pin that digest (a ``sitecustomize`` replaces ``aicr_gen.gitops.fingerprint.code``'s ``code`` field with
+  zeros); everything else is still compared byte for byte.
 """
 
 from __future__ import annotations
@@ -155,7 +159,15 @@ def walk(root: Path) -> list[Path]:
     return found
 
 
-def environment(tmp: Path) -> dict[str, str]:
+_PIN = '''"""corpus.py --pin-code-digest: aicr-gen's code digest pinned in every inputs record."""
+import aicr_gen.gitops.fingerprint as _fingerprint
+
+_real = _fingerprint.code
+_fingerprint.code = lambda: {**_real(), "code": "sha256:" + "0" * 64}
+'''
+
+
+def environment(tmp: Path, *, pin_code: bool = False) -> dict[str, str]:
     """A clean environment: nothing of the caller's but PYTHONPATH (which selects the code under test)."""
     home = tmp / "home"
     home.mkdir()
@@ -170,8 +182,13 @@ def environment(tmp: Path) -> dict[str, str]:
         "GIT_COMMITTER_DATE": GIT_DATE,
     }
     (tmp / "t").mkdir()
-    if "PYTHONPATH" in os.environ:
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    paths = [os.environ["PYTHONPATH"]] if "PYTHONPATH" in os.environ else []
+    if pin_code:
+        (tmp / "pin").mkdir()
+        (tmp / "pin" / "sitecustomize.py").write_text(_PIN)
+        paths.insert(0, str(tmp / "pin"))
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
 
 
@@ -739,14 +756,14 @@ def compare(a: Path, b: Path, *, shown: int = 20, lines: int = 12) -> int:
 # ------------------------------------------------------------------------------------------------ main
 
 
-def produce(out: Path, jobs: int, shared: Path | None, only: Sequence[str] = ()) -> int:
+def produce(out: Path, jobs: int, shared: Path | None, only: Sequence[str] = (), *, pin_code: bool = False) -> int:
     started = time.monotonic()
     if out.exists() and any(out.iterdir()):
         raise SystemExit(f"corpus: {out} is not empty")
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="aicr-corpus-") as scratch:
         tmp = Path(scratch)
-        corpus = Corpus(tmp=tmp, out=out.resolve(), env=environment(tmp),
+        corpus = Corpus(tmp=tmp, out=out.resolve(), env=environment(tmp, pin_code=pin_code),
                         shared=shared if shared and shared.is_dir() else None)
         prepare_inputs(corpus)
         probe = subprocess.run([sys.executable, "-c", "import aicr_gen; print(aicr_gen.__file__)"],
@@ -784,6 +801,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the shared folder holding reference/ (skipped when absent)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB",
                         help="only the scenarios whose name matches (repeatable), e.g. 'leaf/embedded/h100-*'")
+    parser.add_argument("--pin-code-digest", action="store_true",
+                        help="pin aicr-gen's code digest in the inputs records (to compare two commits of a refactor)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("DIR_A", "DIR_B"),
                         help="compare two corpora's manifests instead")
     args = parser.parse_args(argv)
@@ -791,7 +810,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return compare(*args.compare)
     if not args.out:
         parser.error("--out DIR or --compare DIR_A DIR_B")
-    return produce(args.out, max(1, args.jobs), args.shared, args.only)
+    return produce(args.out, max(1, args.jobs), args.shared, args.only, pin_code=args.pin_code_digest)
 
 
 if __name__ == "__main__":
