@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from aicr_gen.render.names import DNS_LABEL, DNS_LABEL_PATTERN, hashed, url_name
+from aicr_gen.render.names import DNS_LABEL, hashed, url_name
+from aicr_gen.text.kube_names import is_dns_label
 
 
 def test_a_url_is_named_by_host_and_path() -> None:
@@ -24,7 +25,7 @@ def test_a_long_name_is_cut_to_the_limit_with_a_hash_of_the_whole_url() -> None:
     first, second = (url_name(base + leaf, fallback="x", limit=DNS_LABEL) for leaf in ("one", "two"))
     assert first != second  # the same start, named apart
     for name in (first, second):
-        assert len(name) <= DNS_LABEL and DNS_LABEL_PATTERN.match(name), name
+        assert len(name) <= DNS_LABEL and is_dns_label(name), name
     assert first.endswith("-" + hashlib.sha256((base + "one").encode()).hexdigest()[:8])
     assert url_name("https://a.io/b", fallback="x", limit=DNS_LABEL) == "a-io-b"  # short enough: no hash
 
