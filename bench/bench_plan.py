@@ -57,7 +57,7 @@ def _spec(index: int, changed: bool) -> dict[str, Any]:
 def _repo(path: Path, count: int) -> list[str]:
     """A repository with ``count`` specs' trees committed (rendered in this process, which is quicker than
     ``count`` syncs), the specs then edited in the work tree. Returns the spec paths."""
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     from aicr_gen.yaml import dump
 

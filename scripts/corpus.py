@@ -19,7 +19,7 @@ Rules:
   scenarios run in parallel (--jobs), commands of one scenario in order;
 - ``--pin-code-digest``: the inputs record ``sync`` commits names aicr-gen's code by a digest of its files, so
   any change to the code changes it (and the commits after it). To compare two commits of a refactor, both runs
-  pin that digest (a ``sitecustomize`` replaces ``aicr_gen.gitops.fingerprint.code``'s ``code`` field with
+  pin that digest (a ``sitecustomize`` replaces ``aicr_gen.gitops.records.fingerprint.code``'s ``code`` field with
   zeros); everything else is still compared byte for byte.
 """
 
@@ -160,7 +160,7 @@ def walk(root: Path) -> list[Path]:
 
 
 _PIN = '''"""corpus.py --pin-code-digest: aicr-gen's code digest pinned in every inputs record."""
-import aicr_gen.gitops.fingerprint as _fingerprint
+import aicr_gen.gitops.records.fingerprint as _fingerprint
 
 _real = _fingerprint.code
 _fingerprint.code = lambda: {**_real(), "code": "sha256:" + "0" * 64}

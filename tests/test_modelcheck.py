@@ -18,9 +18,10 @@ from aicr_gen.modelcheck import Strict
 PACKAGE = Path(aicr_gen.__file__).parent
 # module -> the rule its models add to the base (the six homes of 3d48356, each with its own ConfigDict)
 HOMES = {
-    "aicr_gen.catalog.models": {}, "aicr_gen.spec.cluster": {}, "aicr_gen.spec.fleet": {}, "aicr_gen.gitops.plan": {},
+    "aicr_gen.catalog.models": {}, "aicr_gen.spec.cluster": {}, "aicr_gen.spec.fleet": {},
+    "aicr_gen.gitops.review.plan": {},
     "aicr_gen.policy.check": {}, "aicr_gen.mirror.manifests": {}, "aicr_gen.mirror.lock": {"frozen": True},
-    "aicr_gen.gitops.change_model": {"frozen": True}, "aicr_gen.commands._bundle_config": {"strict": True},
+    "aicr_gen.gitops.review.model": {"frozen": True}, "aicr_gen.commands._bundle_config": {"strict": True},
 }
 
 

@@ -112,7 +112,7 @@ def _spec(args: argparse.Namespace) -> int:
     from aicr_gen.drift import diff
     from aicr_gen.drift.pools import PoolDesired, pool_drift
     from aicr_gen.edges.output import write_text
-    from aicr_gen.gitops.recipes import resolve_spec
+    from aicr_gen.gitops.trees.recipes import resolve_spec
     from aicr_gen.report import drift as drift_report
     from aicr_gen.report import pool_drift as pool_report
     from aicr_gen.spec.load import load_spec
@@ -136,7 +136,7 @@ def _spec(args: argparse.Namespace) -> int:
         result = diff.diff_recipe(recipe, target, args.spec, args.target)
         text = drift_report.render(result, args.format)
     else:
-        from aicr_gen.gitops.recipes import resolve_pools
+        from aicr_gen.gitops.trees.recipes import resolve_pools
         resolution = resolve_pools(cluster, base)
         target_kind, target = _load(args.target, args)
         _snapshot_only(target_kind, args.target)
@@ -164,7 +164,7 @@ def _snapshot_only(kind: str, source: str) -> None:
 def _fleet(args: argparse.Namespace) -> int:
     from aicr_gen.drift import fleet
     from aicr_gen.edges.output import write_text
-    from aicr_gen.gitops import fleet_sources
+    from aicr_gen.gitops.trees import fleet_sources
     from aicr_gen.report import fleet_drift as fleet_format
 
     given = [flag for flag, value in (("--baseline", args.baseline), ("--target", args.target),

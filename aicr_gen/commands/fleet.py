@@ -1,5 +1,5 @@
-"""``aicr-gen fleet entry SPEC... --output DIR``: the fleet's entry points (``gitops/fleet_entry.py``), written once
-for the repository from its ClusterSpecs; ``--check`` compares them with the folder instead."""
+"""``aicr-gen fleet entry SPEC... --output DIR``: the fleet's entry points (``gitops/trees/fleet_entry.py``), written
+once for the repository from its ClusterSpecs; ``--check`` compares them with the folder instead."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from aicr_gen.edges.output import write_bundle
-    from aicr_gen.gitops import fleet_entry
+    from aicr_gen.gitops.trees import fleet_entry
     from aicr_gen.spec.load import load_spec
     from aicr_gen.spec.patterns import clashes, expand
 

@@ -48,8 +48,8 @@ def lint_file(spec_path: str, folders: list[Path],
     from pathlib import Path
 
     from aicr_gen.edges.inputs import read_input
-    from aicr_gen.gitops.recipes import resolve_spec
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.recipes import resolve_spec
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.policy.check import findings_for
     from aicr_gen.report.findings import FileResult, Problem, from_error
     from aicr_gen.spec import fleet
@@ -105,7 +105,7 @@ def _collisions(loaded: dict[str, Any], trees: dict[str, Any], by_file: dict[str
     """Argo CD and Flux objects two specs' trees would define alike in one control plane (``gitops/collisions``),
     each reported at the later spec, naming both clusters: exit 2, as sync refuses them."""
     from aicr_gen.errors import INVALID
-    from aicr_gen.gitops.collisions import collisions, planes_of
+    from aicr_gen.gitops.trees.collisions import collisions, planes_of
     from aicr_gen.report.findings import Problem
 
     names = {path: cluster.metadata.name for path, cluster in loaded.items() if path in trees}

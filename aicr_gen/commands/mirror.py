@@ -82,7 +82,7 @@ def _spec_tree(path: str) -> tuple[dict[str, bytes], Any]:
     """The spec's tree as it renders without its mirror (what the mirror has to be filled from), and the spec."""
     from pathlib import Path
 
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     cluster = load_spec(path)
     upstream = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"mirror": None})})
@@ -243,7 +243,7 @@ def wanted(spec_file: str) -> tuple[Any, Any, Any]:
     its mirror."""
     from pathlib import Path
 
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.mirror import lock
     from aicr_gen.mirror.inventory import for_tree
     from aicr_gen.spec.load import load_spec

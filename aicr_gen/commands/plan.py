@@ -11,7 +11,7 @@ from aicr_gen.errors import OK, InvalidInputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aicr_gen.edges.git import Repo
-    from aicr_gen.gitops.plan import ClusterPlan
+    from aicr_gen.gitops.review.plan import ClusterPlan
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,8 +41,8 @@ def base_commit(repo: Repo, base: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """Write the plan (Markdown or JSON); exit 1 with ``--fail-on policy`` when a spec has a policy error."""
     from aicr_gen.edges.output import write_text
-    from aicr_gen.gitops.plan import plan
-    from aicr_gen.gitops.sync import open_repo
+    from aicr_gen.gitops.commit.sync import open_repo
+    from aicr_gen.gitops.review.plan import plan
     from aicr_gen.report.plan import as_json, as_text, markdown
     from aicr_gen.spec.patterns import expand
 
@@ -70,10 +70,10 @@ def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None) -
     from functools import partial
     from pathlib import Path
 
-    from aicr_gen.gitops import fingerprint
     from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions, unchanged
-    from aicr_gen.gitops.plan import unchanged_plan
+    from aicr_gen.gitops.records import fingerprint
     from aicr_gen.gitops.render_many import Job, for_plan, run_all, survey, workers_for
+    from aicr_gen.gitops.review.plan import unchanged_plan
     from aicr_gen.spec.patterns import distinct
 
     workers = workers_for(len(specs), jobs)

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from aicr_gen.gitops.recipes import resolve_spec
+    from aicr_gen.gitops.trees.recipes import resolve_spec
     from aicr_gen.policy.check import findings_for
     from aicr_gen.spec.load import load_spec
 

@@ -20,7 +20,7 @@ def schema_of(kind: str) -> dict[str, object]:
     from pydantic import BaseModel
 
     from aicr_gen.catalog.models import SCHEMA_KINDS
-    from aicr_gen.gitops.plan import Plan
+    from aicr_gen.gitops.review.plan import Plan
     from aicr_gen.mirror.lock import MirrorLock
     from aicr_gen.spec.cluster import ClusterSpec
     from aicr_gen.spec.fleet import Fleet

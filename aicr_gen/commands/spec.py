@@ -150,7 +150,7 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
            path: str | None = None) -> str:
     """The commented ClusterSpec text for resolved criteria (``resolved``, from ``catalog``), named ``name``
     (default: from the criteria) in folder ``path`` (default: clusters/NAME)."""
-    from aicr_gen.gitops.render_tree import SENTINEL_COMPONENT
+    from aicr_gen.gitops.trees.render_tree import SENTINEL_COMPONENT
     from aicr_gen.resolve.refs import is_enabled
     from aicr_gen.spec.cluster import API_VERSION, DEFAULT_SNAPSHOT_SCHEDULE, KIND, PLACEHOLDER_URL
 
@@ -431,8 +431,8 @@ def pool_notes(cluster: Any, spec_file: str) -> list[str]:
     brought which component or value; no pools: nothing."""
     from pathlib import Path
 
-    from aicr_gen.gitops.pools import provenance
-    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.gitops.trees.pools import provenance
+    from aicr_gen.gitops.trees.recipes import resolve_pools
     if not cluster.spec.pools:
         return []
     base = Path.cwd() if spec_file == "-" else Path(spec_file).resolve().parent

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     """Sync the specs as one commit; ``--check`` compares their trees with HEAD (or the index); ``--repair``
     without specs only finishes an interrupted sync (every sync does that first)."""
     from aicr_gen.gitops import sync_specs
-    from aicr_gen.gitops.advance import finish_interrupted
-    from aicr_gen.gitops.sync import open_repo, require_identity
+    from aicr_gen.gitops.commit.advance import finish_interrupted
+    from aicr_gen.gitops.commit.sync import open_repo, require_identity
     from aicr_gen.spec.patterns import expand
 
     if args.repair and args.check:

@@ -154,7 +154,7 @@ def _checks(args: argparse.Namespace) -> list[PoolCheck] | None:
         raise InvalidInputError("--node-selector goes with --recipe; with --spec each pool's nodeSelector is used")
     from pathlib import Path
 
-    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.gitops.trees.recipes import resolve_pools
     from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_file)
     names = [pool.name for pool in cluster.spec.pools]

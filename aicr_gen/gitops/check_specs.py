@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from aicr_gen.edges.git import Repo
-from aicr_gen.gitops import fingerprint, record
 from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions
+from aicr_gen.gitops.records import fingerprint, record
 from aicr_gen.gitops.render_many import Job, for_check, run_all, survey, workers_for
 
 
@@ -81,7 +81,7 @@ def _candidate(found: list[record.Record], path_option: str | None) -> record.Re
 def check(repo: Repo, specs: Sequence[str], path_option: str | None, *, staged: bool, jobs: int | None) -> Checked:
     """Check ``specs`` (see the module's docstring)."""
     from aicr_gen.edges.git_objects import object_format
-    from aicr_gen.gitops.sync import _head
+    from aicr_gen.gitops.commit.sync import _head
     from aicr_gen.spec.patterns import distinct
 
     against = "the index" if staged else "HEAD"
@@ -162,8 +162,8 @@ def _refused(moved: Mapping[str, record.Record], current: Mapping[str, fingerpri
 
 def refusals(spec_file: str) -> list[str]:
     """The policy errors of a spec as ``sync`` would refuse it, each at the file and line of its value."""
-    from aicr_gen.gitops.recipes import resolve_spec
     from aicr_gen.gitops.render_many import findings
+    from aicr_gen.gitops.trees.recipes import resolve_spec
     from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_file)
     base = Path(spec_file).resolve().parent

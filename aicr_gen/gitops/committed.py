@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from aicr_gen.edges.git import Repo
-from aicr_gen.gitops import fingerprint, record
-from aicr_gen.gitops.collisions import Owned
+from aicr_gen.gitops.commit.sync import Folder, entries
+from aicr_gen.gitops.records import fingerprint, record
 from aicr_gen.gitops.render_many import Survey
-from aicr_gen.gitops.sync import Folder, entries
+from aicr_gen.gitops.trees.collisions import Owned
 
 
 def all_records(repo: Repo, rev: str, *, index: bool = False) -> dict[str, bytes]:
@@ -77,8 +77,7 @@ def refuse_collisions(repo: Repo, rev: str, run: Mapping[str, Owned], records: M
     """Exit 2 naming both clusters when a tree of the run (``run``: folder -> its spec and objects) defines an
     Argo CD or Flux object that another of the run's trees, or another tree of the repository at ``rev`` (as its
     inputs record lists it, when that tree is still there), defines in the same control plane."""
-    from aicr_gen.gitops import collisions
-
+    from aicr_gen.gitops.trees import collisions
     others: dict[str, Owned] = {}
     for folder, data in records.items():
         parsed = record.parse(data) if folder not in run else None

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from aicr_gen.errors import AicrGenError, FindingsError, InvalidInputError
-from aicr_gen.gitops.change_model import Changes
-from aicr_gen.gitops.collisions import Keyed
+from aicr_gen.gitops.review.model import Changes
+from aicr_gen.gitops.trees.collisions import Keyed
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")
@@ -133,7 +133,7 @@ def _outcomes(work: Callable[[Item], Out], items: Sequence[Item], workers: int) 
 
 def _preload() -> None:
     """Import what rendering needs before the workers fork, so each starts with it loaded."""
-    import aicr_gen.gitops.render_tree
+    import aicr_gen.gitops.trees.render_tree
     import aicr_gen.policy.check
     import aicr_gen.render
     import aicr_gen.render.prepare  # noqa: F401
@@ -144,7 +144,7 @@ def _preload() -> None:
 
 def survey(spec_file: str, path_option: str | None, root: str) -> Survey:
     """Load and validate a spec: its name, managed folder, repository URL and the inputs it reads."""
-    from aicr_gen.gitops import fingerprint
+    from aicr_gen.gitops.records import fingerprint
     from aicr_gen.spec.cluster import managed_path
     from aicr_gen.spec.load import load_spec
     cluster = load_spec(spec_file)
@@ -161,7 +161,7 @@ def _memo(kind: str, places: tuple[str, ...], load: Callable[[], Any]) -> Any:
 
 
 def _catalog(cluster: Any, base: Path) -> Any:
-    from aicr_gen.gitops.recipes import open_spec_catalog
+    from aicr_gen.gitops.trees.recipes import open_spec_catalog
     places = tuple(str((base / folder).resolve()) for folder in cluster.spec.catalogs)
     return _memo("catalog", places, lambda: open_spec_catalog(cluster, base))
 
@@ -181,8 +181,8 @@ def findings(cluster: Any, base: Path, recipe: dict[str, Any]) -> list[Any]:
 
 def _render(job: Job, *, policies: bool) -> tuple[Any, Mapping[str, bytes], list[dict[str, str]]]:
     """The spec, its tree and (``policies``) its policy findings, none an error."""
-    from aicr_gen.gitops.recipes import resolve_spec
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.recipes import resolve_spec
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent
@@ -210,7 +210,7 @@ def for_sync(work: SyncJob) -> Rendered:
 
     from aicr_gen.edges.git import Repo
     from aicr_gen.edges.git_objects import name_in, read_blobs
-    from aicr_gen.gitops.review import compare
+    from aicr_gen.gitops.review.compare import compare
     job, old = work.job, work.old
     cluster, tree, found = _render(job, policies=True)
     files = {name: name_in(data, job.fmt) for name, data in tree.items()}
@@ -224,7 +224,7 @@ def for_sync(work: SyncJob) -> Rendered:
 def placed(cluster: Any, path: str, tree: Mapping[str, bytes]) -> list[Keyed]:
     """The Argo CD and Flux objects of the tree at ``path`` with their control planes, files as repository
     paths."""
-    from aicr_gen.gitops.collisions import keyed, planes_of
+    from aicr_gen.gitops.trees.collisions import keyed, planes_of
 
     name = cluster.metadata.name
     return [(plane, item._replace(file=f"{path}/{item.file}"))
@@ -235,7 +235,7 @@ def for_check(job: Job) -> Rendered:
     """Render a spec and compare it with the commit (or the index): the stale-file lines."""
     from aicr_gen.edges.git import Repo
     from aicr_gen.edges.git_objects import committed, indexed, name_in
-    from aicr_gen.gitops.sync import stale
+    from aicr_gen.gitops.commit.sync import stale
 
     cluster, tree, _found = _render(job, policies=False)
     repo = Repo(job.repo)
@@ -250,9 +250,9 @@ def for_plan(job: Job) -> tuple[Any, list[Keyed]]:
     included, and the tree's Argo CD and Flux objects."""
     from aicr_gen.edges.git import Repo
     from aicr_gen.edges.git_objects import files_at
-    from aicr_gen.gitops.plan import cluster_plan
-    from aicr_gen.gitops.recipes import resolve_spec
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.review.plan import cluster_plan
+    from aicr_gen.gitops.trees.recipes import resolve_spec
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     cluster = load_spec(job.spec_file)
     base = Path(job.spec_file).resolve().parent

@@ -23,11 +23,12 @@ from typing import NamedTuple
 
 from aicr_gen.edges.git import Repo, writing
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops import commit_message, fingerprint, record
-from aicr_gen.gitops.collisions import Owned
+from aicr_gen.gitops.commit.sync import Folder, Result, sync, target
 from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions, unchanged
+from aicr_gen.gitops.records import fingerprint, record
 from aicr_gen.gitops.render_many import Job, Rendered, Survey, SyncJob, for_sync, run_all, survey, workers_for
-from aicr_gen.gitops.sync import Folder, Result, sync, target
+from aicr_gen.gitops.review import commit_message
+from aicr_gen.gitops.trees.collisions import Owned
 
 
 class Options(NamedTuple):

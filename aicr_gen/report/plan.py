@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from aicr_gen.gitops.change_model import change_sections, fleet_sections, grouped, headline, risk_lines
-from aicr_gen.gitops.plan import ClusterPlan, Plan, changes_of
+from aicr_gen.gitops.review.model import change_sections, fleet_sections, grouped, headline, risk_lines
+from aicr_gen.gitops.review.plan import ClusterPlan, Plan, changes_of
 from aicr_gen.text import markdown as md
 from aicr_gen.text.oneline import one_line
 

@@ -343,7 +343,7 @@ def test_schemas_accept_both_generations(cli: Any) -> None:
 
 @pytest.mark.parametrize("header", [None, "aicr.run/v1alpha2"])
 def test_a_sync_tree_writes_the_spec_header_and_every_bundle_records_itself(tmp_path: Path, header: str | None) -> None:
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     from tests.conftest import ROOT
 

@@ -501,7 +501,7 @@ def _component_variants(component: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def policy_cases() -> list[Case]:
     """Every ``match`` and ``rule`` of the shipped policies over the variables policy/check.py gives them:
     the examples' resolved recipes and ClusterSpec documents, varied where the policies look."""
-    from aicr_gen.gitops.recipes import resolve_spec
+    from aicr_gen.gitops.trees.recipes import resolve_spec
     from aicr_gen.policy import load_policies, shipped_root
     from aicr_gen.spec.load import load_spec
     inputs = []

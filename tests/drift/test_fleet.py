@@ -20,8 +20,8 @@ import yaml
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from aicr_gen.drift import fleet
-from aicr_gen.gitops import fleet_sources
-from aicr_gen.gitops.recipes import resolve_spec
+from aicr_gen.gitops.trees import fleet_sources
+from aicr_gen.gitops.trees.recipes import resolve_spec
 from aicr_gen.report import fleet_drift as fleet_format
 from aicr_gen.spec.load import load_spec
 from tests.cluster.envtest import ControlPlane, apply_json

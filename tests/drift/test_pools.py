@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from aicr_gen.drift.pools import driver_version
-from aicr_gen.gitops.recipes import resolve_pools
+from aicr_gen.gitops.trees.recipes import resolve_pools
 from aicr_gen.spec.load import load_spec
 from aicr_gen.text.versions import same_driver
 from tests.conftest import ROOT

@@ -11,8 +11,7 @@ import pytest
 @pytest.fixture
 def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The managed folders rendered in this process (use --jobs 1)."""
-    from aicr_gen.gitops import render_tree
-
+    from aicr_gen.gitops.trees import render_tree
     real, seen = render_tree.render_tree, []
 
     def counted(cluster: Any, base: Path, path: str | None = None, recipe: Any = None, **options: Any) -> Any:

@@ -1,4 +1,4 @@
-"""``gitops/change_model.py``: one model of a change, from which ``sync``'s commit message and ``plan`` (text,
+"""``gitops/review/model.py``: one model of a change, from which ``sync``'s commit message and ``plan`` (text,
 Markdown, JSON) are written, so they name the same change the same way for one spec or fifty.
 
 The end-to-end cases run ``plan`` against the base, then ``sync``, on real Git repositories, and check that the
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.gitops.change_model import Changes, change_sections, fleet_sections, headline
-from aicr_gen.gitops.changes import CERTIFICATION, RECIPE, SENTINEL, component_change
-from aicr_gen.gitops.plan import ClusterPlan, changes_of
-from aicr_gen.gitops.review import compare
+from aicr_gen.gitops.review.changes import CERTIFICATION, RECIPE, SENTINEL, component_change
+from aicr_gen.gitops.review.compare import compare
+from aicr_gen.gitops.review.model import Changes, change_sections, fleet_sections, headline
+from aicr_gen.gitops.review.plan import ClusterPlan, changes_of
 from tests.conftest import ROOT, Result, run_process
 from tests.gitops.test_sync import ENV, git, init_repo
 from tests.gitops.test_sync_specs import bump, fleet_repo

@@ -1,4 +1,4 @@
-"""``gitops/changes.py``: what differs between two sync trees, read from the trees' own files (no Git)."""
+"""``gitops/review/changes.py``: what differs between two sync trees, read from the trees' own files (no Git)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from aicr_gen.gitops.changes import secret_key, stack_digest, value_changes
-from aicr_gen.gitops.render_tree import render_tree
-from aicr_gen.gitops.review import compare
+from aicr_gen.gitops.review.changes import secret_key, stack_digest, value_changes
+from aicr_gen.gitops.review.compare import compare
+from aicr_gen.gitops.trees.render_tree import render_tree
 from aicr_gen.spec.cluster import ClusterSpec
 from aicr_gen.spec.load import load_spec
 from tests.conftest import ROOT

@@ -14,8 +14,8 @@ import yaml
 
 from aicr_gen.bundle import Bundle
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops import collisions, fleet_entry
-from aicr_gen.gitops.render_tree import render_tree
+from aicr_gen.gitops.trees import collisions, fleet_entry
+from aicr_gen.gitops.trees.render_tree import render_tree
 from aicr_gen.render.argocd import SHARED_MAX_NAME
 from aicr_gen.spec.cluster import ClusterSpec
 from aicr_gen.spec.load import load_spec

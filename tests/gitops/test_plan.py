@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 import yaml
 
-from aicr_gen.gitops.change_model import ComponentChange, HighRisk, ValueChange
-from aicr_gen.gitops.plan import API_VERSION, ClusterPlan, FileChanges, cluster_plan, plan
-from aicr_gen.gitops.risks import loosened
+from aicr_gen.gitops.review.model import ComponentChange, HighRisk, ValueChange
+from aicr_gen.gitops.review.plan import API_VERSION, ClusterPlan, FileChanges, cluster_plan, plan
+from aicr_gen.gitops.review.risks import loosened
 from aicr_gen.report.plan import BUDGET, markdown
 from tests.conftest import ROOT, Result
 from tests.gitops.fleets import shared_repo

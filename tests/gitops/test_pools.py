@@ -109,7 +109,7 @@ def test_bad_pools_are_refused_at_their_line(cli: Any, tmp_path: Path, change: A
 
 
 def test_a_spec_without_pools_resolves_as_before(tmp_path: Path) -> None:
-    from aicr_gen.gitops.recipes import resolve_spec
+    from aicr_gen.gitops.trees.recipes import resolve_spec
     single = example()
     single["spec"].pop("pools")
     single["spec"].pop("sentinel")  # its ruleSetPools name the pools
@@ -237,7 +237,7 @@ def test_a_version_disagreement_is_fixed_by_a_versions_pin(cli: Any, tmp_path: P
 
 
 def test_a_pool_override_sets_that_pools_driver_only(tmp_path: Path) -> None:
-    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.gitops.trees.recipes import resolve_pools
     spec = variant(tmp_path, lambda spec: spec["pools"][0].update(
         overrides={"set": ["gpuoperator:driver.version=570.195.03"]}))  # a registry alias works too
     resolution = resolve_pools(load_spec(spec))
@@ -249,7 +249,7 @@ def test_a_pool_override_sets_that_pools_driver_only(tmp_path: Path) -> None:
 def test_a_pools_driver_runs_where_the_cluster_schedules_gpu_pods_unless_the_pool_says(tmp_path: Path) -> None:
     """A pool's nodes are accelerated nodes: its NVIDIADriver takes spec.scheduling's GPU selector and
     tolerations; a pool's own tolerations refine them."""
-    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.gitops.trees.recipes import resolve_pools
     def schedule(spec: dict[str, Any]) -> None:
         spec["scheduling"] = {"acceleratedNodeSelector": {"nvidia.com/gpu.present": "true"},
                               "acceleratedNodeTolerations": ["nvidia.com/gpu=present:NoSchedule"]}
@@ -267,7 +267,7 @@ def test_a_pools_driver_runs_where_the_cluster_schedules_gpu_pods_unless_the_poo
 
 
 def test_the_highest_operator_version_wins(tmp_path: Path) -> None:
-    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.gitops.trees.recipes import resolve_pools
     spec = variant(tmp_path, lambda spec: spec["pools"][0].update(versions={"gpu-operator": "v25.10.1"}))
     resolution = resolve_pools(load_spec(spec))
     assert resolution.operator_version == "v26.3.3"
@@ -292,7 +292,7 @@ def _schema() -> dict[str, Any]:
 def test_drivers_validate_against_the_nvidiadriver_crd_schema(tmp_path: Path) -> None:
     """The reference CRD is v26.7.0's (spec.default required, upgradePolicy per CR): pinned to it, the documents
     carry both and pass; on the catalog's v26.3.3 they carry neither (that CRD has no such fields)."""
-    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.gitops.trees.recipes import resolve_pools
     from tests.consumers import validate_objects
 
     schema = _schema()

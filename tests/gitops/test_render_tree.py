@@ -11,7 +11,7 @@ import yaml
 
 from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.render_tree import render_tree
+from aicr_gen.gitops.trees.render_tree import render_tree
 from aicr_gen.spec.load import load_spec
 from tests.conftest import ROOT
 from tests.consumers import kustomize_build, validate_manifests, validate_objects
@@ -207,7 +207,7 @@ def test_post_change_certification_changes_exactly_when_the_stack_does(tmp_path:
 
 
 def test_certification_lives_beside_nvcre() -> None:
-    from aicr_gen.gitops.render_tree import certification_namespace
+    from aicr_gen.gitops.trees.render_tree import certification_namespace
 
     nvcre = {"name": "nvcre", "namespace": "gpu-certify"}
     assert certification_namespace({"componentRefs": [nvcre]}) == "gpu-certify"

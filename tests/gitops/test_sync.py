@@ -147,8 +147,8 @@ def test_change_summarised_and_removed_files_deleted(spec: Path, repo: Path) -> 
 
 
 def test_message_reports_bumped_version(spec: Path, repo: Path) -> None:
-    from aicr_gen.gitops import commit_message as command
-    from aicr_gen.gitops.review import compare
+    from aicr_gen.gitops.review import commit_message as command
+    from aicr_gen.gitops.review.compare import compare
     assert sync(spec, repo) == 0
     old_text = (repo / MANAGED / "recipe.yaml").read_text()
     old = yaml.safe_load(old_text)
@@ -181,9 +181,8 @@ def test_branch_leaves_checkout_alone(spec: Path, repo: Path) -> None:
 
 @pytest.mark.parametrize("step", ["_commit", "settle"])
 def test_failure_leaves_repo_unchanged(spec: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, step: str) -> None:
-    from aicr_gen.gitops import advance
-    from aicr_gen.gitops import sync as gitsync
-
+    from aicr_gen.gitops.commit import advance
+    from aicr_gen.gitops.commit import sync as gitsync
     assert sync(spec, repo) == 0
     data = yaml.safe_load(spec.read_text())
     data["spec"]["sentinel"]["dryRun"] = True
@@ -619,8 +618,7 @@ def spec_with_inputs(tmp_path: Path) -> Path:
 
 def test_an_unchanged_check_is_answered_without_rendering(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from aicr_gen.gitops import render_tree
-
+    from aicr_gen.gitops.trees import render_tree
     spec = spec_with_inputs(tmp_path)
     assert sync(spec, repo) == 0
     other = tmp_path / "other.yaml"
@@ -642,8 +640,7 @@ def test_an_unchanged_check_is_answered_without_rendering(tmp_path: Path, repo: 
 
 def test_a_check_after_a_sync_of_one_spec_renders_nothing(spec: Path, repo: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr_gen.gitops import render_tree
-
+    from aicr_gen.gitops.trees import render_tree
     assert sync(spec, repo) == 0
     real, renders = render_tree.render_tree, []
 
@@ -691,8 +688,7 @@ def test_check_renders_again_when_an_input_changed(tmp_path: Path, repo: Path, c
 
 def test_an_input_changed_while_rendering_is_not_remembered(tmp_path: Path, repo: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr_gen.gitops import render_tree
-
+    from aicr_gen.gitops.trees import render_tree
     spec = spec_with_inputs(tmp_path)
     rules, edited = tmp_path / "rules.yaml", RULES.replace("shouldCordon: true", "shouldCordon: false")
     rules.write_text(edited)

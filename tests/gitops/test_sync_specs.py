@@ -114,8 +114,7 @@ def test_many_specs_make_one_commit_with_a_tree_and_a_record_each(cli: Any, tmp_
 
 def test_a_bump_is_one_line_per_cluster_grouped_and_folded(cli: Any, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from aicr_gen.gitops import commit_message
-
+    from aicr_gen.gitops.review import commit_message
     repo = fleet_repo(tmp_path / "gitops", 6)
     assert sync(cli, repo).code == 0
     bump(repo)
@@ -149,8 +148,7 @@ def _everything(repo: Path) -> tuple[Any, ...]:
 @pytest.mark.parametrize("failure", ["render", "git"])
 def test_a_failure_anywhere_leaves_head_index_work_tree_and_refs_untouched(
         cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
-    from aicr_gen.gitops import advance
-
+    from aicr_gen.gitops.commit import advance
     repo = fleet_repo(tmp_path / "gitops", 6)
     assert sync(cli, repo).code == 0
     bump(repo)

@@ -17,7 +17,7 @@ import pytest
 
 from aicr_gen.cli.console import _LineGuard
 from aicr_gen.drift import fleet
-from aicr_gen.gitops.plan import ClusterPlan, plan
+from aicr_gen.gitops.review.plan import ClusterPlan, plan
 from aicr_gen.report import drift as drift_report
 from aicr_gen.report import fleet_drift as fleet_format
 from aicr_gen.report import plan as plan_format

@@ -1,5 +1,5 @@
 """Interrupted and concurrent syncs (issue 24): real ``aicr-gen sync`` processes stopped by real signals at every
-step (``AICR_GEN_TEST_PAUSE_AT``, see ``aicr_gen.gitops.journal``), two syncs racing for one branch, git's own
+step (``AICR_GEN_TEST_PAUSE_AT``, see ``aicr_gen.gitops.commit.journal``), two syncs racing for one branch, git's own
 index lock held, a full disk (a small tmpfs), a read-only repository or folder (read-only mounts), a folder even
 root cannot write (``chattr +i``), a repository another user owns and a machine with no git identity. After
 each: the exit code and message, and the repository consistent — as before, or at the new commit with its index

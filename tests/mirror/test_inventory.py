@@ -17,7 +17,7 @@ import yaml
 from aicr_gen.bundle import parse_checksums
 from aicr_gen.cli.main import main
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.render_tree import render_tree
+from aicr_gen.gitops.trees.render_tree import render_tree
 from aicr_gen.mirror import manifests
 from aicr_gen.mirror.fields import value_images
 from aicr_gen.mirror.inventory import for_tree

@@ -339,7 +339,7 @@ def test_a_bearer_challenge_gets_a_pull_token_with_the_credentials() -> None:
 def test_a_lock_of_another_mirror_or_missing_a_reference_is_refused(site: Site, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     spec = tmp_path / "spec.yaml"
     spec.write_text(site.spec.read_text())

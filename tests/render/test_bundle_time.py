@@ -234,7 +234,7 @@ def test_bad_bundle_time_input_is_refused(cli: Any, tmp_path: Path, args: tuple[
 
 
 def test_spec_scheduling_reaches_every_deployer_of_a_synced_tree(tmp_path: Path) -> None:
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     from tests.conftest import ROOT
 
@@ -569,7 +569,7 @@ def test_spec_overrides_dynamic_leaves_values_to_install_time_in_a_synced_tree(t
     """``spec.overrides.dynamic`` is ``bundle --dynamic`` for a ClusterSpec: helm's cluster-values.yaml holds the
     path, the baked values no longer do; argocd, which has no install-time values, is refused naming the field."""
     from aicr_gen.errors import InvalidInputError
-    from aicr_gen.gitops.render_tree import render_tree
+    from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
     from tests.conftest import ROOT
 

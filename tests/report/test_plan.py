@@ -6,7 +6,7 @@ import re
 
 
 def test_the_markdown_plan_of_a_bump_of_two_thousand_clusters_names_every_one() -> None:
-    from aicr_gen.gitops.plan import plan
+    from aicr_gen.gitops.review.plan import plan
     from aicr_gen.report.plan import BUDGET, markdown
     from tests.gitops.test_plan import _cluster
 

@@ -16,7 +16,7 @@ import yaml
 
 from aicr_gen.commands.spec import TODO
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.recipes import resolve_spec
+from aicr_gen.gitops.trees.recipes import resolve_spec
 from aicr_gen.render.options import DEPLOYERS
 from aicr_gen.spec.cluster import PLACEHOLDER_URL, Deployer
 from aicr_gen.spec.load import load_spec

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.recipes import resolve_spec
+from aicr_gen.gitops.trees.recipes import resolve_spec
 from aicr_gen.spec.layered import origin_of
 from aicr_gen.spec.load import load_spec
 from tests.cli.test_main import YAMLSnapshot

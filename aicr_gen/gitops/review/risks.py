@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aicr_gen.gitops import changes as tree_changes
-from aicr_gen.gitops.change_model import RISK_ORDER, Changes, HighRisk, Risk
+from aicr_gen.gitops.review import changes as tree_changes
+from aicr_gen.gitops.review.model import RISK_ORDER, Changes, HighRisk, Risk
 
 RISKY_COMPONENTS: dict[str, Risk] = {"gpu-operator": "gpu-operator", "network-operator": "network-operator",
                                      "nvidia-dra-driver-gpu": "gpu-driver"}

@@ -16,9 +16,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from aicr_gen.gitops import changes as tree_changes
-from aicr_gen.gitops import review
-from aicr_gen.gitops.change_model import (
+from aicr_gen.gitops.review import changes as tree_changes
+from aicr_gen.gitops.review import compare as review
+from aicr_gen.gitops.review.model import (
     Changes,
     ComponentChange,
     ConstraintChange,
@@ -27,7 +27,7 @@ from aicr_gen.gitops.change_model import (
     facts,
     grouped,
 )
-from aicr_gen.gitops.risks import DRIVER_PREFIX
+from aicr_gen.gitops.review.risks import DRIVER_PREFIX
 from aicr_gen.modelcheck import Strict as _Model
 
 API_VERSION = "aicr-gen.dev/v1alpha1"

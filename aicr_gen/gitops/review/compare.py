@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from aicr_gen.gitops.change_model import Changes
-from aicr_gen.gitops.changes import (
+from aicr_gen.gitops.review.changes import (
     certification_changes,
     component_changes,
     constraint_changes,
@@ -16,7 +15,8 @@ from aicr_gen.gitops.changes import (
     source_changes,
     value_changes,
 )
-from aicr_gen.gitops.risks import high_risk
+from aicr_gen.gitops.review.model import Changes
+from aicr_gen.gitops.review.risks import high_risk
 
 
 def compare(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> Changes:

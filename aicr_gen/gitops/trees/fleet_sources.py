@@ -72,7 +72,7 @@ class _Recipes:
         self.recipes: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def refs(self, cluster: ClusterSpec, base: Path) -> list[dict[str, Any]]:
-        from aicr_gen.gitops.recipes import open_spec_catalog, resolve_spec
+        from aicr_gen.gitops.trees.recipes import open_spec_catalog, resolve_spec
         from aicr_gen.spec.cluster import criteria_values
         folders = tuple(str((base / folder).resolve()) for folder in cluster.spec.catalogs)
         catalog = self.catalogs.get(folders)

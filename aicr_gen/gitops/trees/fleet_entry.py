@@ -58,7 +58,7 @@ def _managed_path(cluster: ClusterSpec) -> str:
 
 
 def _root(cluster: ClusterSpec) -> dict[str, Any]:
-    from aicr_gen.gitops.render_tree import deployer_options
+    from aicr_gen.gitops.trees.render_tree import deployer_options
     from aicr_gen.render.argocd import app_of_apps
 
     return app_of_apps(deployer_options(cluster, "argocd", _managed_path(cluster)))
@@ -138,7 +138,7 @@ def applicationset(clusters: Sequence[ClusterSpec], name: str = DEFAULT_NAME) ->
 
 def _flux_entry(cluster: ClusterSpec, namespace: str) -> dict[str, Any]:
     """The Kustomization applying the cluster's flux tree (into the spoke, through its kubeconfig, on a hub)."""
-    from aicr_gen.gitops.render_tree import deployer_options
+    from aicr_gen.gitops.trees.render_tree import deployer_options
     from aicr_gen.render import flux
 
     options = deployer_options(cluster, "flux", _managed_path(cluster))

@@ -1,6 +1,6 @@
 """A ClusterSpec's recipe, as ``sync``, ``plan``, ``lint`` and ``diff --fleet`` resolve it: its catalog
 layers (or the embedded catalog), the criteria resolved, spec.versions pinned, and with spec.pools the pools'
-recipes merged (``gitops/pools.py``)."""
+recipes merged (``gitops/trees/pools.py``)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from aicr_gen.gitops import collisions, fingerprint
+from aicr_gen.gitops.records import fingerprint
+from aicr_gen.gitops.trees import collisions
 
 FOLDER = ".aicr-gen/inputs"
 API_VERSION = "aicr-gen.dev/v1alpha1"

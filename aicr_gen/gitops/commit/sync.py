@@ -29,10 +29,10 @@ from aicr_gen.edges.files import work_tree
 from aicr_gen.edges.git import GitError, Repo, is_git_dir, writing
 from aicr_gen.edges.git_objects import blob_name
 from aicr_gen.errors import FindingsError, InvalidInputError, UnreachableError
-from aicr_gen.gitops import advance, journal
-from aicr_gen.gitops.advance import current_branch
-from aicr_gen.gitops.journal import Entry
-from aicr_gen.gitops.settle import Move, settle
+from aicr_gen.gitops.commit import advance, journal
+from aicr_gen.gitops.commit.advance import current_branch
+from aicr_gen.gitops.commit.journal import Entry
+from aicr_gen.gitops.commit.settle import Move, settle
 
 
 class Folder(NamedTuple):

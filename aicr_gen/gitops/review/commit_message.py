@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.change_model import LINES, Changes, change_sections, fleet_headline, fleet_sections, headline
+from aicr_gen.gitops.review.model import LINES, Changes, change_sections, fleet_headline, fleet_sections, headline
 from aicr_gen.text.oneline import one_line
 
 CLUSTERS = 1000  # cluster lines of a fleet message before the rest is counted

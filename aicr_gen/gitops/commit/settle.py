@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from aicr_gen.edges.git import Repo
 from aicr_gen.edges.git_objects import blob_name, read_blobs
-from aicr_gen.gitops.journal import Entry, pause
+from aicr_gen.gitops.commit.journal import Entry, pause
 
 TEMPORARY = ".aicr-gen-tmp-"
 """How the temporary files written beside their target begin."""

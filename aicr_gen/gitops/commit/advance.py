@@ -20,8 +20,8 @@ from pathlib import Path
 
 from aicr_gen.edges.git import GitError, Repo, explain, lock_held, writing
 from aicr_gen.errors import UnreachableError
-from aicr_gen.gitops import journal
-from aicr_gen.gitops.settle import Move, settle
+from aicr_gen.gitops.commit import journal
+from aicr_gen.gitops.commit.settle import Move, settle
 
 
 def empty_tree(repo: Repo) -> str:

@@ -26,8 +26,8 @@ from typing import Any
 from aicr_gen.bundle import Bundle
 from aicr_gen.certify.cron import STACK_DIGEST
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.gitops.certification import certification_bundle
-from aicr_gen.gitops.pools import (
+from aicr_gen.gitops.trees.certification import certification_bundle
+from aicr_gen.gitops.trees.pools import (
     certified,
     pool_applied_folders,
     pool_certifications,
@@ -35,7 +35,7 @@ from aicr_gen.gitops.pools import (
     pool_validation,
     rule_set_selectors,
 )
-from aicr_gen.gitops.recipes import open_spec_catalog, resolve_spec
+from aicr_gen.gitops.trees.recipes import open_spec_catalog, resolve_spec
 from aicr_gen.spec.cluster import ClusterSpec, managed_path
 from aicr_gen.spec.pools import CERT_NAME
 from aicr_gen.spec.validate import check_present

@@ -76,7 +76,7 @@ class PoolTree:
 def pool_tree(cluster: ClusterSpec, base: Path, catalog: Any) -> PoolTree:
     """pools/<pool>/recipe.yaml for each pool, pools/README.md (provenance), and the NVIDIADriver manifest."""
     from aicr_gen.catalog.headers import convert
-    from aicr_gen.gitops.recipes import resolve_pools
+    from aicr_gen.gitops.trees.recipes import resolve_pools
     from aicr_gen.render.nvidia_driver import manifest
     from aicr_gen.yaml import dump
 
@@ -113,7 +113,7 @@ def pool_certifications(cluster: ClusterSpec, namespace: str, stack_digest: str)
     """``pools/<pool>/certification/...``: each certified pool's bundle, its Certification named after the pool
     and labelled with it (``nvcre.POOL_LABEL``), targeting its selector."""
     from aicr_gen.certify.nvcre import POOL_LABEL
-    from aicr_gen.gitops.certification import certification_bundle
+    from aicr_gen.gitops.trees.certification import certification_bundle
     files: dict[str, bytes] = {}
     for index, pool in enumerate(cluster.spec.pools):
         if pool.certification is None:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from aicr_gen.gitops.change_model import ComponentChange, ConstraintChange, ValueChange
+from aicr_gen.gitops.review.model import ComponentChange, ConstraintChange, ValueChange
 
 if TYPE_CHECKING:
     from aicr_gen.text.image_reference import ImageRef
