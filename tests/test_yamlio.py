@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 import yaml as pyyaml
 from ruamel.yaml import YAML
 
@@ -570,7 +569,7 @@ def test_number_like_strings_survive_a_round_trip(text: str) -> None:
     dumped = yamlio.dump({"value": text, "items": [text]})
 
     assert yamlio.load_bytes(dumped.encode(), "dumped.yaml").data == {"value": text, "items": [text]}
-    assert yaml.safe_load(dumped) == {"value": text, "items": [text]}
+    assert pyyaml.safe_load(dumped) == {"value": text, "items": [text]}
 
 
 YAML_LIBRARIES = {"yaml", "ruamel", "yaml_rs"}
