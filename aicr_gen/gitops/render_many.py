@@ -18,6 +18,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from aicr_gen.errors import AicrGenError, FindingsError, InvalidInputError
 from aicr_gen.gitops.review.model import Changes
+from aicr_gen.gitops.review.renderer import RenderOptions
 from aicr_gen.gitops.trees.collisions import Keyed
 
 Item = TypeVar("Item")
@@ -51,6 +52,7 @@ class Job(NamedTuple):
     repo: str
     fmt: str
     base: str
+    objects: RenderOptions | None = None  # plan: how rendered objects are reviewed (None: not at all)
 
 
 class SyncJob(NamedTuple):
@@ -251,6 +253,7 @@ def for_plan(job: Job) -> tuple[Any, list[Keyed]]:
     from aicr_gen.edges.git import Repo
     from aicr_gen.edges.git_objects import files_at
     from aicr_gen.gitops.review.plan import cluster_plan
+    from aicr_gen.gitops.review.renderer import review_for
     from aicr_gen.gitops.trees.recipes import resolve_spec
     from aicr_gen.gitops.trees.render_tree import render_tree
     from aicr_gen.spec.load import load_spec
@@ -261,5 +264,7 @@ def for_plan(job: Job) -> tuple[Any, list[Keyed]]:
     found = findings(cluster, base, recipe)
     tree = render_tree(cluster, base, job.path, recipe, catalog=catalog)
     old = files_at(Repo(job.repo), job.base, job.path)
+    review = review_for(job.objects) if job.objects is not None else None
     return (cluster_plan(cluster.metadata.name, job.spec_file, job.path, old=old, new=tree,
-                         findings=[finding.as_dict() for finding in found]), placed(cluster, job.path, tree))
+                         findings=[finding.as_dict() for finding in found], objects=review),
+            placed(cluster, job.path, tree))

@@ -11,11 +11,14 @@ sections still do not fit are named in one line (a fleet-wide bump names every c
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
 
 from aicr_gen.gitops.review.model import change_sections, fleet_sections, grouped, headline, risk_lines
 from aicr_gen.gitops.review.plan import ClusterPlan, Plan, changes_of
+from aicr_gen.gitops.review.rendered import ApplicationChange
+from aicr_gen.gitops.review.upgrade import SEVERITY, UpgradeVerdict
 from aicr_gen.text import markdown as md
 from aicr_gen.text.oneline import one_line
 
@@ -28,7 +31,13 @@ SUMMARY_RISKS = 30
 UNCHANGED_NAMES = 100
 GROUPS = 20  # changes several clusters share, listed in the header
 GROUP_NAMES = 10  # cluster names shown per shared change
-ERROR, WARNING = "\u274c", "\u26a0\ufe0f"
+ERROR, WARNING, SAFE = "\u274c", "\u26a0\ufe0f", "\u2705"
+MARKS = {"blocked": ERROR, "manual": WARNING, "safe": SAFE}
+OBJECTS_SHARE = 0.6  # of the budget, at most, for the rendered-object diffs
+DIFF_LINES = 60  # lines of one object's diff in the comment; the full plan has all of them
+OBJECTS = 25  # objects listed per application in the comment
+VERDICT_GROUPS = 30
+REASONS = 8  # reasons listed per verdict in the header
 
 
 def as_json(plan: Plan) -> str:
@@ -129,6 +138,12 @@ def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
                  f"{item.path}: {item.message}" for item in cluster.policies]
         lines += _bullets("Policies", found, cap("policies"), "findings")
     lines += _bullets("Merging will set off", [item.text for item in cluster.onMerge], cap("effects"), "effects")
+    lines += _bullets("Upgrades", [f"{MARKS[item.verdict]} {item.verdict} {item.component}"
+                                   f"{' (acknowledged)' if item.acknowledged else ''}"
+                                   f"{': ' + item.reasons[0].text if item.reasons else ''}"
+                                   for item in cluster.upgrades], cap("components"), "components")
+    lines += _bullets("Rendered objects", [_unit_summary(unit) for unit in cluster.applications],
+                      cap("components"), "applications")
     lines += _bullets("Components", [item.text for item in cluster.components], cap("components"), "components")
     if cluster.values:
         shown = _capped([item.text for item in cluster.values], cap("values"), "values")
@@ -180,6 +195,91 @@ def _header(plan: Plan) -> list[str]:
     return lines
 
 
+def _verdicts(plan: Plan) -> list[str]:
+    """Every component's upgrade verdict once with the clusters it holds for, blocked first."""
+    shared = grouped([(cluster.name, [_verdict_key(item) for item in cluster.upgrades]) for cluster in plan.clusters])
+    found = {_verdict_key(item): item for cluster in plan.clusters for item in cluster.upgrades}
+    order = sorted(shared, key=lambda pair: -SEVERITY[found[pair[0]].verdict])
+    lines: list[str] = []
+    safe = [(found[key], names) for key, names in order if found[key].verdict == "safe"]
+    for key, names in order[:VERDICT_GROUPS]:
+        item = found[key]
+        if item.verdict == "safe":
+            continue
+        ack = " (acknowledged)" if item.acknowledged else ""
+        lines.append(f"- {MARKS[item.verdict]} **{item.verdict}**{ack} {md.code(item.component)} on {_names(names)}")
+        lines += [f"  - {md.code(reason.code)} {md.code(reason.object)}: {_text(reason.text)}"
+                  for reason in item.reasons[:REASONS]]
+        lines += [f"  - \u2026 and {len(item.reasons) - REASONS} more reasons"] if len(item.reasons) > REASONS else []
+    if safe:
+        names = sorted({item.component for item, _ in safe})
+        lines.append(f"- {SAFE} **safe**: {', '.join(md.code(name) for name in names)}")
+    if not lines:
+        return []
+    return ["", "### Upgrade verdicts", "", *lines]
+
+
+def _verdict_key(item: UpgradeVerdict) -> str:
+    return item.model_dump_json()
+
+
+def _unit_summary(unit: ApplicationChange) -> str:
+    counted = Counter(item.change for item in unit.objects)
+    kinds = ", ".join(f"{counted[kind]} {kind}" for kind in ("changed", "added", "removed", "renamed", "moved")
+                      if counted[kind])
+    state = (kinds or "no object changes") if unit.rendered else f"not rendered: {unit.note}"
+    return f"{unit.kind} {unit.name} \u00b7 {state} \u00b7 {unit.source}"
+
+
+def _unit_block(unit: ApplicationChange, clusters: Sequence[str], *, diffs: bool, total: int) -> str:
+    """One application's object changes as a collapsible section: each object with its diff (``diffs``), else
+    the objects by name."""
+    more = " \u2026" if len(clusters) > GROUP_NAMES else ""
+    where = md.html(_cut(clusters[0])) if len(clusters) == 1 else (
+        f"{len(clusters)} clusters" if len(clusters) == total else
+        f"{len(clusters)} clusters ({md.html(_cut(', '.join(clusters[:GROUP_NAMES])))}{more})")
+    body: list[str] = []
+    if unit.note:
+        body += ["", _text(unit.note)]
+    for item in unit.objects[:OBJECTS]:
+        was = f" (was {md.code(item.was)})" if item.was else ""
+        body += ["", f"{md.code(item.ref)} {item.change}{was}"]
+        if diffs and item.diff:
+            lines = item.diff.splitlines()
+            body += md.block([*lines[:DIFF_LINES], *([f"\u2026 {len(lines) - DIFF_LINES} more lines in the full plan"]
+                                                    if len(lines) > DIFF_LINES else [])], "diff")
+    body += ["", f"\u2026 and {len(unit.objects) - OBJECTS} more objects in the full plan"] \
+        if len(unit.objects) > OBJECTS else []
+    summary = f"{md.html(_cut(_unit_summary(unit)))} \u00b7 {where}"
+    return "\n".join([f"<details><summary>{summary}</summary>", *body, "", "</details>"])
+
+
+def _objects(plan: Plan, budget: int | None) -> tuple[list[str], int]:
+    """The rendered-object changes, each application change once with the clusters that make it, the biggest
+    first, within ``budget`` characters (diffs dropped, then applications counted, when they do not fit); and how
+    many were left out or shortened."""
+    keyed = {unit.model_dump_json(): unit for cluster in plan.clusters for unit in cluster.applications}
+    shared = grouped([(cluster.name, [unit.model_dump_json() for unit in cluster.applications])
+                      for cluster in plan.clusters])
+    if not shared:
+        return [], 0
+    order = sorted(shared, key=lambda pair: (-keyed[pair[0]].lines * len(pair[1]), keyed[pair[0]].name))
+    total = len(plan.clusters)
+    lines = ["", "### Rendered objects", ""]
+    used, cut = sum(len(line) + 1 for line in lines), 0
+    for index, (key, names) in enumerate(order):
+        unit = keyed[key]
+        block = _unit_block(unit, names, diffs=True, total=total)
+        if budget is not None and used + len(block) > budget:
+            block, cut = _unit_block(unit, names, diffs=False, total=total), cut + 1
+        if budget is not None and used + len(block) > budget:
+            lines.append(f"\u2026 and {len(order) - index} more application changes (the full plan has them)")
+            return lines, cut + len(order) - index
+        lines += [block, ""]
+        used += len(block) + 2
+    return lines, cut
+
+
 def _names(names: Sequence[str]) -> str:
     """``N clusters: a, b, c \u2026 and M more``."""
     shown = ", ".join(md.code(name) for name in names[:GROUP_NAMES])
@@ -221,9 +321,17 @@ def _news(cluster: ClusterPlan) -> bool:
     return bool(cluster.changed or any(item.severity == "error" for item in cluster.policies))
 
 
-def markdown(plan: Plan, budget: int = BUDGET) -> str:
-    """The plan as Markdown of at most ``budget`` characters."""
-    lines = _header(plan)
+def markdown(plan: Plan, budget: int | None = BUDGET, *, full: str | None = None) -> str:
+    """The plan as Markdown of at most ``budget`` characters (None: all of it, every object diff); ``full`` names
+    where the whole plan is written, for the comment to point to when it leaves something out."""
+    lines = [*_header(plan), *_verdicts(plan)]
+    rendered, cut = _objects(plan, None if budget is None else int(budget * OBJECTS_SHARE))
+    lines += rendered
+    if cut:
+        where = f"in {md.code(full)} (the job summary or artifact)" if full else \
+            f"with {md.code('aicr-gen plan --full FILE')}"
+        lines += [f"{cut} application changes are shortened or left out here: every object diff is {where}."]
+    budget = budget if budget is not None else 1 << 62
     shown = [cluster for cluster in _ordered(plan.clusters) if _news(cluster)]
     quiet = [cluster.name for cluster in plan.clusters if not _news(cluster)]
     tail: list[str] = []

@@ -27,7 +27,9 @@ from aicr_gen.gitops.review.model import (
     facts,
     grouped,
 )
+from aicr_gen.gitops.review.rendered import ApplicationChange, Review
 from aicr_gen.gitops.review.risks import DRIVER_PREFIX
+from aicr_gen.gitops.review.upgrade import UpgradeVerdict
 from aicr_gen.modelcheck import Strict as _Model
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
@@ -86,6 +88,12 @@ class ClusterPlan(_Model):
     policies: list[PolicyResult] = Field(description="Every policy finding, errors first")
     files: FileChanges = Field(description="Files added, changed and removed")
     onMerge: list[Effect] = Field(description="What merging sets off")
+    applications: list[ApplicationChange] = Field(
+        default_factory=list, description="Each Argo CD Application, Flux HelmRelease or Kustomization (or Helm "
+                                          "release) whose rendered objects change, the biggest change first")
+    upgrades: list[UpgradeVerdict] = Field(
+        default_factory=list, description="Per component whose rendered objects change: safe, manual or blocked, "
+                                          "with the reasons")
 
 
 class ChangeGroup(_Model):
@@ -110,6 +118,11 @@ class Plan(_Model):
     groups: list[ChangeGroup] = Field(description="Each change two or more clusters share, once with the clusters "
                                                   "it is in, the most widespread first (per-cluster detail stays "
                                                   "in clusters)")
+    blocked: int = Field(default=0, description="Component upgrades judged blocked in all clusters (acknowledged "
+                                                "ones included)")
+    unacknowledged: int = Field(default=0, description="Blocked upgrades no --allow-blocked acknowledges: "
+                                                       "--fail-on blocked exits 1 when this is not 0")
+    manual: int = Field(default=0, description="Component upgrades judged manual in all clusters")
 
 
 def changes_of(cluster: ClusterPlan) -> Changes:
@@ -120,21 +133,40 @@ def changes_of(cluster: ClusterPlan) -> Changes:
                    removed=cluster.files.removed)
 
 
-def plan(base: str, base_commit: str, clusters: Sequence[ClusterPlan]) -> Plan:
-    """The whole plan, with its totals."""
+def plan(base: str, base_commit: str, clusters: Sequence[ClusterPlan], *,
+         allow_blocked: Sequence[str] = ()) -> Plan:
+    """The whole plan, with its totals; blocked upgrades of the components in ``allow_blocked`` (``*``: all) are
+    acknowledged."""
+    clusters = [acknowledged(cluster, allow_blocked) for cluster in clusters]
     shared = grouped([(cluster.name, facts(changes_of(cluster))) for cluster in clusters])
+    verdicts = [item for cluster in clusters for item in cluster.upgrades]
     return Plan(apiVersion=API_VERSION, kind="Plan", base=base, baseCommit=base_commit, clusters=list(clusters),
                 changedClusters=sum(1 for cluster in clusters if cluster.changed),
                 highRisk=sum(len(cluster.highRisk) for cluster in clusters),
                 policyErrors=sum(1 for cluster in clusters for item in cluster.policies if item.severity == "error"),
-                groups=[ChangeGroup(change=change, clusters=names) for change, names in shared if len(names) > 1])
+                groups=[ChangeGroup(change=change, clusters=names) for change, names in shared if len(names) > 1],
+                blocked=sum(1 for item in verdicts if item.verdict == "blocked"),
+                unacknowledged=sum(1 for item in verdicts if item.verdict == "blocked" and not item.acknowledged),
+                manual=sum(1 for item in verdicts if item.verdict == "manual"))
+
+
+def acknowledged(cluster: ClusterPlan, allow_blocked: Sequence[str]) -> ClusterPlan:
+    """``cluster`` with its blocked upgrades of the components in ``allow_blocked`` marked acknowledged."""
+    if not allow_blocked or not any(item.verdict == "blocked" for item in cluster.upgrades):
+        return cluster
+    return cluster.model_copy(update={"upgrades": [
+        item.model_copy(update={"acknowledged": True})
+        if item.verdict == "blocked" and ("*" in allow_blocked or item.component in allow_blocked) else item
+        for item in cluster.upgrades]})
 
 
 def cluster_plan(name: str, spec: str, path: str, *, old: Mapping[str, bytes], new: Mapping[str, bytes],
-                 findings: Sequence[Mapping[str, str]]) -> ClusterPlan:
+                 findings: Sequence[Mapping[str, str]], objects: Review | None = None) -> ClusterPlan:
     """The plan of one cluster: ``old`` is its managed folder at the base (empty for a new cluster), ``new`` the
-    tree its spec renders, ``findings`` its policy findings (policy, severity, path, message)."""
+    tree its spec renders, ``findings`` its policy findings (policy, severity, path, message); with ``objects``,
+    the rendered objects that change and the upgrade verdicts too."""
     found = review.compare(old, new)
+    applications, upgrades = objects.review(old, new, path) if objects is not None and found.files else ([], [])
     policies = sorted((PolicyResult(**dict(item)) for item in findings),
                       key=lambda item: item.severity != "error")
     return ClusterPlan(name=name, spec=spec, path=path, new=not old, changed=found.files > 0,
@@ -142,7 +174,7 @@ def cluster_plan(name: str, spec: str, path: str, *, old: Mapping[str, bytes], n
                        constraints=found.constraints, sentinel=found.sentinel, certification=found.certification,
                        sources=found.sources, policies=policies,
                        files=FileChanges(added=found.added, changed=found.changed, removed=found.removed),
-                       onMerge=effects(found, old, new, path))
+                       onMerge=effects(found, old, new, path), applications=applications, upgrades=upgrades)
 
 
 def unchanged_plan(name: str, spec: str, path: str, findings: Sequence[Mapping[str, str]]) -> ClusterPlan:

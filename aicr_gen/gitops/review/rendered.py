@@ -1,0 +1,229 @@
+"""The rendered objects a merge changes in one cluster, per deployer unit, and each changed component's upgrade
+verdict (pure over the two trees; charts come through a ``Renderer``: ``mirror.chart_render`` in ``plan``).
+
+Units are matched by kind and name between the base tree and the merge's (``releases.py``). A unit whose inputs
+are byte-identical at both sides (``Release.digest``) renders the same objects and is skipped without rendering;
+the others are rendered — manifests and chart folders whose templates hold no template action are read as they
+are, any other chart goes to the renderer — then compared (``objects.py``) and judged (``upgrade.py``). Results are
+remembered by digest for the life of the process: a fleet whose clusters make the same change renders and compares
+it once.
+
+The Kubernetes version charts render for is ``kube_version`` when given, else the lowest the recipe's
+``K8s.server.version`` constraint allows (``>= 1.34`` renders for 1.34.0), else helm's default.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from aicr_gen.gitops.review import objects, upgrade
+from aicr_gen.gitops.review.objects import Key, ObjectChange
+from aicr_gen.gitops.review.releases import Release, releases
+from aicr_gen.gitops.review.upgrade import UpgradeVerdict
+from aicr_gen.modelcheck import Strict
+
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+_MEMO_LIMIT = 4096
+BUILTIN_GROUPS = frozenset({
+    "", "apps", "batch", "autoscaling", "policy", "rbac.authorization.k8s.io", "networking.k8s.io",
+    "storage.k8s.io", "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io",
+    "coordination.k8s.io", "discovery.k8s.io", "node.k8s.io", "certificates.k8s.io", "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io", "events.k8s.io", "internal.apiserver.k8s.io",
+    "storagemigration.k8s.io", "authentication.k8s.io", "authorization.k8s.io"})
+"""API groups Kubernetes serves itself: their objects have no CustomResourceDefinition."""
+
+
+class Renderer(Protocol):
+    """Renders charts (``mirror.chart_render.ChartRenderer``): YAML text or None, and why not."""
+
+    def remote(self, repository: str, chart: str, version: str, *, release: str, namespace: str, values: str,
+               kube_version: str) -> tuple[str | None, str]: ...
+
+    def local(self, files: Mapping[str, bytes], *, release: str, namespace: str, values: str,
+              kube_version: str) -> tuple[str | None, str]: ...
+
+
+class ApplicationChange(Strict, frozen=True):
+    """One deployer unit whose rendered objects change."""
+
+    kind: str = Field(description="Application (Argo CD), HelmRelease or Kustomization (Flux), or Release (helm, "
+                                  "helmfile, argocd-helm)")
+    name: str = Field(description="Its name")
+    deployer: str = Field(description="The deployer folder read: argocd, flux, helmfile, helm or argocd-helm")
+    component: str = Field(description="The recipe component it deploys (its own name for other units)")
+    source: str = Field(description="Where its objects come from, base -> merge when it changes")
+    rendered: bool = Field(description="Both sides were rendered: objects lists every change")
+    note: str = Field(description="Why a side was not rendered (empty when rendered)")
+    objects: list[ObjectChange] = Field(description="Objects added, removed, changed, renamed or moved, biggest "
+                                                    "diff first")
+    lines: int = Field(description="Diff lines of all its objects")
+
+
+def kube_version(tree: Mapping[str, bytes]) -> str:
+    """The lowest Kubernetes version the tree's recipe allows, ``X.Y.Z`` ('' when it says none)."""
+    from aicr_gen.yaml.foreign import load_one
+
+    try:
+        recipe = load_one(tree.get("recipe.yaml", b"{}")) or {}
+    except Exception:  # a broken recipe renders with helm's default
+        return ""
+    for item in recipe.get("constraints") or [] if isinstance(recipe, dict) else []:
+        if isinstance(item, dict) and item.get("name") == "K8s.server.version":
+            found = _VERSION.search(str(item.get("value", "")))
+            if found:
+                return f"{found[1]}.{found[2]}.{found[3] or 0}"
+    return ""
+
+
+def _plain(release: Release, tree: Mapping[str, bytes]) -> list[str] | None:
+    """The texts of a unit that needs no rendering: manifests, or a chart folder without template actions."""
+    if release.chart is None:
+        return [tree[name].decode(errors="replace") for name in release.manifests if name in tree]
+    if release.chart.local:
+        folder = release.chart.name
+        texts = [tree[name].decode(errors="replace") for name in release.files
+                 if name.startswith((f"{folder}/templates/", f"{folder}/crds/")) and name.endswith((".yaml", ".yml"))]
+        if not any("{{" in text for text in texts):
+            return texts
+    return None
+
+
+class _Side:
+    """One unit at one side of the merge (``label`` old or new): the release, its tree, its Kubernetes version and
+    its inputs digest."""
+
+    def __init__(self, release: Release, label: str, tree: Mapping[str, bytes], version: str) -> None:
+        self.release, self.label, self.tree, self.version = release, label, tree, version
+        self.digest = release.digest(tree)
+
+
+class Review:
+    """Renders, compares and judges units for one ``plan`` run, remembering results by digest."""
+
+    def __init__(self, renderer: Renderer | None, *, kube_version: str = "") -> None:
+        self.renderer = renderer
+        self.kube_version = kube_version
+        self._objects: dict[str, tuple[list[dict[str, Any]] | None, str]] = {}
+        self._compared: dict[tuple[str, str], tuple[list[ObjectChange], UpgradeVerdict]] = {}
+
+    def objects_of(self, release: Release, tree: Mapping[str, bytes], digest: str,
+                   version: str) -> tuple[list[dict[str, Any]] | None, str]:
+        """The unit's objects (None when they cannot be rendered) and why not."""
+        if digest in self._objects:
+            return self._objects[digest]
+        texts, why = _plain(release, tree), ""
+        if texts is None:
+            texts, why = self._render(release, tree, version)
+        try:
+            found = (objects.parse(texts), "") if texts is not None else (None, why)
+        except Exception as err:  # output no deployer could apply: say so instead of failing
+            found = None, f"its objects are not YAML: {str(err).splitlines()[0]}"
+        if len(self._objects) >= _MEMO_LIMIT:
+            self._objects.clear()
+        self._objects[digest] = found
+        return found
+
+    def _render(self, release: Release, tree: Mapping[str, bytes], version: str) -> tuple[list[str] | None, str]:
+        chart = release.chart
+        assert chart is not None
+        if self.renderer is None:
+            return None, "charts are not rendered (--no-render)"
+        if chart.local:
+            prefix = f"{chart.name}/"
+            files = {name.removeprefix(prefix): tree[name] for name in release.files
+                     if name.startswith(prefix) and name in tree}
+            text, why = self.renderer.local(files, release=release.release, namespace=release.namespace,
+                                            values=release.values, kube_version=version)
+        else:
+            text, why = self.renderer.remote(chart.repository, chart.name, chart.version, release=release.release,
+                                             namespace=release.namespace, values=release.values,
+                                             kube_version=version)
+        return ([text] if text is not None else None), why
+
+    def review(self, old: Mapping[str, bytes], new: Mapping[str, bytes],
+               path: str) -> tuple[list[ApplicationChange], list[UpgradeVerdict]]:
+        """Every unit whose objects change between the trees, biggest first, and the verdict of each component
+        whose objects change."""
+        sides = {"old": (old, self.kube_version or kube_version(old)),
+                 "new": (new, self.kube_version or kube_version(new))}
+        before = {(item.kind, item.name, item.chart is None): item for item in releases(old, path)}
+        after = {(item.kind, item.name, item.chart is None): item for item in releases(new, path)}
+        crds: dict[str, list[dict[str, Any]]] = {}
+        units: list[tuple[ApplicationChange, UpgradeVerdict | None, bool]] = []
+        for key in [*after, *(key for key in before if key not in after)]:
+            was = _Side(before[key], "old", *sides["old"]) if key in before else None
+            now = _Side(after[key], "new", *sides["new"]) if key in after else None
+            if (was.digest if was else "") != (now.digest if now else ""):
+                units.append((*self._unit(was, now, path, crds), (now or was).release.root))  # type: ignore[union-attr]
+        verdicts: dict[str, list[UpgradeVerdict]] = {}
+        for unit, judged, root in units:
+            if judged is not None and not root:
+                verdicts.setdefault(unit.component, []).append(judged)
+        return (sorted((unit for unit, _, _ in units), key=lambda item: (-item.lines, item.kind, item.name)),
+                [_merged(name, found) for name, found in verdicts.items()])
+
+    def _unit(self, was: _Side | None, now: _Side | None, path: str,
+              crds: dict[str, list[dict[str, Any]]]) -> tuple[ApplicationChange, UpgradeVerdict | None]:
+        either = now or was
+        assert either is not None
+        shown = either.release
+        found_old, why_old = self.objects_of(was.release, was.tree, was.digest, was.version) if was else ([], "")
+        found_new, why_new = self.objects_of(now.release, now.tree, now.digest, now.version) if now else ([], "")
+        note = "; ".join(why for why in (why_old and f"base: {why_old}", why_new and f"merge: {why_new}") if why)
+        unit = ApplicationChange(kind=shown.kind, name=shown.name, deployer=shown.deployer,
+                                 component=shown.component, rendered=False, note=note, objects=[], lines=0,
+                                 source=_source(was.release if was else None, now.release if now else None))
+        if found_old is None or found_new is None:
+            return unit, None
+        digests = (was.digest if was else "", now.digest if now else "")
+        if digests not in self._compared:
+            scoped = objects.scoped_kinds([*found_old, *found_new])
+            keyed_old: dict[Key, dict[str, Any]] = objects.keyed(found_old, was.release.namespace if was else "",
+                                                                 scoped)
+            keyed_new = objects.keyed(found_new, now.release.namespace if now else "", scoped)
+            changed = objects.changes(keyed_old, keyed_new)
+            custom = {key[:2] for key in set(keyed_old) & set(keyed_new)
+                      if key[0] not in BUILTIN_GROUPS and keyed_old[key] != keyed_new[key]}
+            for side in (was, now) if custom else ():
+                if side is not None and side.label not in crds:
+                    crds[side.label] = self._cluster_crds(side, path)
+            judged = upgrade.verdict_of(shown.component, keyed_old, keyed_new, changed,
+                                        crds_old=crds.get("old", []), crds_new=crds.get("new", []))
+            if len(self._compared) >= _MEMO_LIMIT:
+                self._compared.clear()
+            self._compared[digests] = (changed, judged)
+        changed, judged = self._compared[digests]
+        return unit.model_copy(update={"rendered": True, "objects": changed,
+                                       "lines": sum(item.lines for item in changed)}), judged
+
+    def _cluster_crds(self, side: _Side, path: str) -> list[dict[str, Any]]:
+        """Every CustomResourceDefinition the side's units render (a custom resource's CRD often comes with another
+        component's chart): asked for only when a custom resource changes, rendered through the memo."""
+        out: list[dict[str, Any]] = []
+        for release in releases(side.tree, path):
+            found, _why = self.objects_of(release, side.tree, release.digest(side.tree), side.version)
+            out += [item for item in found or [] if item.get("kind") == "CustomResourceDefinition"]
+        return out
+
+
+def _source(was: Release | None, now: Release | None) -> str:
+    """Where the unit's objects come from, ``base -> merge`` when that changes (one chart: its versions)."""
+    if was and now and was.chart and now.chart and not was.chart.local and \
+            (was.chart.repository, was.chart.name) == (now.chart.repository, now.chart.name) and \
+            was.chart.version != now.chart.version:
+        return f"{now.chart.name} {was.chart.version} -> {now.chart.version} from {now.chart.repository}"
+    before, after = (item.chart.text() if item and item.chart else "manifests" if item else "(none)"
+                     for item in (was, now))
+    return after if before == after else f"{before} -> {after}"
+
+
+def _merged(component: str, found: Sequence[UpgradeVerdict]) -> UpgradeVerdict:
+    """One verdict for a component several units deploy (its chart and its -post manifests)."""
+    reasons = sorted((reason for item in found for reason in item.reasons),
+                     key=lambda item: -upgrade.SEVERITY[item.verdict])
+    worst = max((item.verdict for item in found), key=upgrade.SEVERITY.__getitem__, default="safe")
+    return UpgradeVerdict(component=component, verdict=worst, reasons=reasons)
