@@ -328,8 +328,8 @@ def markdown(plan: Plan, budget: int | None = BUDGET, *, full: str | None = None
     rendered, cut = _objects(plan, None if budget is None else int(budget * OBJECTS_SHARE))
     lines += rendered
     if cut:
-        where = f"in {md.code(full)} (the job summary or artifact)" if full else \
-            f"with {md.code('aicr-gen plan --full FILE')}"
+        where = f"in {md.code(full.replace(chr(92), '/').rsplit('/', 1)[-1])} (the job summary or the run's " \
+            "artifact)" if full else f"with {md.code('aicr-gen plan --full FILE')}"
         lines += [f"{cut} application changes are shortened or left out here: every object diff is {where}."]
     budget = budget if budget is not None else 1 << 62
     shown = [cluster for cluster in _ordered(plan.clusters) if _news(cluster)]

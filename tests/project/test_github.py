@@ -64,7 +64,9 @@ def test_action_is_composite_with_documented_inputs() -> None:
     action = _load(ACTION)
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {"specs", "policies", "sync-check", "repo", "plan", "base", "token", "baseline",
-                                     "target", "kubeconfig", "fail-on-drift", "fleet-drift", "snapshots", "version"}
+                                     "target", "kubeconfig", "fail-on-drift", "fleet-drift", "snapshots", "version",
+                                     "fail-on-blocked", "charts", "offline"}
+    assert action["inputs"]["fail-on-blocked"]["default"] == "true" and action["inputs"]["offline"]["default"] == "false"
     assert action["inputs"]["plan"]["default"] == "true" and action["inputs"]["token"]["default"] == ""
     assert action["inputs"]["specs"]["default"] == "clusters/*.yaml"
     assert action["inputs"]["fail-on-drift"]["default"] == "true"
@@ -200,14 +202,16 @@ def _pull_request(tmp_path: Path) -> tuple[Path, str]:
     return repo, base
 
 
-def _plan_step(repo: Path, base: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+def _plan_step(repo: Path, base: str, tmp_path: Path,
+               body: str = "") -> tuple[subprocess.CompletedProcess[str], Path, Path]:
     summary, output, temp = tmp_path / "summary.md", tmp_path / "plan-output", tmp_path / "runner-temp"
     summary.write_text("")
     output.write_text("")
     temp.mkdir(exist_ok=True)
     files = _spec_files(repo, "clusters/*.yaml", tmp_path)
     proc = _run_step(PLAN_STEP, {"SPEC_FILES": files, "REPO": ".", "BASE": base, "GITHUB_STEP_SUMMARY": str(summary),
-                                 "GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(temp)}, repo)
+                                 "GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(temp), "FAIL_ON_BLOCKED": "true",
+                                 "CHARTS": "", "OFFLINE": "true", "PR_BODY": body}, repo)
     return proc, summary, output
 
 
@@ -222,8 +226,9 @@ def test_plan_step_writes_the_plan_against_the_base_to_the_job_summary(tmp_path:
     text = summary.read_text()
     assert text.startswith(f"## aicr-gen plan\n\nAgainst `{base[:12]}`: 1 of 2 clusters change")
     assert "- bumped gpu-operator v26.3.3 -> v26.4.0" in text and "Unchanged (1): `" in text
-    plan_file = Path(output.read_text().strip().removeprefix("file="))
-    assert plan_file.read_text() == text
+    written = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    assert Path(written["full"]).read_text() == text and written["status"] == "0"
+    assert Path(written["file"]).read_text().startswith("## aicr-gen plan\n")
 
     # a shallow clone (actions/checkout's default depth) lacks the base commit: the step fetches it
     clone = tmp_path / "clone"
@@ -233,6 +238,39 @@ def test_plan_step_writes_the_plan_against_the_base_to_the_job_summary(tmp_path:
     proc, summary, _output = _plan_step(clone, base, shallow)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "- bumped gpu-operator v26.3.3 -> v26.4.0" in summary.read_text()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
+def test_plan_step_reads_acknowledgements_from_the_description_and_nothing_else(tmp_path: Path) -> None:
+    """Only 'aicr-gen allow-blocked:' lines of the description count; a name that is no component name is
+    refused with a warning, never run, never globbed."""
+    repo, base = _pull_request(tmp_path)
+    (repo / "pwned").unlink(missing_ok=True)
+    body = ("Bump.\r\naicr-gen allow-blocked: gpu-operator, *\r\n  aicr-gen allow-blocked: $(touch pwned)\n"
+            "aicr-gen allow-blocked: `touch pwned` ../x\nsomething aicr-gen allow-blocked: nvsentinel\n")
+    trace = tmp_path / "trace"
+    trace.write_text("")
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    (wrapper / "aicr-gen").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {trace}\nexec {sys.executable} -m aicr_gen "$@"\n')
+    (wrapper / "aicr-gen").chmod(0o755)
+    summary, output, temp = tmp_path / "summary.md", tmp_path / "out", tmp_path / "temp"
+    for path in (summary, output):
+        path.write_text("")
+    temp.mkdir()
+    env = {"SPEC_FILES": _spec_files(repo, "clusters/*.yaml", tmp_path), "REPO": ".", "BASE": base,
+           "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(output), "RUNNER_TEMP": str(temp),
+           "FAIL_ON_BLOCKED": "true", "CHARTS": "", "OFFLINE": "true", "PR_BODY": body,
+           "PATH": os.pathsep.join([str(wrapper), str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    proc = subprocess.run(["bash", "-c", _step(PLAN_STEP)["run"]], cwd=repo, capture_output=True, text=True,
+                          check=False, env={**os.environ, **GIT_ENV, **env})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    args = trace.read_text().splitlines()
+    allowed = [args[index + 1] for index, arg in enumerate(args) if arg == "--allow-blocked"]
+    assert allowed == ["gpu-operator", "*"]
+    assert ["--fail-on", "blocked"] == args[args.index("--fail-on"):args.index("--fail-on") + 2]
+    assert "--offline" in args and not (repo / "pwned").exists()
+    assert proc.stdout.count("::warning::aicr-gen allow-blocked:") == 5  # $(touch, pwned), `touch, pwned`, ../x
 
 
 class _FakeGitHub(BaseHTTPRequestHandler):
