@@ -66,7 +66,8 @@ def test_action_is_composite_with_documented_inputs() -> None:
     assert set(action["inputs"]) == {"specs", "policies", "sync-check", "repo", "plan", "base", "token", "baseline",
                                      "target", "kubeconfig", "fail-on-drift", "fleet-drift", "snapshots", "version",
                                      "fail-on-blocked", "charts", "offline"}
-    assert action["inputs"]["fail-on-blocked"]["default"] == "true" and action["inputs"]["offline"]["default"] == "false"
+    assert action["inputs"]["fail-on-blocked"]["default"] == "true"
+    assert action["inputs"]["offline"]["default"] == "false"
     assert action["inputs"]["plan"]["default"] == "true" and action["inputs"]["token"]["default"] == ""
     assert action["inputs"]["specs"]["default"] == "clusters/*.yaml"
     assert action["inputs"]["fail-on-drift"]["default"] == "true"
@@ -252,7 +253,8 @@ def test_plan_step_reads_acknowledgements_from_the_description_and_nothing_else(
     trace.write_text("")
     wrapper = tmp_path / "bin"
     wrapper.mkdir()
-    (wrapper / "aicr-gen").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {trace}\nexec {sys.executable} -m aicr_gen "$@"\n')
+    (wrapper / "aicr-gen").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {trace}\n'
+                                      f'exec {sys.executable} -m aicr_gen "$@"\n')
     (wrapper / "aicr-gen").chmod(0o755)
     summary, output, temp = tmp_path / "summary.md", tmp_path / "out", tmp_path / "temp"
     for path in (summary, output):
@@ -268,7 +270,7 @@ def test_plan_step_reads_acknowledgements_from_the_description_and_nothing_else(
     args = trace.read_text().splitlines()
     allowed = [args[index + 1] for index, arg in enumerate(args) if arg == "--allow-blocked"]
     assert allowed == ["gpu-operator", "*"]
-    assert ["--fail-on", "blocked"] == args[args.index("--fail-on"):args.index("--fail-on") + 2]
+    assert args[args.index("--fail-on"):args.index("--fail-on") + 2] == ["--fail-on", "blocked"]
     assert "--offline" in args and not (repo / "pwned").exists()
     assert proc.stdout.count("::warning::aicr-gen allow-blocked:") == 5  # $(touch, pwned), `touch, pwned`, ../x
 
