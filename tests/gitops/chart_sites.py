@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 
+from aicr_gen.mirror.pull import ALLOWED_HOSTS
 from tests.gitops.upgrade_charts import CHART, SCENARIOS, Charts, build_charts, helm, render
 from tests.mirror.test_registry import Registry, registry  # noqa: F401  (the loopback registry fixture)
 
-ALLOWED_HOSTS = "AICR_GEN_VENDOR_ALLOWED_HOSTS"
-"""aicr_gen.mirror.pull.ALLOWED_HOSTS: hosts a chart may be pulled from although they are loopback or private."""
 LOOPBACK = "127.0.0.1"
 
 
@@ -127,7 +126,7 @@ def chart_site(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     return site
 
 
-def pull(site: ChartSite, version: str, destination: Path) -> Path:
+def helm_pull(site: ChartSite, version: str, destination: Path) -> Path:
     """``helm pull`` of ``version`` from ``site`` into ``destination``; the package it wrote."""
     destination.mkdir(parents=True, exist_ok=True)
     helm("pull", *site.pull_args(version), "--destination", str(destination))

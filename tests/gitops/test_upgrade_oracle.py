@@ -14,6 +14,7 @@ Terminating, which is how the loss of what it holds shows.
 from __future__ import annotations
 
 import contextlib
+import copy
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -156,7 +157,7 @@ def test_the_api_server_refuses_exactly_what_the_scenario_says(oracle: tuple[Sce
 def test_the_verdict_names_every_refusal_and_loss(entry: Scenario,
                                                   widget_renders: dict[str, list[dict[str, Any]]]) -> None:  # noqa: F811
     upgrade = pytest.importorskip("aicr_gen.gitops.review.upgrade")
-    old, new = widget_renders[BASELINE], widget_renders[entry.version]
+    old, new = copy.deepcopy(widget_renders[BASELINE]), copy.deepcopy(widget_renders[entry.version])
     result = upgrade.verdict("widget-operator", old, new, crds_old=crds(old), crds_new=crds(new))
     reasons = [(reason.code, reason.object) for reason in result.reasons]
     shown = "\n".join(f"{reason.code} {reason.object}: {reason.text}" for reason in result.reasons)

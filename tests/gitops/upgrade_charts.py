@@ -295,16 +295,24 @@ def build_charts(parent: Path) -> Charts:
     return Charts(folders, packages)
 
 
-def helm(*args: str, cwd: Path | None = None) -> str:
-    """The real helm 3 (``$AICR_GEN_TOOLS/helm3``, skipping the test naming it when absent) with private helm
-    homes and no kubeconfig; its output (an error fails the test with helm's message)."""
+def helm_path() -> Path:
+    """The real helm 3, ``$AICR_GEN_TOOLS/helm3`` (default ``<repo>/.tools``); the test skips naming it when it
+    is absent."""
     from tests.conftest import ROOT
-    from tests.consumers import _run, tool_path
+    from tests.consumers import tool_path
 
     tools = Path(os.environ.get("AICR_GEN_TOOLS") or ROOT / ".tools")
     if not (tools / "helm3").is_file():
         pytest.skip(f"helm 3 not found at {tools / 'helm3'}: set AICR_GEN_TOOLS, or run scripts/tools.sh")
-    return _run([tool_path("helm3"), *args], f"helm {args[0]}", cwd=cwd)
+    return tool_path("helm3")
+
+
+def helm(*args: str) -> str:
+    """``helm ARGS`` (``helm_path``) with private helm homes and no kubeconfig; its output (an error fails the
+    test with helm's message)."""
+    from tests.consumers import _run
+
+    return _run([helm_path(), *args], f"helm {args[0]}")
 
 
 def render(chart: str | Path, *args: str) -> list[dict[str, Any]]:
