@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from aicr_gen.mirror.pull import ALLOWED_HOSTS
-from tests.gitops.upgrade_charts import CHART, SCENARIOS, Charts, build_charts, helm, render
+from tests.gitops.upgrade_charts import CHART, NAMESPACE, SCENARIOS, Charts, build_charts, helm, render
 from tests.mirror.test_registry import Registry, registry  # noqa: F401  (the loopback registry fixture)
 
 LOOPBACK = "127.0.0.1"
@@ -29,25 +29,24 @@ LOOPBACK = "127.0.0.1"
 
 @dataclass(frozen=True)
 class ChartSite:
-    """Where the chart's versions are served: ``repository`` is what a component's ``repository:`` names
+    """Where the chart's versions (``charts``) are served: ``repository`` is what a component's repository names
     (``oci://127.0.0.1:PORT/charts`` or ``http://127.0.0.1:PORT/charts``); ``kind`` "oci" or "http"."""
 
     kind: str
     repository: str
     chart: str
-    versions: tuple[str, ...]
     charts: Charts
-
-    @property
-    def host(self) -> str:
-        """``127.0.0.1:PORT``."""
-        return self.repository.split("://", 1)[1].split("/", 1)[0]
 
     def pull_args(self, version: str) -> list[str]:
         """The chart reference and flags of ``helm pull`` / ``helm template`` for ``version`` from this site."""
         if self.kind == "oci":
             return [f"{self.repository}/{self.chart}", "--version", version, "--plain-http"]
         return [self.chart, "--repo", self.repository, "--version", version]
+
+    def helm_block(self, version: str) -> dict[str, str]:
+        """The ``helm:`` block of a ComponentRegistry entry that deploys ``version`` from this site."""
+        return {"defaultRepository": self.repository, "defaultChart": self.chart, "defaultVersion": version,
+                "defaultNamespace": NAMESPACE}
 
     def render(self, version: str) -> list[dict[str, Any]]:
         """``helm template --include-crds`` of ``version`` fetched from this site."""
@@ -73,7 +72,7 @@ def oci_site(registry: Registry, widget_charts: Charts) -> ChartSite:  # noqa: F
     repository = f"oci://{registry.host}/charts"
     for package in widget_charts.packages.values():
         helm("push", str(package), repository, "--plain-http")
-    return ChartSite("oci", repository, CHART, tuple(widget_charts.packages), widget_charts)
+    return ChartSite("oci", repository, CHART, widget_charts)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -97,7 +96,7 @@ def http_site(widget_charts: Charts, tmp_path_factory: pytest.TempPathFactory) -
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield ChartSite("http", repository, CHART, tuple(widget_charts.packages), widget_charts)
+        yield ChartSite("http", repository, CHART, widget_charts)
     finally:
         server.shutdown()
         server.server_close()

@@ -60,12 +60,8 @@ _HELPERS = """{{- define "widget-operator.chart" -}}
 _CHECKSUM = '{{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}'
 
 
-def _meta(name: str, namespace: str | None = "{{ .Release.Namespace }}", **labels: str) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if namespace:
-        meta["namespace"] = namespace
-    meta["labels"] = {**_LABELS, **labels}
-    return meta
+def _meta(name: str, namespace: str | None = "{{ .Release.Namespace }}") -> dict[str, Any]:
+    return {"name": name, **({"namespace": namespace} if namespace else {}), "labels": dict(_LABELS)}
 
 
 def _pod(labels: dict[str, str], container: dict[str, Any], **spec: Any) -> dict[str, Any]:
