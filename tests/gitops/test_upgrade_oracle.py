@@ -8,7 +8,13 @@ namespace is created (``CreateNamespace=true``); every object of the new render 
 run, Namespaces and CRDs first; a refusal fails the sync before anything is stored. Otherwise every object is
 applied, then the objects only the old render has are pruned (custom resources first, Namespaces last) with
 background propagation: there is no garbage collector or namespace controller here, so a pruned Namespace stays
-Terminating, which is how the loss of what it holds shows.
+Terminating, which is how the loss of what it holds shows. Before the sync a user's objects (``BYSTANDERS``: a Widget
+of their own, a ConfigMap in the chart's namespace) are created beside the release, so what a prune takes with it
+is seen.
+
+This is Argo CD's behaviour (``--include-crds`` renders ``crds/`` as ordinary objects, pruned like the rest). Helm
+and Flux's helm-controller install ``crds/`` once and by default never upgrade or delete them: under those 3.0.0
+leaves v1alpha1 in place and 5.0.0 keeps the CRD.
 """
 
 from __future__ import annotations
