@@ -154,8 +154,9 @@ class Api:
         scoped = f"{base}/namespaces/{urllib.parse.quote(namespace)}/{plural}" if namespace else f"{base}/{plural}"
         return f"{scoped}/{urllib.parse.quote(name)}" if name else scoped
 
-    def apply(self, obj: Mapping[str, Any], manager: str) -> dict[str, Any]:
-        """Server-side apply (strict field validation, conflicts forced as controllers do)."""
+    def apply(self, obj: Mapping[str, Any], manager: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply (strict field validation, conflicts forced as controllers do); ``dry_run``: validated
+        and admitted, not stored (Argo CD's dry run of a sync)."""
         found = self.resource(str(obj.get("apiVersion")), str(obj.get("kind")))
         if found is None:
             raise Refused(f"no kind {obj.get('kind')} in {obj.get('apiVersion')} is served")
@@ -164,7 +165,8 @@ class Api:
         namespace = meta.get("namespace") if namespaced else None
         if namespaced and not namespace:
             raise Refused("namespaced object without a namespace")
-        query = urllib.parse.urlencode({"fieldManager": manager, "force": "true", "fieldValidation": "Strict"})
+        query = urllib.parse.urlencode({"fieldManager": manager, "force": "true", "fieldValidation": "Strict",
+                                        **({"dryRun": "All"} if dry_run else {})})
         path = self.path(str(obj["apiVersion"]), plural, namespace, str(meta.get("name")))
         answer: dict[str, Any] = self.call("PATCH", f"{path}?{query}", obj, "application/apply-patch+yaml")
         return answer
