@@ -7,6 +7,17 @@ from typing import Any
 
 import pytest
 
+from tests.gitops.chart_sites import (  # noqa: F401  (charts on loopback sites, for every gitops test)
+    chart_site,
+    http_chart_site,
+    http_site,
+    oci_chart_site,
+    oci_site,
+    widget_charts,
+    widget_renders,
+)
+from tests.mirror.test_registry import registry  # noqa: F401  (the docker-registry behind oci_site)
+
 
 @pytest.fixture
 def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:

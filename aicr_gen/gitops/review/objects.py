@@ -87,10 +87,11 @@ def scoped_kinds(objects: Iterable[Mapping[str, Any]]) -> frozenset[str]:
 
 
 def keyed(objects: Iterable[Mapping[str, Any]], namespace: str,
-          cluster_scoped: frozenset[str] = CLUSTER_SCOPED) -> dict[Key, dict[str, Any]]:
-    """The objects a deployer applies, by key, each filtered (noise dropped, secrets kept for ``redact``); later
-    duplicates replace earlier ones as ``kubectl apply`` would apply both in order."""
-    out: dict[Key, dict[str, Any]] = {}
+          cluster_scoped: frozenset[str] = CLUSTER_SCOPED) -> dict[Key, Mapping[str, Any]]:
+    """The objects a deployer applies, by key, as rendered (``changes`` filters the noise; the upgrade checks
+    need everything: a checksum annotation in a Job's template is an immutable change); later duplicates replace
+    earlier ones as ``kubectl apply`` would apply both in order."""
+    out: dict[Key, Mapping[str, Any]] = {}
     for item in objects:
         if not isinstance(item, Mapping) or not item.get("kind"):
             continue
@@ -100,7 +101,7 @@ def keyed(objects: Iterable[Mapping[str, Any]], namespace: str,
             continue
         kind = str(item["kind"])
         space = "" if kind in cluster_scoped else str(meta.get("namespace") or namespace)
-        out[(group_of(str(item.get("apiVersion", ""))), kind, space, str(meta.get("name", "")))] = filtered(item)
+        out[(group_of(str(item.get("apiVersion", ""))), kind, space, str(meta.get("name", "")))] = item
     return out
 
 
@@ -175,8 +176,8 @@ def _body(item: Mapping[str, Any]) -> str:
     return "".join(_text({**item, "metadata": meta}))
 
 
-def _paired(gone: Mapping[Key, dict[str, Any]],
-            came: Mapping[Key, dict[str, Any]]) -> list[tuple[Key, Key]]:
+def _paired(gone: Mapping[Key, Mapping[str, Any]],
+            came: Mapping[Key, Mapping[str, Any]]) -> list[tuple[Key, Key]]:
     """Removed and added objects of one kind that are one object renamed or moved, most similar first."""
     pairs: list[tuple[float, Key, Key]] = []
     for old_key, old in gone.items():
@@ -195,9 +196,12 @@ def _paired(gone: Mapping[Key, dict[str, Any]],
     return out
 
 
-def changes(old: Mapping[Key, dict[str, Any]], new: Mapping[Key, dict[str, Any]]) -> list[ObjectChange]:
-    """What differs between two keyed object sets (``keyed``), biggest diffs first, then by kind and name."""
+def changes(old: Mapping[Key, Mapping[str, Any]], new: Mapping[Key, Mapping[str, Any]]) -> list[ObjectChange]:
+    """What differs between two keyed object sets (``keyed``) once the noise is filtered, biggest diffs first,
+    then by kind and name."""
     out: list[ObjectChange] = []
+    old = {key: filtered(value) for key, value in old.items()}
+    new = {key: filtered(value) for key, value in new.items()}
     gone = {key: value for key, value in old.items() if key not in new}
     came = {key: value for key, value in new.items() if key not in old}
     for old_key, new_key in _paired(gone, came):

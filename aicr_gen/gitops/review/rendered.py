@@ -182,7 +182,7 @@ class Review:
         digests = (was.digest if was else "", now.digest if now else "")
         if digests not in self._compared:
             scoped = objects.scoped_kinds([*found_old, *found_new])
-            keyed_old: dict[Key, dict[str, Any]] = objects.keyed(found_old, was.release.namespace if was else "",
+            keyed_old: dict[Key, Mapping[str, Any]] = objects.keyed(found_old, was.release.namespace if was else "",
                                                                  scoped)
             keyed_new = objects.keyed(found_new, now.release.namespace if now else "", scoped)
             changed = objects.changes(keyed_old, keyed_new)

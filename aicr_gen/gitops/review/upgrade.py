@@ -5,9 +5,11 @@ objects before and after, and the cluster's CustomResourceDefinitions, in; ``Upg
 
 - ``blocked`` — the API server or the deployer would refuse or destroy something on its own:
   ``immutable-field`` (a field the API server refuses to change, ``immutable.py``: the sync fails until someone
-  deletes the object), ``transition-rule`` (a CRD's ``self == oldSelf`` rule the new object breaks,
-  ``transition.py``), ``crd-storage-version-dropped`` (a version the base's CRD stores objects in is gone: the API
-  server refuses a CRD whose ``status.storedVersions`` names a version no longer in ``spec.versions``),
+  deletes the object; judged on the objects as rendered, noise included: a chart label or checksum annotation in a
+  Job's template is refused too; Helm and Argo CD hooks are re-created, not updated, and exempt),
+  ``transition-rule`` (a CRD's ``self == oldSelf`` rule the new object breaks, ``transition.py``),
+  ``crd-storage-version-dropped`` (a version the base's CRD stores objects in is gone: the API server refuses a
+  CRD whose ``status.storedVersions`` names a version no longer in ``spec.versions``),
   ``crd-removed`` (a CRD no longer rendered: pruning it deletes every object of its kinds).
 - ``manual`` — it applies, but someone must act or accept a loss: ``renamed`` and ``namespace-moved`` (the old
   object is deleted and a new one created: restarts, lost state, broken references), ``crd-version-dropped`` (a
@@ -100,7 +102,13 @@ def _crd_reasons(name: str, old: Mapping[str, Any], new: Mapping[str, Any] | Non
     return out
 
 
-def verdict_of(component: str, old: Mapping[Key, dict[str, Any]], new: Mapping[Key, dict[str, Any]],
+def _hook(item: Mapping[str, Any]) -> bool:
+    """A Helm or Argo CD hook: created anew by its hook, never updated in place."""
+    annotations = (item.get("metadata") or {}).get("annotations") or {}
+    return "helm.sh/hook" in annotations or "argocd.argoproj.io/hook" in annotations
+
+
+def verdict_of(component: str, old: Mapping[Key, Mapping[str, Any]], new: Mapping[Key, Mapping[str, Any]],
                found: Sequence[ObjectChange], *, crds_old: Sequence[Mapping[str, Any]] = (),
                crds_new: Sequence[Mapping[str, Any]] = ()) -> UpgradeVerdict:
     """The verdict for keyed objects (``objects.keyed``) and their changes (``objects.changes``); ``crds_*`` are
@@ -110,18 +118,19 @@ def verdict_of(component: str, old: Mapping[Key, dict[str, Any]], new: Mapping[K
     for item in found:
         if item.change in ("renamed", "moved"):
             code: Code = "renamed" if item.change == "renamed" else "namespace-moved"
-            how = f"renamed from {item.was}" if item.change == "renamed" else f"moved from {item.was}"
+            now = f"{item.namespace}/{item.name}" if item.namespace else item.name
+            how = f"renamed to {item.name}" if item.change == "renamed" else f"moved to namespace {item.namespace}"
             reasons.append(UpgradeReason(
-                verdict="manual", code=code, object=item.ref,
-                text=f"{how}: the deployer deletes the old object and creates this one (restarts, state and "
-                     "references to the old one are lost)"))
+                verdict="manual", code=code, object=f"{item.kind} {item.was}",
+                text=f"{how}: the deployer deletes this object and creates {now} (restarts; state and references "
+                     "to the old one are lost)"))
     mine_old, mine_new = _crds(list(old.values())), _crds(list(new.values()))
     for (group, kind), definition in sorted(mine_old.items()):
         name = str((definition.get("metadata") or {}).get("name", f"{kind}.{group}"))
         reasons += _crd_reasons(name, definition, mine_new.get((group, kind)))
     everywhere = {**_crds(crds_old), **_crds(crds_new)}
     for key in sorted(set(old) & set(new)):
-        if old[key] == new[key]:
+        if old[key] == new[key] or _hook(new[key]):
             continue
         for path in immutable.refused(key[0], key[1], old[key], new[key]):
             reasons.append(UpgradeReason(
