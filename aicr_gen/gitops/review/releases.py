@@ -36,7 +36,7 @@ from typing import Any
 from aicr_gen.yaml.foreign import load_all, load_one
 
 DEPLOYER_ORDER = ("argocd", "flux", "helmfile", "helm", "argocd-helm")
-_NUMBERED = re.compile(r"^(?P<order>\d{3})-(?P<name>.+)$")
+_NUMBERED = re.compile(r"^(?P<order>\d{3})-(?P<name>.+)\Z")
 
 
 @dataclass(frozen=True)
