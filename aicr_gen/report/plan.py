@@ -201,16 +201,18 @@ def _verdicts(plan: Plan) -> list[str]:
     found = {_verdict_key(item): item for cluster in plan.clusters for item in cluster.upgrades}
     order = sorted(shared, key=lambda pair: -SEVERITY[found[pair[0]].verdict])
     lines: list[str] = []
-    safe = [(found[key], names) for key, names in order if found[key].verdict == "safe"]
+    safe = [(found[key], names) for key, names in order if found[key].verdict == "safe" and not found[key].unchecked]
     for key, names in order[:VERDICT_GROUPS]:
         item = found[key]
-        if item.verdict == "safe":
+        if item.verdict == "safe" and not item.unchecked:
             continue
         ack = " (acknowledged)" if item.acknowledged else ""
         lines.append(f"- {MARKS[item.verdict]} **{item.verdict}**{ack} {md.code(item.component)} on {_names(names)}")
         lines += [f"  - {md.code(reason.code)} {md.code(reason.object)}: {_text(reason.text)}"
                   for reason in item.reasons[:REASONS]]
         lines += [f"  - \u2026 and {len(item.reasons) - REASONS} more reasons"] if len(item.reasons) > REASONS else []
+        lines += [f"  - not checked (no CRD rendered, so no transition rule evaluated): "
+                  f"{', '.join(md.code(name) for name in item.unchecked[:REASONS])}"] if item.unchecked else []
     if safe:
         names = sorted({item.component for item, _ in safe})
         lines.append(f"- {SAFE} **safe**: {', '.join(md.code(name) for name in names)}")

@@ -14,7 +14,7 @@ import yaml
 from aicr_gen.gitops.review import objects
 from aicr_gen.gitops.review.releases import Release, releases
 from aicr_gen.gitops.review.rendered import Review, kube_version
-from tests.conftest import ROOT
+from tests.conftest import REFERENCE, ROOT, use_reference
 from tests.gitops.test_sync import ENV, init_repo
 
 EXAMPLE = ROOT / "examples" / "eks-h100-inference-dynamo.yaml"
@@ -200,3 +200,62 @@ metadata: {name: r, namespace: ignored}
 """
     assert sorted(objects.keyed(objects.parse([text]), "rel")) == [
         ("", "ConfigMap", "rel", "listed"), ("rbac.authorization.k8s.io", "ClusterRole", "", "r")]
+
+
+POOLS = ROOT / "examples" / "pools" / "eks-h100-gb200.yaml"
+NVIDIADRIVER = REFERENCE / "crds" / "gpu-operator" / "nvidia.com_nvidiadrivers.yaml"
+DRIVERS = "argocd/010-gpu-operator-post/templates/nvidia-drivers.yaml"
+
+
+@pytest.fixture(scope="module")
+def pools_tree(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """The mixed-pools example's tree: one NVIDIADriver per pool in gpu-operator's -post chart folder."""
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in ENV.items():
+            patch.setenv(key, value)
+        repo = init_repo(tmp_path_factory.mktemp("pools") / "gitops")
+    (repo / "spec.yaml").write_text(POOLS.read_text())
+    (repo / "gb200-rules.yaml").write_text((POOLS.parent / "gb200-rules.yaml").read_text())
+    done = subprocess.run([sys.executable, "-m", "aicr_gen", "sync", "spec.yaml"], cwd=repo, capture_output=True,
+                          text=True, check=False, env={**os.environ, **ENV})
+    assert done.returncode == 0, done.stderr
+    root = repo / yaml.safe_load(POOLS.read_text())["spec"]["repo"]["path"]
+    return {str(path.relative_to(root)): path.read_bytes() for path in root.rglob("*") if path.is_file()}
+
+
+class GpuOperatorChart:
+    """A renderer whose gpu-operator chart holds the real NVIDIADriver CRD (the rest of the chart does not
+    matter here; helm itself is exercised in tests/mirror/test_chart_render.py)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def remote(self, repository: str, chart: str, version: str, **_: Any) -> tuple[str | None, str]:
+        self.asked.append(chart)
+        if chart != "gpu-operator":
+            return None, "not in this test"
+        return use_reference(NVIDIADRIVER).read_text(), ""
+
+    def local(self, files: Any, **_: Any) -> tuple[str | None, str]:
+        return None, "not in this test"
+
+
+def test_a_pool_driver_bump_is_safe_and_a_driver_type_change_blocked_by_the_crd_of_another_chart(
+        pools_tree: dict[str, bytes]) -> None:
+    path = yaml.safe_load(POOLS.read_text())["spec"]["repo"]["path"]
+    bumped = {**pools_tree, DRIVERS: pools_tree[DRIVERS].replace(b'version: "580.173.02"', b'version: "590.44.01"', 1)}
+    apps, verdicts = Review(None).review(pools_tree, bumped, path)
+    (app,) = apps
+    assert [(item.kind, item.name, item.change) for item in app.objects] == [("NVIDIADriver", "h100", "changed")]
+    (verdict,) = verdicts
+    assert (verdict.verdict, verdict.unchecked) == ("safe", ["NVIDIADriver h100"])  # no CRD: say so, not "safe"
+    if not NVIDIADRIVER.exists():
+        pytest.skip(f"reference data {NVIDIADRIVER} not found (set AICR_GEN_REFERENCE)")
+    chart = GpuOperatorChart()
+    (verdict,) = Review(chart).review(pools_tree, bumped, path)[1]
+    assert (verdict.verdict, verdict.unchecked, "gpu-operator" in chart.asked) == ("safe", [], True)
+    retyped = {**pools_tree, DRIVERS: pools_tree[DRIVERS].replace(b"driverType: gpu", b"driverType: vgpu", 1)}
+    (verdict,) = Review(GpuOperatorChart()).review(pools_tree, retyped, path)[1]
+    assert verdict.verdict == "blocked"
+    assert [(reason.code, reason.object) for reason in verdict.reasons] == [("transition-rule", "NVIDIADriver h100")]
+    assert "driverType is an immutable field" in verdict.reasons[0].text

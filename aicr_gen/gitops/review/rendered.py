@@ -23,18 +23,11 @@ from pydantic import Field
 from aicr_gen.gitops.review import objects, upgrade
 from aicr_gen.gitops.review.objects import Key, ObjectChange
 from aicr_gen.gitops.review.releases import Release, releases
-from aicr_gen.gitops.review.upgrade import UpgradeVerdict
+from aicr_gen.gitops.review.upgrade import BUILTIN_GROUPS, UpgradeVerdict
 from aicr_gen.modelcheck import Strict
 
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _MEMO_LIMIT = 4096
-BUILTIN_GROUPS = frozenset({
-    "", "apps", "batch", "autoscaling", "policy", "rbac.authorization.k8s.io", "networking.k8s.io",
-    "storage.k8s.io", "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io",
-    "coordination.k8s.io", "discovery.k8s.io", "node.k8s.io", "certificates.k8s.io", "resource.k8s.io",
-    "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io", "events.k8s.io", "internal.apiserver.k8s.io",
-    "storagemigration.k8s.io", "authentication.k8s.io", "authorization.k8s.io"})
-"""API groups Kubernetes serves itself: their objects have no CustomResourceDefinition."""
 
 
 class Renderer(Protocol):
@@ -226,4 +219,5 @@ def _merged(component: str, found: Sequence[UpgradeVerdict]) -> UpgradeVerdict:
     reasons = sorted((reason for item in found for reason in item.reasons),
                      key=lambda item: -upgrade.SEVERITY[item.verdict])
     worst = max((item.verdict for item in found), key=upgrade.SEVERITY.__getitem__, default="safe")
-    return UpgradeVerdict(component=component, verdict=worst, reasons=reasons)
+    return UpgradeVerdict(component=component, verdict=worst, reasons=reasons,
+                          unchecked=[name for item in found for name in item.unchecked])

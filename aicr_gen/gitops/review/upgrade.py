@@ -34,6 +34,13 @@ Verdict = Literal["safe", "manual", "blocked"]
 Code = Literal["immutable-field", "transition-rule", "crd-storage-version-dropped", "crd-removed", "renamed",
                "namespace-moved", "crd-version-dropped", "namespace-dropped"]
 SEVERITY: dict[str, int] = {"safe": 0, "manual": 1, "blocked": 2}
+BUILTIN_GROUPS = frozenset({
+    "", "apps", "batch", "autoscaling", "policy", "rbac.authorization.k8s.io", "networking.k8s.io",
+    "storage.k8s.io", "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io",
+    "coordination.k8s.io", "discovery.k8s.io", "node.k8s.io", "certificates.k8s.io", "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io", "events.k8s.io", "internal.apiserver.k8s.io",
+    "storagemigration.k8s.io", "authentication.k8s.io", "authorization.k8s.io"})
+"""API groups Kubernetes serves itself: their objects have no CustomResourceDefinition."""
 
 
 class UpgradeReason(Strict, frozen=True):
@@ -56,6 +63,9 @@ class UpgradeVerdict(Strict, frozen=True):
     reasons: list[UpgradeReason] = Field(description="Every reason, blocked first")
     acknowledged: bool = Field(default=False, description="A blocked upgrade the pull request acknowledges "
                                                           "(plan --allow-blocked)")
+    unchecked: list[str] = Field(default_factory=list,
+                                 description="Changed custom resources whose CustomResourceDefinition was not "
+                                             "rendered, so their transition rules were not evaluated")
 
 
 def _ref(key: Key) -> str:
@@ -115,6 +125,7 @@ def verdict_of(component: str, old: Mapping[Key, Mapping[str, Any]], new: Mappin
     every CustomResourceDefinition of the cluster before and after (a custom resource's CRD may come from
     another component)."""
     reasons: list[UpgradeReason] = []
+    unchecked: list[str] = []
     for item in found:
         if item.change in ("renamed", "moved"):
             code: Code = "renamed" if item.change == "renamed" else "namespace-moved"
@@ -138,6 +149,8 @@ def verdict_of(component: str, old: Mapping[Key, Mapping[str, Any]], new: Mappin
                 text=f"{path} changes but is immutable: the API server refuses the update (field is immutable); "
                      "the object must be deleted and re-created"))
         crd = everywhere.get((key[0], key[1]))
+        if crd is None and key[0] not in BUILTIN_GROUPS:
+            unchecked.append(_ref(key))
         if crd is not None:
             for path, message in transition.failed(crd, old[key], new[key]):
                 reasons.append(UpgradeReason(
@@ -150,7 +163,7 @@ def verdict_of(component: str, old: Mapping[Key, Mapping[str, Any]], new: Mappin
                 text=f"namespace {key[3]} is no longer created: pruning it deletes everything in it"))
     reasons.sort(key=lambda item: -SEVERITY[item.verdict])
     worst = max((item.verdict for item in reasons), key=SEVERITY.__getitem__, default="safe")
-    return UpgradeVerdict(component=component, verdict=worst, reasons=reasons)
+    return UpgradeVerdict(component=component, verdict=worst, reasons=reasons, unchecked=unchecked)
 
 
 def verdict(component: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]], *,
