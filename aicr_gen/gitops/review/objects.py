@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -200,8 +201,9 @@ def changes(old: Mapping[Key, Mapping[str, Any]], new: Mapping[Key, Mapping[str,
     """What differs between two keyed object sets (``keyed``) once the noise is filtered, biggest diffs first,
     then by kind and name."""
     out: list[ObjectChange] = []
-    old = {key: filtered(value) for key, value in old.items()}
-    new = {key: filtered(value) for key, value in new.items()}
+    same = {key for key in old.keys() & new.keys() if old[key] == new[key]}  # equal as rendered: equal filtered
+    old = {key: filtered(value) for key, value in old.items() if key not in same}
+    new = {key: filtered(value) for key, value in new.items() if key not in same}
     gone = {key: value for key, value in old.items() if key not in new}
     came = {key: value for key, value in new.items() if key not in old}
     for old_key, new_key in _paired(gone, came):
@@ -226,17 +228,27 @@ def _change(key: Key, old: Mapping[str, Any] | None, new: Mapping[str, Any] | No
                         change=change, was=was, diff=diff, lines=lines)
 
 
-def parse(texts: Sequence[str]) -> list[dict[str, Any]]:
+def parse(texts: Sequence[str | bytes]) -> list[Mapping[str, Any]]:
     """The objects of YAML streams (``---`` separated), lists (``kind: List``) unrolled, empties dropped."""
-    from aicr_gen.yaml.foreign import load_all
-
-    out: list[dict[str, Any]] = []
+    out: list[Mapping[str, Any]] = []
     for text in texts:
-        for doc in load_all(text):
-            if not isinstance(doc, dict) or not doc:
-                continue
+        for doc in parsed(text.encode() if isinstance(text, str) else text):
             if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
                 out += [item for item in doc["items"] if isinstance(item, dict)]
-            else:
+            elif doc:
                 out.append(doc)
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def parsed(data: bytes) -> tuple[dict[str, Any], ...]:
+    """The mappings of a YAML stream, read once per content (the two sides of a merge share most files): yaml-rs
+    where the text is in the subset it reads as libyaml does, else libyaml. Shared: callers never change them.
+    ``YAMLError`` where it is not YAML."""
+    from aicr_gen.yaml.fast import load
+    from aicr_gen.yaml.foreign import load_all
+
+    text = data.decode(errors="replace")
+    if "\n---" not in text and not text.startswith("---") and (quick := load(text)) is not None:
+        return (quick,)
+    return tuple(doc for doc in load_all(data) if isinstance(doc, dict))

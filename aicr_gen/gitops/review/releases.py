@@ -33,7 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr_gen.yaml.foreign import load_all, load_one
+from aicr_gen.gitops.review.objects import parsed
+from aicr_gen.yaml.foreign import load_one
 
 DEPLOYER_ORDER = ("argocd", "flux", "helmfile", "helm", "argocd-helm")
 _NUMBERED = re.compile(r"^(?P<order>\d{3})-(?P<name>.+)\Z")
@@ -91,24 +92,23 @@ def deployer_of(tree: Mapping[str, bytes]) -> str | None:
     return next((name for name in DEPLOYER_ORDER if name in present), None)
 
 
-def releases(tree: Mapping[str, bytes], path: str) -> list[Release]:
-    """Every unit of ``tree`` (the managed folder ``path`` of the repository), as its deployer reads it."""
+def releases(tree: Mapping[str, bytes], path: str, changed: frozenset[str] | None = None) -> list[Release]:
+    """Every unit of ``tree`` (the managed folder ``path`` of the repository), as its deployer reads it; with
+    ``changed`` (the files a merge changes), Argo CD units none of whose files changed may be left out."""
     deployer = deployer_of(tree)
     if deployer == "argocd":
-        return _argocd(tree, path)
+        return _argocd(tree, path, changed)
     if deployer == "flux":
         return _flux(tree, path)
     return _components(tree, deployer) if deployer else []
 
 
-def _docs(tree: Mapping[str, bytes], name: str) -> list[dict[str, Any]]:
+def _docs(tree: Mapping[str, bytes], name: str) -> tuple[dict[str, Any], ...]:
     data = tree.get(name)
-    if data is None:
-        return []
     try:
-        return [doc for doc in load_all(data) if isinstance(doc, dict)]
-    except Exception:  # a file the deployer could not read either: it has no objects
-        return []
+        return () if data is None else parsed(data)
+    except Exception:  # a file the deployer could not read either: it defines nothing
+        return ()
 
 
 def _relative(repo_path: str, path: str) -> str | None:
@@ -165,10 +165,24 @@ def _component_names(tree: Mapping[str, bytes], deployer: str) -> dict[str, str]
     return out
 
 
-def _argocd(tree: Mapping[str, bytes], path: str) -> list[Release]:
+def _touched(tree: Mapping[str, bytes], path: str, name: str, changed: frozenset[str] | None) -> bool:
+    """Whether the unit file ``name`` or anything it can refer to changed: a unit names the tree's files by
+    repository path (``<path>/...``), so an unchanged file whose folder and named paths hold no changed file
+    defines an unchanged unit and need not be read (``changed`` None: read every one)."""
+    if changed is None or name in changed:
+        return True
+    text = tree[name].decode(errors="replace")
+    prefixes = [f"{posixpath.dirname(name)}/", *(ref.rstrip("/") for ref in re.findall(
+        rf"(?<![\w./-]){re.escape(path)}/([^\s'\"]+)", text))]
+    return any(item == prefix or item.startswith(prefix if prefix.endswith("/") else f"{prefix}/")
+               for item in changed for prefix in prefixes)
+
+
+def _argocd(tree: Mapping[str, bytes], path: str, changed: frozenset[str] | None) -> list[Release]:
     out: list[Release] = []
     apps = sorted(name for name in tree if name.startswith("argocd/") and name.endswith("/application.yaml"))
-    root = [name for name in ("argocd/app-of-apps.yaml",) if name in tree]
+    root = [name for name in ("argocd/app-of-apps.yaml",) if name in tree
+            and (changed is None or {name, *apps} & changed)]
     for name in root:
         for doc in _docs(tree, name):
             meta = doc.get("metadata") or {}
@@ -176,8 +190,9 @@ def _argocd(tree: Mapping[str, bytes], path: str) -> list[Release]:
                                str(meta.get("namespace") or "argocd"), files=(name, *apps), manifests=tuple(apps),
                                root=True))
     for name in apps:
-        for doc in _docs(tree, name):
-            out += _application(tree, path, doc)
+        if _touched(tree, path, name, changed):
+            for doc in _docs(tree, name):
+                out += _application(tree, path, doc)
     return out
 
 
@@ -279,7 +294,7 @@ def _helmrelease(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any],
 
 
 def _components(tree: Mapping[str, bytes], deployer: str) -> list[Release]:
-    recipe = load_one(tree.get("recipe.yaml", b"{}")) or {}
+    recipe = next(iter(parsed(tree.get("recipe.yaml", b"{}"))), {})
     folders = _component_names(tree, deployer)
     by_name = {component: folder for folder, component in sorted(folders.items())}
     out: list[Release] = []

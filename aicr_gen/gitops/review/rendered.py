@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from pydantic import Field
@@ -27,6 +28,7 @@ from aicr_gen.gitops.review.upgrade import BUILTIN_GROUPS, UpgradeVerdict
 from aicr_gen.modelcheck import Strict
 
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+_CONSTRAINT = re.compile(rb"\n  - name: K8s\.server\.version\n    value: ([^\n]+)\n")
 _MEMO_LIMIT = 4096
 
 
@@ -57,30 +59,35 @@ class ApplicationChange(Strict, frozen=True):
 
 
 def kube_version(tree: Mapping[str, bytes]) -> str:
-    """The lowest Kubernetes version the tree's recipe allows, ``X.Y.Z`` ('' when it says none)."""
-    from aicr_gen.yaml.foreign import load_one
+    """The lowest Kubernetes version the tree's recipe allows, ``X.Y.Z`` ('' when it says none). The recipe is
+    large and only this constraint matters: it is found in the text as sync writes it (name, then value), and
+    only parsed when written otherwise."""
+    from aicr_gen.gitops.review.objects import parsed
 
-    try:
-        recipe = load_one(tree.get("recipe.yaml", b"{}")) or {}
-    except Exception:  # a broken recipe renders with helm's default
-        return ""
-    for item in recipe.get("constraints") or [] if isinstance(recipe, dict) else []:
-        if isinstance(item, dict) and item.get("name") == "K8s.server.version":
-            found = _VERSION.search(str(item.get("value", "")))
-            if found:
-                return f"{found[1]}.{found[2]}.{found[3] or 0}"
-    return ""
+    data = tree.get("recipe.yaml", b"")
+    quick = _CONSTRAINT.search(data)
+    if quick is not None:
+        value = quick[1].decode(errors="replace")
+    else:
+        try:
+            recipe = next(iter(parsed(data)), {}) if b"K8s.server.version" in data else {}
+        except Exception:  # a broken recipe renders with helm's default
+            recipe = {}
+        value = next((str(item.get("value", "")) for item in recipe.get("constraints") or []
+                      if isinstance(item, dict) and item.get("name") == "K8s.server.version"), "")
+    found = _VERSION.search(value)
+    return f"{found[1]}.{found[2]}.{found[3] or 0}" if found else ""
 
 
-def _plain(release: Release, tree: Mapping[str, bytes]) -> list[str] | None:
+def _plain(release: Release, tree: Mapping[str, bytes]) -> list[str | bytes] | None:
     """The texts of a unit that needs no rendering: manifests, or a chart folder without template actions."""
     if release.chart is None:
-        return [tree[name].decode(errors="replace") for name in release.manifests if name in tree]
+        return [tree[name] for name in release.manifests if name in tree]
     if release.chart.local:
         folder = release.chart.name
-        texts = [tree[name].decode(errors="replace") for name in release.files
-                 if name.startswith((f"{folder}/templates/", f"{folder}/crds/")) and name.endswith((".yaml", ".yml"))]
-        if not any("{{" in text for text in texts):
+        texts: list[str | bytes] = [tree[name] for name in release.files if name.endswith((".yaml", ".yml"))
+                                    and name.startswith((f"{folder}/templates/", f"{folder}/crds/"))]
+        if not any(b"{{" in text for text in texts if isinstance(text, bytes)):
             return texts
     return None
 
@@ -93,6 +100,12 @@ class _Side:
         self.release, self.label, self.tree, self.version = release, label, tree, version
         self.digest = release.digest(tree)
 
+    def narrowed(self, changed: frozenset[str]) -> _Side:
+        """A manifests unit read from its changed files alone: an unchanged file holds the same objects at both
+        sides, so only the others can differ (the app of apps reads one Application, not every one)."""
+        kept = tuple(name for name in self.release.manifests if name in changed)
+        return _Side(replace(self.release, manifests=kept, files=kept), self.label, self.tree, self.version)
+
 
 class Review:
     """Renders, compares and judges units for one ``plan`` run, remembering results by digest."""
@@ -100,11 +113,11 @@ class Review:
     def __init__(self, renderer: Renderer | None, *, kube_version: str = "") -> None:
         self.renderer = renderer
         self.kube_version = kube_version
-        self._objects: dict[str, tuple[list[dict[str, Any]] | None, str]] = {}
+        self._objects: dict[str, tuple[list[Mapping[str, Any]] | None, str]] = {}
         self._compared: dict[tuple[str, str], tuple[list[ObjectChange], UpgradeVerdict]] = {}
 
     def objects_of(self, release: Release, tree: Mapping[str, bytes], digest: str,
-                   version: str) -> tuple[list[dict[str, Any]] | None, str]:
+                   version: str) -> tuple[list[Mapping[str, Any]] | None, str]:
         """The unit's objects (None when they cannot be rendered) and why not."""
         if digest in self._objects:
             return self._objects[digest]
@@ -120,7 +133,8 @@ class Review:
         self._objects[digest] = found
         return found
 
-    def _render(self, release: Release, tree: Mapping[str, bytes], version: str) -> tuple[list[str] | None, str]:
+    def _render(self, release: Release, tree: Mapping[str, bytes],
+                version: str) -> tuple[list[str | bytes] | None, str]:
         chart = release.chart
         assert chart is not None
         if self.renderer is None:
@@ -143,14 +157,17 @@ class Review:
         whose objects change."""
         sides = {"old": (old, self.kube_version or kube_version(old)),
                  "new": (new, self.kube_version or kube_version(new))}
-        before = {(item.kind, item.name, item.chart is None): item for item in releases(old, path)}
-        after = {(item.kind, item.name, item.chart is None): item for item in releases(new, path)}
-        crds: dict[str, list[dict[str, Any]]] = {}
+        changed = frozenset(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
+        before = {(item.kind, item.name, item.chart is None): item for item in releases(old, path, changed)}
+        after = {(item.kind, item.name, item.chart is None): item for item in releases(new, path, changed)}
+        crds: dict[str, list[Mapping[str, Any]]] = {}
         units: list[tuple[ApplicationChange, UpgradeVerdict | None, bool]] = []
         for key in [*after, *(key for key in before if key not in after)]:
             was = _Side(before[key], "old", *sides["old"]) if key in before else None
             now = _Side(after[key], "new", *sides["new"]) if key in after else None
             if (was.digest if was else "") != (now.digest if now else ""):
+                if was and now and was.release.chart is None and now.release.chart is None:
+                    was, now = was.narrowed(changed), now.narrowed(changed)
                 units.append((*self._unit(was, now, path, crds), (now or was).release.root))  # type: ignore[union-attr]
         verdicts: dict[str, list[UpgradeVerdict]] = {}
         for unit, judged, root in units:
@@ -160,7 +177,7 @@ class Review:
                 [_merged(name, found) for name, found in verdicts.items()])
 
     def _unit(self, was: _Side | None, now: _Side | None, path: str,
-              crds: dict[str, list[dict[str, Any]]]) -> tuple[ApplicationChange, UpgradeVerdict | None]:
+              crds: dict[str, list[Mapping[str, Any]]]) -> tuple[ApplicationChange, UpgradeVerdict | None]:
         either = now or was
         assert either is not None
         shown = either.release
@@ -193,10 +210,10 @@ class Review:
         return unit.model_copy(update={"rendered": True, "objects": changed,
                                        "lines": sum(item.lines for item in changed)}), judged
 
-    def _cluster_crds(self, side: _Side, path: str) -> list[dict[str, Any]]:
+    def _cluster_crds(self, side: _Side, path: str) -> list[Mapping[str, Any]]:
         """Every CustomResourceDefinition the side's units render (a custom resource's CRD often comes with another
         component's chart): asked for only when a custom resource changes, rendered through the memo."""
-        out: list[dict[str, Any]] = []
+        out: list[Mapping[str, Any]] = []
         for release in releases(side.tree, path):
             found, _why = self.objects_of(release, side.tree, release.digest(side.tree), side.version)
             out += [item for item in found or [] if item.get("kind") == "CustomResourceDefinition"]

@@ -39,8 +39,10 @@ BUILTIN_GROUPS = frozenset({
     "storage.k8s.io", "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io",
     "coordination.k8s.io", "discovery.k8s.io", "node.k8s.io", "certificates.k8s.io", "resource.k8s.io",
     "flowcontrol.apiserver.k8s.io", "apiregistration.k8s.io", "events.k8s.io", "internal.apiserver.k8s.io",
-    "storagemigration.k8s.io", "authentication.k8s.io", "authorization.k8s.io"})
-"""API groups Kubernetes serves itself: their objects have no CustomResourceDefinition."""
+    "storagemigration.k8s.io", "authentication.k8s.io", "authorization.k8s.io",
+    "argoproj.io", "helm.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io"})
+"""API groups Kubernetes serves itself, and those of the deployers (Argo CD, Flux), whose CRDs come with the
+deployer, not with a tree: their objects are not looked up for transition rules."""
 
 
 class UpgradeReason(Strict, frozen=True):
