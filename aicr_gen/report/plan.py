@@ -233,9 +233,11 @@ def _unit_summary(unit: ApplicationChange) -> str:
     return f"{unit.kind} {unit.name} \u00b7 {state} \u00b7 {unit.source}"
 
 
-def _unit_block(unit: ApplicationChange, clusters: Sequence[str], *, diffs: bool, total: int) -> str:
+def _unit_block(unit: ApplicationChange, clusters: Sequence[str], *, diffs: bool, total: int,
+                whole: bool = False) -> str:
     """One application's object changes as a collapsible section: each object with its diff (``diffs``), else
-    the objects by name."""
+    the objects by name; cut to ``OBJECTS`` objects of ``DIFF_LINES`` lines unless ``whole``."""
+    cap, lines_cap = (None, None) if whole else (OBJECTS, DIFF_LINES)
     more = " \u2026" if len(clusters) > GROUP_NAMES else ""
     where = md.html(_cut(clusters[0])) if len(clusters) == 1 else (
         f"{len(clusters)} clusters" if len(clusters) == total else
@@ -243,15 +245,16 @@ def _unit_block(unit: ApplicationChange, clusters: Sequence[str], *, diffs: bool
     body: list[str] = []
     if unit.note:
         body += ["", _text(unit.note)]
-    for item in unit.objects[:OBJECTS]:
+    for item in unit.objects[:cap]:
         was = f" (was {md.code(item.was)})" if item.was else ""
         body += ["", f"{md.code(item.ref)} {item.change}{was}"]
         if diffs and item.diff:
             lines = item.diff.splitlines()
-            body += md.block([*lines[:DIFF_LINES], *([f"\u2026 {len(lines) - DIFF_LINES} more lines in the full plan"]
-                                                    if len(lines) > DIFF_LINES else [])], "diff")
+            rest = [f"\u2026 {len(lines) - DIFF_LINES} more lines in the full plan"] \
+                if lines_cap is not None and len(lines) > lines_cap else []
+            body += md.block([*lines[:lines_cap], *rest], "diff")
     body += ["", f"\u2026 and {len(unit.objects) - OBJECTS} more objects in the full plan"] \
-        if len(unit.objects) > OBJECTS else []
+        if cap is not None and len(unit.objects) > cap else []
     summary = f"{md.html(_cut(_unit_summary(unit)))} \u00b7 {where}"
     return "\n".join([f"<details><summary>{summary}</summary>", *body, "", "</details>"])
 
@@ -271,7 +274,7 @@ def _objects(plan: Plan, budget: int | None) -> tuple[list[str], int]:
     used, cut = sum(len(line) + 1 for line in lines), 0
     for index, (key, names) in enumerate(order):
         unit = keyed[key]
-        block = _unit_block(unit, names, diffs=True, total=total)
+        block = _unit_block(unit, names, diffs=True, total=total, whole=budget is None)
         if budget is not None and used + len(block) > budget:
             block, cut = _unit_block(unit, names, diffs=False, total=total), cut + 1
         if budget is not None and used + len(block) > budget:
