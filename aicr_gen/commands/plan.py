@@ -44,6 +44,9 @@ def arguments(parser: argparse.ArgumentParser) -> None:
                          "folders are still compared)")
     objects.add_argument("--kube-version", metavar="X.Y.Z", help="Kubernetes version charts render for (default: "
                          "the lowest the recipe's K8s.server.version constraint allows)")
+    objects.add_argument("--api-versions", action="append", default=[], metavar="GROUP/VERSION[/KIND]",
+                         help="an API the cluster serves, for charts that render objects only then (e.g. "
+                              "monitoring.coreos.com/v1 for ServiceMonitors); repeatable")
     parser.add_argument("--full", metavar="FILE", help="also write the whole Markdown plan, every object diff, "
                         "to FILE (for the job summary or an artifact; the comment points to it)")
     parser.add_argument("--jobs", "-j", type=int, metavar="N", help="render in N processes (default: one per CPU)")
@@ -68,10 +71,10 @@ def run(args: argparse.Namespace) -> int:
     from aicr_gen.report.plan import as_json, as_text, markdown
     from aicr_gen.spec.patterns import expand
 
+    options = render_options(args)
     specs = expand(args.spec_files)
     if args.jobs is not None and args.jobs < 1:
         raise InvalidInputError(f"--jobs {args.jobs}: give a number of processes of 1 or more")
-    options = render_options(args)
     repo = open_repo(args.repo)
     commit = base_commit(repo, args.base)
     result = plan(args.base, commit, cluster_plans(repo, specs, commit, args.jobs, options),
@@ -95,10 +98,14 @@ def render_options(args: argparse.Namespace) -> RenderOptions:
                                 "(<chart>-<version>.tgz)")
     if args.kube_version and not re.fullmatch(r"v?\d+\.\d+\.\d+", args.kube_version):
         raise InvalidInputError(f"--kube-version {args.kube_version}: give a version as X.Y.Z, e.g. 1.34.0")
+    for version in args.api_versions:
+        if not re.fullmatch(r"[a-z0-9.-]+/v[0-9a-z]+(/[A-Za-z0-9]+)?|v1(/[A-Za-z0-9]+)?", version):
+            raise InvalidInputError(f"--api-versions {version}: give GROUP/VERSION or GROUP/VERSION/KIND, e.g. "
+                                    "monitoring.coreos.com/v1")
     return RenderOptions(charts_dir=str(Path(args.charts).resolve()) if args.charts else None,
                          cache_dir=str(Path(args.chart_cache).resolve()) if args.chart_cache else None,
                          offline=args.offline, kube_version=(args.kube_version or "").removeprefix("v"),
-                         render=not args.no_render)
+                         render=not args.no_render, api_versions=tuple(sorted(set(args.api_versions))))
 
 
 def _failed(args: argparse.Namespace, result: Plan) -> int:

@@ -9,8 +9,10 @@ pulled once and cached by digest.
   ``refs/<key>`` naming the digest a repository, chart and version gave, ``renders/<key>.yaml`` the output of one
   ``helm template`` by chart digest, release, namespace, values and Kubernetes version — a fleet of 1,000 clusters
   on one chart version with the same values renders it once. Entries are written atomically.
-- **Render**: ``helm template RELEASE CHART --namespace NS --values FILE --include-crds --kube-version V`` (Argo CD
-  renders with ``--include-crds`` and the cluster's version; Flux installs ``crds/`` too). A local chart folder is
+- **Render**: ``helm template RELEASE CHART --namespace NS --values FILE --include-crds --kube-version V
+  [--api-versions GV]...`` (Argo CD renders with ``--include-crds``, the cluster's version and its API versions;
+  Flux installs ``crds/`` too). Without ``api_versions`` a chart sees Helm's built-in APIs only, so objects it
+  renders only when a CRD's API is served (a ServiceMonitor) are left out at both sides. A local chart folder is
   rendered the same way from a temporary copy.
 
 A chart that cannot be had or rendered is not an error of ``plan``: a render returns None and the reason, and the
@@ -63,8 +65,9 @@ class ChartRenderer:
     """Renders charts for one ``plan`` run (module docstring); remembers every chart and render it made."""
 
     def __init__(self, *, charts_dir: Path | None = None, cache_dir: Path | None = None, offline: bool = False,
-                 helm: str | None = None) -> None:
+                 helm: str | None = None, api_versions: tuple[str, ...] = ()) -> None:
         self.charts_dir = charts_dir
+        self.api_versions = api_versions
         self.cache_dir = cache_dir
         self.offline = offline
         self.helm = helm if helm is not None else shutil.which("helm")
@@ -149,7 +152,7 @@ class ChartRenderer:
 
     def _template(self, chart: Path, identity: str, *, release: str, namespace: str, values: str,
                   kube_version: str) -> Rendered:
-        key = _key(identity, release, namespace, values, kube_version)
+        key = _key(identity, release, namespace, values, kube_version, *self.api_versions)
         cached = self.cache_dir / "renders" / f"{key}.yaml" if self.cache_dir else None
         if cached is not None and cached.is_file():
             return cached.read_text(), ""
@@ -158,7 +161,8 @@ class ChartRenderer:
         values_file = Path(self._scratch.name, f"values-{_key(values)}.yaml")
         values_file.write_text(values)
         args = [self.helm, "template", release, str(chart), "--namespace", namespace, "--values", str(values_file),
-                "--include-crds", *(["--kube-version", kube_version] if kube_version else [])]
+                "--include-crds", *(["--kube-version", kube_version] if kube_version else []),
+                *(arg for version in self.api_versions for arg in ("--api-versions", version))]
         try:
             done = subprocess.run(args, capture_output=True, check=False, timeout=TEMPLATE_TIMEOUT,
                                   stdin=subprocess.DEVNULL, env={**os.environ, "HELM_NO_PLUGINS": "1"})

@@ -173,3 +173,15 @@ def test_a_chart_that_cannot_be_had_is_named_not_rendered_and_blocks_nothing(htt
     assert done.returncode == 0, done.stderr
     (unit,) = [unit for unit in plan["clusters"][0]["applications"] if unit["name"] == "widget-operator"]
     assert unit["rendered"] is False and "no index entry matching pinned version '9.9.9'" in unit["note"]
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--kube-version", "1.34"], "--kube-version 1.34: give a version as X.Y.Z"),
+    (["--api-versions", "monitoring.coreos.com v1"], "--api-versions monitoring.coreos.com v1: give GROUP/VERSION"),
+    (["--api-versions=--set=x/v1"], "--api-versions --set=x/v1: give GROUP/VERSION"),
+    (["--charts", "no-such-folder"], "--charts no-such-folder: not a folder"),
+])
+def test_bad_render_options_are_input_errors_before_anything_is_read(cli: Any, args: list[str],
+                                                                     fragment: str) -> None:
+    result = cli("plan", "no-such-spec.yaml", *args)
+    assert result.code == 2 and fragment in result.err

@@ -18,6 +18,9 @@ CHART = {
     "templates/cm.yaml": b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n"
                          b"  namespace: {{ .Release.Namespace }}\ndata:\n  size: {{ .Values.size | quote }}\n"
                          b"  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n",
+    "templates/monitor.yaml": b'{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}\n'
+                              b"apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n"
+                              b"  name: {{ .Release.Name }}\n{{- end }}\n",
     "crds/widgets.yaml": b"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
                          b"metadata:\n  name: widgets.example.com\n",
 }
@@ -45,6 +48,14 @@ def test_a_local_chart_renders_with_release_namespace_values_crds_and_version(he
     again = ChartRenderer(cache_dir=tmp_path / "cache", helm="/nonexistent/helm")
     assert again.local(CHART, release="rel", namespace="ns", values="size: 3\n", kube_version="1.34.0") == (text, "")
     assert again.local(CHART, release="rel", namespace="ns", values="size: 4\n", kube_version="1.34.0")[0] is None
+
+
+def test_the_clusters_api_versions_reach_the_chart(helm: str) -> None:
+    """A chart that renders a ServiceMonitor only where the cluster serves its API (Argo CD passes them)."""
+    kinds = [{doc["kind"] for doc in docs(ChartRenderer(helm=helm, api_versions=served).local(
+        CHART, release="rel", namespace="ns", values="", kube_version="")[0])}
+        for served in ((), ("monitoring.coreos.com/v1",))]
+    assert "ServiceMonitor" not in kinds[0] and "ServiceMonitor" in kinds[1]
 
 
 def package(helm: str, folder: Path, version: str) -> Path:
