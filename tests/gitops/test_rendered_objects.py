@@ -259,3 +259,16 @@ def test_a_pool_driver_bump_is_safe_and_a_driver_type_change_blocked_by_the_crd_
     assert verdict.verdict == "blocked"
     assert [(reason.code, reason.object) for reason in verdict.reasons] == [("transition-rule", "NVIDIADriver h100")]
     assert "driverType is an immutable field" in verdict.reasons[0].text
+
+
+def test_a_driver_bump_tells_the_reviewer_how_the_nodes_roll(pools_tree: dict[str, bytes]) -> None:
+    from aicr_gen.gitops.review.plan import cluster_plan
+
+    path = yaml.safe_load(POOLS.read_text())["spec"]["repo"]["path"]
+    bumped = {**pools_tree, DRIVERS: pools_tree[DRIVERS].replace(b'version: "580.173.02"', b'version: "590.44.01"', 1)}
+    found = cluster_plan("training-mixed", "spec.yaml", path, old=pools_tree, new=bumped, findings=[])
+    rollout = [item.text for item in found.onMerge if item.kind == "driver-rollout"]
+    assert len(rollout) == 1 and rollout[0].startswith("GPU driver h100 580.173.02 -> 590.44.01: the GPU operator "
+                                                        "replaces the driver node by node")
+    assert cluster_plan("training-mixed", "spec.yaml", path, old=pools_tree, new=dict(pools_tree),
+                        findings=[]).onMerge == []

@@ -221,13 +221,13 @@ def _certification_changes(old: Mapping[str, bytes], new: Mapping[str, bytes], p
 
 
 def _drivers(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> dict[str, dict[str, Any]]:
-    """The pools' NVIDIADriver specs (pool -> spec) of a tree, from its deployer folder ``_values_folder`` picks
+    """The pools' NVIDIADriver specs (pool -> spec) of a tree, from its deployer folder ``values_folder`` picks
     (``.../nvidia-drivers.yaml``, written by render/nvidia_driver.py as documents joined by ``---``)."""
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.render.nvidia_driver import MANIFEST
     from aicr_gen.yaml import load_text
 
-    folder = _values_folder(tree, other)
+    folder = values_folder(tree, other)
     name = next((name for name in sorted(tree) if name.startswith(f"{folder}/") and name.endswith(f"/{MANIFEST}")),
                 None)
     if folder is None or name is None:
@@ -275,7 +275,7 @@ def _constraint_text(name: str, old: str | None, new: str | None) -> str:
     return f"constraint {name}: {old} -> {new}"
 
 
-def _values_folder(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> str | None:
+def values_folder(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> str | None:
     """The deployer folder to read ``tree``'s values from: the most preferred one both trees have, else its own."""
     have = [{name.split("/", 1)[0] for name in side} for side in (tree, other)]
     both = [folder for folder in VALUES_FOLDERS if folder in have[0] and folder in have[1]]
@@ -283,7 +283,7 @@ def _values_folder(tree: Mapping[str, bytes], other: Mapping[str, bytes]) -> str
     return next(iter(both or own), None)
 
 
-def _value_files(tree: Mapping[str, bytes], folder: str | None, components: set[str]) -> dict[str, list[str]]:
+def value_files(tree: Mapping[str, bytes], folder: str | None, components: set[str]) -> dict[str, list[str]]:
     """Component -> the files holding its values in ``folder`` (its main unit; the -pre/-post units of local
     manifests carry the same values again and are skipped)."""
     found: dict[str, list[str]] = {}
@@ -384,8 +384,8 @@ def value_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[Va
     """Values changed per component present on both sides, by key path (an added or removed component's values
     are its files); values under secret-looking keys are ``<redacted>``."""
     components = set(_refs(_yaml(old, RECIPE))) & set(_refs(_yaml(new, RECIPE)))
-    before = _value_files(old, _values_folder(old, new), components)
-    after = _value_files(new, _values_folder(new, old), components)
+    before = value_files(old, values_folder(old, new), components)
+    after = value_files(new, values_folder(new, old), components)
     out: list[ValueChange] = []
     for component in sorted(set(before) & set(after)):
         if [old[name] for name in before[component]] != [new[name] for name in after[component]]:
@@ -448,7 +448,7 @@ def source_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> tuple[
     charts: list[dict[str, Chart]] = []
     images: list[dict[tuple[str, str], ImageRef]] = []
     for tree, other in ((old, new), (new, old)):
-        folder = _values_folder(tree, other)
+        folder = values_folder(tree, other)
         found = discover({name: data for name, data in tree.items()
                           if (folder is not None and name.startswith(f"{folder}/")) or name.split("/", 1)[0]
                           not in VALUES_FOLDERS}) if RECIPE in old else []

@@ -12,7 +12,7 @@ GPU-stack component changed under the lifecycle manager). The pydantic models ar
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -49,10 +49,11 @@ class PolicyResult(_Model):
 class Effect(_Model):
     """Something merging sets off in the cluster, or that should follow it."""
 
-    kind: Literal["post-change-certification", "validation-request"] = Field(
+    kind: Literal["post-change-certification", "validation-request", "driver-rollout"] = Field(
         description="post-change-certification: the stack digest changed, so the post-change certification runs "
                     "after the deployer applies the stack; validation-request: a GPU-stack component changed and "
-                    "NVSentinel's lifecycle manager is on, so ask it to validate the nodes once rolled out")
+                    "NVSentinel's lifecycle manager is on, so ask it to validate the nodes once rolled out; "
+                    "driver-rollout: a GPU driver version changes, so the GPU operator replaces it node by node")
     text: str = Field(description="What happens and what to do, in one line")
 
 
@@ -197,7 +198,7 @@ def effects(found: Changes, old: Mapping[str, bytes], new: Mapping[str, bytes],
             path: str) -> list[Effect]:
     """What merging sets off: the post-change certification when the stack digest changes, and a ValidationRequest
     to create once a GPU-stack change has rolled out under the lifecycle manager."""
-    out: list[Effect] = []
+    out: list[Effect] = [rollout] if (rollout := driver_rollout(found, new)) else []
     was, now = tree_changes.stack_digest(old), tree_changes.stack_digest(new)
     if now is not None and now != was:
         since = f"stack digest {_short(was)} -> {_short(now)}" if was else "first post-change run"
@@ -212,6 +213,32 @@ def effects(found: Changes, old: Mapping[str, bytes], new: Mapping[str, bytes],
                                f"--node NODE... --values {path}/sentinel/values.yaml', or fill in "
                                f"{path}/validation/validation-request.yaml)"))
     return out
+
+
+def driver_rollout(found: Changes, new: Mapping[str, bytes]) -> Effect | None:
+    """What a GPU driver version change does on the nodes: the GPU operator's upgrade controller replaces the
+    driver node by node, ``maxParallelUpgrades`` at a time (``driver.upgradePolicy``, or the older
+    ``driver.maxParallelUpgrades``; the chart's default is 1), draining each node's GPU pods first."""
+    moves = [f"{item.name.removeprefix(DRIVER_PREFIX)} {item.oldVersion} -> {item.newVersion}"
+             for item in found.components
+             if item.name.startswith(DRIVER_PREFIX) and item.change in ("bumped", "downgraded", "changed")]
+    moves += [f"cluster-wide {item.old} -> {item.new}" for item in found.values
+              if item.component == "gpu-operator" and item.path == "driver.version" and item.change == "changed"]
+    if not moves:
+        return None
+    files = tree_changes.value_files(new, tree_changes.values_folder(new, new), {"gpu-operator"})
+    values = tree_changes.component_values(new, files["gpu-operator"], "gpu-operator") \
+        if "gpu-operator" in files else {}
+    driver = _mapping(values.get("driver"))
+    parallel = _mapping(driver.get("upgradePolicy")).get("maxParallelUpgrades", driver.get("maxParallelUpgrades", 1))
+    return Effect(kind="driver-rollout",
+                  text=f"GPU driver {', '.join(moves)}: the GPU operator replaces the driver node by node, "
+                       f"{parallel} at a time (driver.upgradePolicy.maxParallelUpgrades), evicting each node's GPU "
+                       "pods first; every GPU node restarts its driver, so merge in a maintenance window")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _short(digest: str | None) -> str:
