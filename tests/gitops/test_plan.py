@@ -137,7 +137,9 @@ def test_a_change_shows_components_values_sentinel_risks_and_what_merging_sets_o
     assert driver == {"component": "gpu-operator", "path": "driver.version", "change": "changed",
                       "old": "580.173.02", "new": "590.48.01", "redacted": False,
                       "text": "gpu-operator: driver.version 580.173.02 -> 590.48.01"}
-    assert [item["kind"] for item in cluster["onMerge"]] == ["post-change-certification", "validation-request"]
+    assert [item["kind"] for item in cluster["onMerge"]] == ["driver-rollout", "post-change-certification",
+                                                             "validation-request"]
+    assert cluster["onMerge"][0]["text"].startswith("GPU driver cluster-wide 580.173.02 -> 590.48.01: the GPU operator")
 
 
 def test_post_change_certification_only_when_the_stack_changes(cli: Run, spec: Path, repo: Path) -> None:
