@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from aicr_gen.gitops.review.model import change_sections, fleet_sections, grouped, headline, risk_lines
-from aicr_gen.gitops.review.plan import ClusterPlan, Plan, changes_of
+from aicr_gen.gitops.review.plan import ClusterPlan, Plan
 from aicr_gen.gitops.review.rendered import ApplicationChange
 from aicr_gen.gitops.review.upgrade import SEVERITY, UpgradeVerdict
 from aicr_gen.text import markdown as md
@@ -56,11 +56,11 @@ def as_text(plan: Plan) -> str:
     lines = [f"aicr-gen plan against {plan.base} ({plan.baseCommit[:12]}): " + " \u00b7 ".join(_totals(plan))]
     if len(changed) == 1:
         cluster = changed[0]
-        lines += ["", f"{cluster.name} ({cluster.path}): {headline(changes_of(cluster))}", "",
-                  *change_sections(changes_of(cluster))]
+        lines += ["", f"{cluster.name} ({cluster.path}): {headline(cluster)}", "",
+                  *change_sections(cluster)]
     elif changed:
-        lines += fleet_sections([(cluster.name, changes_of(cluster)) for cluster in changed])
-        lines += ["", "Clusters:", *(f"- {cluster.name} ({cluster.path}): {headline(changes_of(cluster))}"
+        lines += fleet_sections([(cluster.name, cluster) for cluster in changed])
+        lines += ["", "Clusters:", *(f"- {cluster.name} ({cluster.path}): {headline(cluster)}"
                                      for cluster in changed)]
     errors = [f"- {cluster.name}: {item.policy} at {item.path}: {item.message}" for cluster in shown
               for item in cluster.policies if item.severity == "error"]
@@ -132,7 +132,7 @@ def _body(cluster: ClusterPlan, shrink: int) -> list[str]:
     def cap(name: str) -> int:
         return max(1, CAPS[name] // shrink)
 
-    lines = _bullets("High-risk", risk_lines(changes_of(cluster)), cap("highRisk"), "high-risk changes")
+    lines = _bullets("High-risk", risk_lines(cluster), cap("highRisk"), "high-risk changes")
     if cluster.policies:
         found = [f"{ERROR if item.severity == 'error' else WARNING} {item.severity} {item.policy} at "
                  f"{item.path}: {item.message}" for item in cluster.policies]
@@ -179,7 +179,7 @@ def _header(plan: Plan) -> list[str]:
     commit = md.code(plan.baseCommit[:12])
     against = commit if plan.baseCommit.startswith(plan.base) else f"{md.code(plan.base)} ({commit})"
     lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
-    shared = grouped([(cluster.name, [_text(line) for line in risk_lines(changes_of(cluster))])
+    shared = grouped([(cluster.name, [_text(line) for line in risk_lines(cluster)])
                       for cluster in _ordered(plan.clusters)])
     risks = [f"**{_text(names[0])}**: {risk}" if len(names) == 1 else f"{risk} on {_names(names)}"
              for risk, names in shared]

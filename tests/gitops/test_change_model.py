@@ -19,7 +19,7 @@ import yaml
 from aicr_gen.gitops.review.changes import CERTIFICATION, RECIPE, SENTINEL, component_change
 from aicr_gen.gitops.review.compare import compare
 from aicr_gen.gitops.review.model import Changes, change_sections, fleet_sections, headline
-from aicr_gen.gitops.review.plan import ClusterPlan, changes_of
+from aicr_gen.gitops.review.plan import ClusterPlan
 from tests.conftest import ROOT, Result, run_process
 from tests.gitops.test_sync import ENV, git, init_repo
 from tests.gitops.test_sync_specs import bump, fleet_repo
@@ -187,7 +187,7 @@ class Reviewed:
         synced = run("sync", *specs, "--repo", str(repo))
         assert synced.code == 0, synced
         self.message = git(repo, "log", "-1", "--format=%B")
-        self.changes: list[Changes] = [changes_of(cluster) for cluster in self.clusters if cluster.changed]
+        self.changes: list[Changes] = [cluster for cluster in self.clusters if cluster.changed]
 
 
 
@@ -236,7 +236,7 @@ def test_adding_a_mirror_moves_every_source_and_is_high_risk(cli: Run, tmp_path:
     assert f"\u26a0\ufe0f {len(cluster.highRisk)} high-risk" in seen.markdown
     assert seen.message.startswith(f"aicr-gen: sync {NAME}: {len(moved)} chart sources moved, image sources moved\n")
     assert f"- sources: {sources[0]}" in seen.message and f"- sources: {sources[0]}" in seen.text
-    assert "\n".join(change_sections(changes_of(cluster))) in seen.message
+    assert "\n".join(change_sections(cluster)) in seen.message
 
 
 def test_loosening_the_breaker_is_high_risk_in_the_commit_and_the_plan(cli: Run, tmp_path: Path) -> None:
@@ -274,7 +274,7 @@ def test_a_fleet_wide_bump_of_fifty_reads_the_same_in_the_commit_and_the_plan(tm
     assert title == "aicr-gen: sync 50 clusters: gpu-operator v26.3.3 -> v26.4.0"
     assert count == "50 of 50 clusters changed."
     # the JSON plan, read back into the model, renders exactly the commit's High-risk and Changes sections
-    shared = fleet_sections([(cluster.name, changes_of(cluster)) for cluster in seen.clusters])
+    shared = fleet_sections([(cluster.name, cluster) for cluster in seen.clusters])
     assert "\n".join(shared) in "\n".join(["", *body])
     assert "\n".join(shared) in seen.text
     assert "- 50 clusters: GPU operator: bumped gpu-operator v26.3.3 -> v26.4.0" in shared

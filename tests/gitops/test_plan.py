@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 import yaml
 
-from aicr_gen.gitops.review.model import ComponentChange, HighRisk, ValueChange
-from aicr_gen.gitops.review.plan import API_VERSION, ClusterPlan, FileChanges, cluster_plan, plan
+from aicr_gen.gitops.review.model import ComponentChange, FileChanges, HighRisk, ValueChange
+from aicr_gen.gitops.review.plan import API_VERSION, ClusterPlan, cluster_plan, plan
 from aicr_gen.gitops.review.risks import loosened
 from aicr_gen.report.plan import BUDGET, markdown
 from tests.conftest import ROOT, Result

@@ -48,9 +48,10 @@ def _folded(lines: Sequence[str], noun: str, limit: int) -> list[str]:
 
 
 def _files(changes: Changes) -> str:
-    counts = [(len(changes.added), "added"), (len(changes.changed), "changed"), (len(changes.removed), "removed")]
+    found = changes.files
+    counts = [(len(found.added), "added"), (len(found.changed), "changed"), (len(found.removed), "removed")]
     shown = [f"{count} {kind}" for count, kind in counts if count]
-    total = changes.files
+    total = changes.file_count
     files = f"{total} file{'' if total == 1 else 's'}"
     if len(shown) > 1:
         return f"{files}: {', '.join(shown)}"
@@ -72,16 +73,17 @@ def message(name: str, path: str, changes: Changes, recipe: str, *, title: str |
     if inputs:
         sections += ["", "Inputs committed with the tree:", *(f"- {name}" for name in sorted(inputs))]
     folders: dict[str, Counter[str]] = {}
-    for kind, names in (("added", changes.added), ("changed", changes.changed), ("removed", changes.removed)):
+    files = changes.files
+    for kind, names in (("added", files.added), ("changed", files.changed), ("removed", files.removed)):
         for file in names:
             folder = f"{file.split('/')[0]}/" if "/" in file else "(top)"
             folders.setdefault(folder, Counter())[kind] += 1
-    sections += ["", f"Files ({len(changes.added)} added, {len(changes.changed)} changed, "
-                     f"{len(changes.removed)} removed):"]
+    sections += ["", f"Files ({len(files.added)} added, {len(files.changed)} changed, "
+                     f"{len(files.removed)} removed):"]
     sections += [f"- {folder}: " + ", ".join(f"{count} {kind}" for kind, count in counts.items())
                  for folder, counts in sorted(folders.items())]
-    listed = sorted([*(("added", f) for f in changes.added), *(("changed", f) for f in changes.changed),
-                     *(("removed", f) for f in changes.removed)], key=lambda item: item[1])
+    listed = sorted([*(("added", f) for f in files.added), *(("changed", f) for f in files.changed),
+                     *(("removed", f) for f in files.removed)], key=lambda item: item[1])
     sections += ["", *(f"  {kind:<7} {path}/{file}" for kind, file in listed[:LINES])]
     if len(listed) > LINES:
         sections.append(f"  ... and {len(listed) - LINES} more")
@@ -94,7 +96,7 @@ def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = N
     the clusters it is in."""
     ordered = sorted(synced, key=lambda item: item.path)
     changed = [item for item in ordered if item.changes is not None]
-    new = sum(1 for item in changed if item.changes is not None and item.changes.new)
+    new = sum(1 for item in changed if item.changes is not None and item.changes.first_tree)
     sections = [f"{len(ordered)} of {given} clusters changed{f' ({new} new)' if new else ''}."]
     sections += fleet_sections([(item.name, item.changes) for item in changed if item.changes is not None])
     sections += ["", "Clusters:", *_folded([f"- {cluster_line(item)}" for item in ordered], "clusters", CLUSTERS)]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from aicr_gen.gitops.review.changes import (
     certification_changes,
@@ -15,7 +14,7 @@ from aicr_gen.gitops.review.changes import (
     source_changes,
     value_changes,
 )
-from aicr_gen.gitops.review.model import Changes
+from aicr_gen.gitops.review.model import Changes, FileChanges
 from aicr_gen.gitops.review.risks import high_risk
 
 
@@ -27,6 +26,7 @@ def compare(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> Changes:
     found = Changes(components=components + [item for item in charts if item.name not in listed],
                     values=value_changes(old, new), constraints=constraint_changes(old, new),
                     sentinel=sentinel_changes(old, new), certification=certification_changes(old, new),
-                    sources=images, added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
-                    changed=sorted(name for name in set(old) & set(new) if old[name] != new[name]))
-    return replace(found, highRisk=high_risk(found, old, new))
+                    sources=images, files=FileChanges(
+                        added=sorted(set(new) - set(old)), removed=sorted(set(old) - set(new)),
+                        changed=sorted(name for name in set(old) & set(new) if old[name] != new[name])))
+    return found.model_copy(update={"highRisk": high_risk(found, old, new)})

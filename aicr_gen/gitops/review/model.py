@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import Field
@@ -83,29 +82,47 @@ class HighRisk(_Model):
     text: str = Field(description="The change, in one line")
 
 
-@dataclass(frozen=True)
-class Changes:
-    """Everything that differs in a cluster's tree; empty lists where nothing did."""
+class FileChanges(_Model):
+    """Files of the managed folder, relative to it."""
 
-    components: list[ComponentChange] = field(default_factory=list)
-    values: list[ValueChange] = field(default_factory=list)
-    constraints: list[ConstraintChange] = field(default_factory=list)
-    sentinel: list[str] = field(default_factory=list)
-    certification: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    highRisk: list[HighRisk] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
+    added: list[str] = Field(default_factory=list, description="Files the base does not have")
+    changed: list[str] = Field(default_factory=list, description="Files whose content changes")
+    removed: list[str] = Field(default_factory=list, description="Files the merge deletes")
+
+
+class Changes(_Model):
+    """Everything that differs in a cluster's tree, empty lists where nothing did: what ``sync``'s commit message
+    is written from and what each cluster of ``aicr-gen plan`` holds (``ClusterPlan`` is a ``Changes``)."""
+
+    highRisk: list[HighRisk] = Field(default_factory=list,
+                                     description="High-risk changes, most serious category first")
+    components: list[ComponentChange] = Field(default_factory=list,
+                                              description="Components added, removed, bumped, downgraded, changed "
+                                                          "or moved")
+    values: list[ValueChange] = Field(default_factory=list,
+                                      description="Values changed per component present at both sides (an added "
+                                                  "or removed component's values are its files)")
+    constraints: list[ConstraintChange] = Field(default_factory=list,
+                                                description="Recipe constraints (kernel, OS, Kubernetes) changed")
+    sentinel: list[str] = Field(default_factory=list,
+                                description="NVSentinel changes: mode, dry run, lifecycle manager, validation, rule "
+                                            "sets, circuit breaker")
+    certification: list[str] = Field(default_factory=list,
+                                     description="Certification changes: categories, thresholds old -> new, "
+                                                 "schedule, post-change (one added or removed lists them all)")
+    sources: list[str] = Field(default_factory=list,
+                               description="Image registries the tree's references move between, counted (a chart "
+                                           "repository move is a moved component)")
+    files: FileChanges = Field(default_factory=FileChanges, description="Files added, changed and removed")
 
     @property
-    def files(self) -> int:
-        return len(self.added) + len(self.changed) + len(self.removed)
+    def file_count(self) -> int:
+        return len(self.files.added) + len(self.files.changed) + len(self.files.removed)
 
     @property
-    def new(self) -> bool:
+    def first_tree(self) -> bool:
         """A first tree: only files added, a recipe among them."""
-        return not self.changed and not self.removed and "recipe.yaml" in self.added
+        return not self.files.changed and not self.files.removed and "recipe.yaml" in self.files.added
 
 
 def facts(changes: Changes) -> list[str]:
@@ -160,26 +177,27 @@ def _area(line: str) -> str:
 def headline(changes: Changes) -> str:
     """The change in a few words: the component changes themselves when they are few and short
     (``gpu-operator v25.10.1 -> v26.3.3``), else the kinds of change (``3 bumped, NVSentinel``)."""
-    if changes.new:
+    if changes.first_tree:
         return f"new cluster, {len(changes.components)} components"
     others = [kind for kind in kinds(changes) if not kind[0].isdigit()]
     if 0 < len(changes.components) <= 2:
         named = ", ".join([*(_short(item) for item in changes.components), *others])
         if len(named) <= TITLE_WORDS:
             return named
-    return ", ".join(kinds(changes)) or ("files changed" if changes.files else "inputs record refreshed")
+    return ", ".join(kinds(changes)) or ("files changed" if changes.file_count else "inputs record refreshed")
 
 
 def fleet_headline(per_cluster: Sequence[Changes]) -> str:
     """What several clusters' changes have in common, for a title: the one change they all make
     (``gpu-operator v25.10.1 -> v26.3.3``) when it is the same headline everywhere, else the kinds of change
     across them."""
-    lines = {"new clusters" if item.new else headline(item) for item in per_cluster}
+    lines = {"new clusters" if item.first_tree else headline(item) for item in per_cluster}
     if len(lines) == 1:
         return lines.pop()
     seen: dict[str, None] = {}
     for item in per_cluster:
-        seen.update(dict.fromkeys("new clusters" if item.new else kind.split(" ", 1)[-1] for kind in kinds(item)))
+        seen.update(dict.fromkeys("new clusters" if item.first_tree else kind.split(" ", 1)[-1]
+                                  for kind in kinds(item)))
     return ", ".join(seen) or "inputs records refreshed"
 
 
@@ -206,7 +224,7 @@ def change_sections(changes: Changes) -> list[str]:
     its section of ``plan --format text``."""
     sections: list[str] = []
     components = [item.text for item in changes.components] or (
-        [] if changes.new else ["recipe changed (no component changes)" if "recipe.yaml" in changes.changed
+        [] if changes.first_tree else ["recipe changed (no component changes)" if "recipe.yaml" in changes.files.changed
                                 else "none changed"])
     for heading, lines in (("High-risk:", risk_lines(changes)), ("Components:", components),
                            ("Constraints:", [item.text for item in changes.constraints]),
@@ -234,7 +252,7 @@ def fleet_sections(clusters: Sequence[tuple[str, Changes]]) -> list[str]:
     line. Each section starts with a blank line."""
     sections: list[str] = []
     for heading, lines_of in (("High-risk:", risk_lines), ("Changes:", facts)):
-        shared = grouped([(name, lines_of(changes)) for name, changes in clusters if not changes.new])
+        shared = grouped([(name, lines_of(changes)) for name, changes in clusters if not changes.first_tree])
         if shared:
             sections += ["", heading, *_folded([f"- {_who(names, len(clusters))}: {line}"
                                                 for line, names in shared])]

@@ -20,10 +20,6 @@ from aicr_gen.gitops.review import changes as tree_changes
 from aicr_gen.gitops.review import compare as review
 from aicr_gen.gitops.review.model import (
     Changes,
-    ComponentChange,
-    ConstraintChange,
-    HighRisk,
-    ValueChange,
     facts,
     grouped,
 )
@@ -57,37 +53,15 @@ class Effect(_Model):
     text: str = Field(description="What happens and what to do, in one line")
 
 
-class FileChanges(_Model):
-    """Files of the managed folder, relative to it."""
-
-    added: list[str] = Field(description="Files the base does not have")
-    changed: list[str] = Field(description="Files whose content changes")
-    removed: list[str] = Field(description="Files the merge deletes")
-
-
-class ClusterPlan(_Model):
-    """One ClusterSpec: its tree at the base against the tree it renders now."""
+class ClusterPlan(Changes):
+    """One ClusterSpec: its tree at the base against the tree it renders now (its ``Changes``, and more)."""
 
     name: str = Field(description="metadata.name of the ClusterSpec")
     spec: str = Field(description="The ClusterSpec file, as given")
     path: str = Field(description="The managed folder in the repository (spec.repo.path)")
     new: bool = Field(description="Nothing is committed at the path at the base: everything is added")
     changed: bool = Field(description="Any file of the managed folder differs from the base")
-    highRisk: list[HighRisk] = Field(description="High-risk changes, most serious category first")
-    components: list[ComponentChange] = Field(description="Components added, removed, bumped, downgraded, changed "
-                                                          "or moved")
-    values: list[ValueChange] = Field(description="Values changed per component present at both sides (an added "
-                                                  "or removed component's values are its files)")
-    constraints: list[ConstraintChange] = Field(description="Recipe constraints (kernel, OS, Kubernetes) changed")
-    sentinel: list[str] = Field(description="NVSentinel changes: mode, dry run, lifecycle manager, validation, "
-                                            "rule sets, circuit breaker")
-    certification: list[str] = Field(description="Certification changes: categories, thresholds old -> new, "
-                                                 "schedule, post-change (one added or removed lists them all)")
-    sources: list[str] = Field(default_factory=list,
-                               description="Image registries the tree's references move between, counted (a chart "
-                                           "repository move is a moved component)")
     policies: list[PolicyResult] = Field(description="Every policy finding, errors first")
-    files: FileChanges = Field(description="Files added, changed and removed")
     onMerge: list[Effect] = Field(description="What merging sets off")
     applications: list[ApplicationChange] = Field(
         default_factory=list, description="Each Argo CD Application, Flux HelmRelease or Kustomization (or Helm "
@@ -126,20 +100,12 @@ class Plan(_Model):
     manual: int = Field(default=0, description="Component upgrades judged manual in all clusters")
 
 
-def changes_of(cluster: ClusterPlan) -> Changes:
-    """The change model a cluster's plan holds (what ``sync``'s commit message is written from)."""
-    return Changes(components=cluster.components, values=cluster.values, constraints=cluster.constraints,
-                   sentinel=cluster.sentinel, certification=cluster.certification, sources=cluster.sources,
-                   highRisk=cluster.highRisk, added=cluster.files.added, changed=cluster.files.changed,
-                   removed=cluster.files.removed)
-
-
 def plan(base: str, base_commit: str, clusters: Sequence[ClusterPlan], *,
          allow_blocked: Sequence[str] = ()) -> Plan:
     """The whole plan, with its totals; blocked upgrades of the components in ``allow_blocked`` (``*``: all) are
     acknowledged."""
     clusters = [acknowledged(cluster, allow_blocked) for cluster in clusters]
-    shared = grouped([(cluster.name, facts(changes_of(cluster))) for cluster in clusters])
+    shared = grouped([(cluster.name, facts(cluster)) for cluster in clusters])
     verdicts = [item for cluster in clusters for item in cluster.upgrades]
     return Plan(apiVersion=API_VERSION, kind="Plan", base=base, baseCommit=base_commit, clusters=list(clusters),
                 changedClusters=sum(1 for cluster in clusters if cluster.changed),
@@ -167,24 +133,19 @@ def cluster_plan(name: str, spec: str, path: str, *, old: Mapping[str, bytes], n
     tree its spec renders, ``findings`` its policy findings (policy, severity, path, message); with ``objects``,
     the rendered objects that change and the upgrade verdicts too."""
     found = review.compare(old, new)
-    applications, upgrades = objects.review(old, new, path) if objects is not None and found.files else ([], [])
+    applications, upgrades = objects.review(old, new, path) if objects is not None and found.file_count else ([], [])
     policies = sorted((PolicyResult(**dict(item)) for item in findings),
                       key=lambda item: item.severity != "error")
-    return ClusterPlan(name=name, spec=spec, path=path, new=not old, changed=found.files > 0,
-                       highRisk=found.highRisk, components=found.components, values=found.values,
-                       constraints=found.constraints, sentinel=found.sentinel, certification=found.certification,
-                       sources=found.sources, policies=policies,
-                       files=FileChanges(added=found.added, changed=found.changed, removed=found.removed),
-                       onMerge=effects(found, old, new, path), applications=applications, upgrades=upgrades)
+    return ClusterPlan(**dict(found), name=name, spec=spec, path=path, new=not old, changed=found.file_count > 0,
+                       policies=policies, onMerge=effects(found, old, new, path), applications=applications,
+                       upgrades=upgrades)
 
 
 def unchanged_plan(name: str, spec: str, path: str, findings: Sequence[Mapping[str, str]]) -> ClusterPlan:
     """The plan of a cluster whose tree at the base is what its spec renders (its inputs record says so):
     nothing changes; ``findings`` are its policy findings as the record keeps them."""
     policies = sorted((PolicyResult(**dict(item)) for item in findings), key=lambda item: item.severity != "error")
-    return ClusterPlan(name=name, spec=spec, path=path, new=False, changed=False, highRisk=[], components=[],
-                       values=[], constraints=[], sentinel=[], certification=[], sources=[], policies=policies,
-                       files=FileChanges(added=[], changed=[], removed=[]), onMerge=[])
+    return ClusterPlan(name=name, spec=spec, path=path, new=False, changed=False, policies=policies, onMerge=[])
 
 
 def _gpu_stack_changed(found: Changes) -> list[str]:
