@@ -65,9 +65,8 @@ def registry_locations(doc: Document) -> dict[str, tuple[int, str]]:
 def _check_criteria_nodes(doc: Document) -> None:
     criteria = (doc.data.get("spec") or {}).get("criteria") or {}
     if criteria.get("nodes"):
-        raise InvalidInputError(
-            f"{doc.where(('spec', 'criteria', 'nodes'))}: criteria.nodes is not used to select overlays, so the "
-            "overlay would match every node count; remove it")
+        raise doc.error(("spec", "criteria", "nodes"), "criteria.nodes is not used to select overlays, so the "
+                        "overlay would match every node count; remove it")
 
 
 def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
@@ -100,12 +99,10 @@ def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
                 _check_criteria_nodes(doc)
             name = item.metadata.name
             if folder == "overlays" and (rel == "overlays/base.yaml") != (name == "base"):
-                raise InvalidInputError(
-                    f"{doc.where(('metadata', 'name'))}: the root overlay is overlays/base.yaml named 'base'; "
-                    f"rename {rel} or its metadata.name {name!r}")
+                raise doc.error(("metadata", "name"), "the root overlay is overlays/base.yaml named 'base'; "
+                                f"rename {rel} or its metadata.name {name!r}")
             if name in layer_names:
-                raise InvalidInputError(
-                    f"{doc.where(('metadata', 'name'))}: {name!r} is also defined in {layer_names[name]}; rename one")
+                raise doc.error(("metadata", "name"), f"{name!r} is also defined in {layer_names[name]}; rename one")
             layer_names[name] = source
             named[folder][name] = item.model_dump(exclude_none=True)
             sources[f"{folder}/{name}"] = source

@@ -152,16 +152,16 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
     for index, measurement in enumerate(data["measurements"]):
         kind = measurement["type"]
         if kind in seen_types and kind not in MULTI_INSTANCE_TYPES:
-            raise InvalidInputError(f"{located(doc).where(('measurements', index, 'type'))}: measurement type "
-                                    f"{kind!r} repeats measurements[{seen_types[kind]}]; merge their subtypes")
+            raise located(doc).error(("measurements", index, "type"), "measurement type "
+                                     f"{kind!r} repeats measurements[{seen_types[kind]}]; merge their subtypes")
         seen_types.setdefault(kind, index)
         seen_subtypes: dict[str, int] = {}
         for position, subtype in enumerate(measurement["subtypes"]):
             name = subtype["subtype"]
             if name in seen_subtypes:
                 path = ("measurements", index, "subtypes", position, "subtype")
-                raise InvalidInputError(f"{located(doc).where(path)}: subtype {name!r} repeats "
-                                        f"{format_path(path[:2])}.subtypes[{seen_subtypes[name]}]; merge them")
+                raise located(doc).error(path, f"subtype {name!r} repeats "
+                                         f"{format_path(path[:2])}.subtypes[{seen_subtypes[name]}]; merge them")
             seen_subtypes[name] = position
     return data
 

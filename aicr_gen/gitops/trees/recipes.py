@@ -141,7 +141,7 @@ def resolve_pools(cluster: ClusterSpec, base: Path | None = None, catalog: Any =
         try:
             resolved = _overridden(resolved, pool, aliases)
         except InvalidInputError as err:
-            raise InvalidInputError(f"{cluster.where(('spec', 'pools', index, 'overrides'))}: {err}") from None
+            raise cluster.error(("spec", "pools", index, "overrides"), str(err)) from None
         recipes.append(PoolRecipe(pool.name, {**accelerated, **pool.nodeSelector}, resolved,
                                   pool_tolerations(pool.tolerations or cluster_tolerations)))
     wanted = sorted({rel for item in recipes for ref in item.recipe["componentRefs"]
@@ -158,4 +158,4 @@ def resolve_pools(cluster: ClusterSpec, base: Path | None = None, catalog: Any =
         return merge(recipes, lambda ref: component_values(ref, sources, parsed), decided=_decided(cluster, aliases),
                      criteria=criteria)
     except InvalidInputError as err:
-        raise InvalidInputError(f"{cluster.where(('spec', 'pools'))}: {err}") from None
+        raise cluster.error(("spec", "pools"), str(err)) from None
