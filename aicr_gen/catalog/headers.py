@@ -14,6 +14,7 @@ from typing import Any
 
 from aicr_gen.catalog.vocabulary import GENERATIONS, PROFILED_KINDS, generation_of, header, headers
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import Document
 
 
@@ -46,8 +47,8 @@ def check(doc: Document, kind: str) -> str:
         return ""
     value = data.get("apiVersion")
     if value is None or value == "":
-        raise InvalidInputError(f"{doc.source}:1: apiVersion is missing; a {kind} needs one of "
-                                f"{_listed(accepted(kind))} ({header(kind)} for AICR >= 0.22)")
+        raise InvalidInputError.at(Located(doc.source, 1, f"apiVersion is missing; a {kind} needs one of "
+                                           f"{_listed(accepted(kind))} ({header(kind)} for AICR >= 0.22)"))
     if value not in accepted(kind):
         raise doc.error(("apiVersion",), f"value {value!r} is not allowed for a {kind}; "
                         f"use one of {_listed(accepted(kind))}")

@@ -117,11 +117,11 @@ def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
 def _registry_entries(parsed: Any, source: str, doc: Document) -> dict[str, dict[str, Any]]:
     entries: dict[str, dict[str, Any]] = {}
     for index, component in enumerate(parsed.components):
-        where = doc.where(("components", index, "name"))
+        at = ("components", index, "name")
         if component.name in entries:
-            raise InvalidInputError(f"{where}: component {component.name!r} is listed twice; keep one")
+            raise doc.error(at, f"component {component.name!r} is listed twice; keep one")
         if component.name in RESERVED_COMPONENTS:
-            raise InvalidInputError(f"{where}: {component.name!r} is reserved for deployer settings; rename it")
+            raise doc.error(at, f"{component.name!r} is reserved for deployer settings; rename it")
         entry = component.model_dump(exclude_none=True)
         entry["_source"] = source
         entries[component.name] = entry

@@ -36,6 +36,10 @@ from aicr_gen.spec.pools import (
 )
 from aicr_gen.yaml import Document, FieldPath
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.certify.nvcre import Where
+
 
 def _at(doc: Document, path: FieldPath, check: Callable[[], object]) -> None:
     """Run ``check``; its input error is reported at ``path`` of ``doc``."""
@@ -58,8 +62,9 @@ def _option_text(value: str | int | bool) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def certification_options(cert: Certification, where: Callable[[str], str]) -> dict[str, Any]:
-    """spec.certification.options as NVCRE's typed option tree (``where(key)`` names a bad one)."""
+def certification_options(cert: Certification, where: Callable[[str], Where]) -> dict[str, Any]:
+    """spec.certification.options as NVCRE's typed option tree (``where(key)`` names a bad one, or is its
+    input error)."""
     from aicr_gen.certify import nvcre
 
     options: dict[str, Any] = {}
@@ -78,12 +83,12 @@ def check_certification(doc: Document, cert: Certification, base: FieldPath = ("
     for index, name in enumerate(cert.categories):
         if name in cert.categories[:index]:
             raise _fail(doc, (*base, "categories", index), f"category {name!r} is listed twice; list it once")
-        entries.append(nvcre.category(name, doc.where((*base, "categories", index))))
+        entries.append(nvcre.category(name, partial(doc.error, (*base, "categories", index))))
     for key, expression in cert.thresholds.items():  # each refused at its own key
         _at(doc, (*base, "thresholds", key), partial(thresholds.compile_thresholds, {key: expression}, "threshold"))
-    options = certification_options(cert, lambda key: doc.where((*base, "options", key)))
+    options = certification_options(cert, lambda key: partial(doc.error, (*base, "options", key)))
     if options:
-        nvcre.check_global_options(entries, options, doc.where((*base, "options")))
+        nvcre.check_global_options(entries, options, partial(doc.error, (*base, "options")))
     if cert.schedule is not None:
         schedule = cert.schedule
         _at(doc, (*base, "schedule"), lambda: check_schedule(schedule, repr(schedule)))
@@ -179,8 +184,9 @@ def reserved_host(url: str) -> bool:
     return host == "invalid" or host.endswith(".invalid")
 
 
-def scheduling_of(given: Scheduling | None, where: Callable[..., str]) -> Any:
-    """spec.scheduling as the renderer's ``Scheduling``; ``where(field, index)`` names a bad entry."""
+def scheduling_of(given: Scheduling | None, error: Callable[[FieldPath, str], InvalidInputError]) -> Any:
+    """spec.scheduling as the renderer's ``Scheduling``; a bad entry is the input error ``error(path, message)``
+    (``path`` below spec.scheduling: ``(field, index)``, ``("workloadGate",)``)."""
     from aicr_gen.spec import scheduling
 
     if given is None:
@@ -191,13 +197,13 @@ def scheduling_of(given: Scheduling | None, where: Callable[..., str]) -> Any:
             try:
                 scheduling.parse_tolerations("toleration", [item])
             except InvalidInputError as err:
-                raise InvalidInputError(f"{where(field, index)}: {err}") from None
+                raise error((field, index), str(err)) from None
         return scheduling.parse_tolerations(field, items)
 
     try:
         gate = scheduling.parse_taint("workloadGate", given.workloadGate or "")
     except InvalidInputError as err:
-        raise InvalidInputError(f"{where('workloadGate')}: {err}") from None
+        raise error(("workloadGate",), str(err)) from None
     return scheduling.Scheduling(
         system_node_selector=tuple(given.systemNodeSelector.items()),
         system_tolerations=tolerations("systemNodeTolerations", given.systemNodeTolerations),
@@ -225,7 +231,7 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
                 except InvalidInputError as err:
                     raise _fail(doc, ("spec", "overrides", field, index), str(err)) from None
     if spec.scheduling is not None:
-        scheduling_of(spec.scheduling, lambda *path: doc.where(("spec", "scheduling", *path)))
+        scheduling_of(spec.scheduling, lambda path, message: doc.error(("spec", "scheduling", *path), message))
     if spec.certification is not None:
         check_certification(doc, spec.certification)
         if spec.certification.nodeSelector and not spec.certification.categories and \

@@ -61,7 +61,8 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     for flag, field in (("--set", "set"), ("--set-json", "setJson")):  # a refusal names the spec's line
         parsed += [parse(flag, text)._replace(flag=cluster.where(("spec", "overrides", field, index)))
                    for index, text in enumerate(getattr(overrides, field) if overrides else [])]
-    scheduling = scheduling_of(cluster.spec.scheduling, lambda *path: ".".join(("spec.scheduling", *map(str, path))))
+    scheduling = scheduling_of(cluster.spec.scheduling, lambda path, message: InvalidInputError(
+        f"{'.'.join(('spec.scheduling', *map(str, path)))}: {message}"))
     dynamic = list(overrides.dynamic) if overrides else []
     if dynamic and deployer == "argocd":
         raise cluster.error(("spec", "overrides", "dynamic"), "the argocd deployer has no "
