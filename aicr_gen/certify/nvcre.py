@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import refusal
 from aicr_gen.text.kube_names import is_dns_subdomain, is_label_value, label_key_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.located import Refuse, Where
 
 API_VERSION = "nvcre.nvidia.com/v1alpha1"
 KIND = "Certification"
@@ -119,21 +124,6 @@ _QUANTITY_SCALE: dict[str, Decimal | int] = {
 RESOURCE_KEYS = tuple(f"resources.{side}.{kind}" for side in ("limits", "requests") for kind in ("cpu", "memory"))
 LABELS_PREFIX = "workloadMetadata.labels."
 MAX_WORKLOAD_LABELS = 32
-
-
-Refuse = Callable[[str], InvalidInputError]
-"""The input error of a message about one value."""
-
-Where = str | Refuse
-"""Where a value was given: named by text (a flag: ``--option 'k=v'``), or its input error at a place in a file
-(``Document.error`` of the field)."""
-
-
-def refusal(where: Where) -> Refuse:
-    """The input error of a message about the value ``where`` names: ``where: message`` when it is text."""
-    if isinstance(where, str):
-        return lambda message: InvalidInputError(f"{where}: {message}")
-    return where
 
 
 def option_keys() -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 
 from aicr_gen.edges.files import GZIP_MAGIC, MAX_SNAPSHOT_BYTES, gunzip
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import MAX_DEPTH, MAX_NODES, Document, FieldPath, format_path, load_text
 
 TYPE_CHECKING = False
@@ -188,8 +189,8 @@ def _decode(raw: bytes, source: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
-        raise InvalidInputError(f"{source}:{line}: not valid UTF-8 (byte {err.start}); save the file as UTF-8"
-                                ) from None
+        raise InvalidInputError.at(Located(source, line, f"not valid UTF-8 (byte {err.start}); save the file as "
+                                                          "UTF-8")) from None
 
 
 # ---------------------------------------------------------------- fast paths: JSON text, plain-Python model check

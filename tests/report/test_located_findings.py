@@ -115,6 +115,11 @@ CASES: dict[str, tuple[Callable[[Path], Path], str, str]] = {
     "dynamic values for argocd": (
         _spec(EXAMPLE, lambda spec: spec["overrides"].update(dynamic=["gpu-operator:driver.version"])),
         "spec/eks-h100-inference-dynamo.yaml", "spec.overrides.dynamic"),
+    "an override of no component": (_spec(EXAMPLE, lambda spec: spec["overrides"].update(set=["nope:x=1"])),
+                                     "spec/eks-h100-inference-dynamo.yaml", "spec.overrides.set[0]"),
+    "an override switching a component by a word": (
+        _spec(EXAMPLE, lambda spec: spec["overrides"].update(setJson=['gpu-operator:enabled="yes"'])),
+        "spec/eks-h100-inference-dynamo.yaml", "spec.overrides.setJson[0]"),
     "a component listed twice in the registry": (
         _tiny({tiny_catalog.REGISTRY: tiny_catalog.REGISTRY_TEXT.replace("- name: c", "- name: a")}),
         "catalog/registry.yaml", "components[2].name"),

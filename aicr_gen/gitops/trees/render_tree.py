@@ -20,6 +20,7 @@ the managed path in the repository)::
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
     for flag, field in (("--set", "set"), ("--set-json", "setJson")):  # a refusal names the spec's line
-        parsed += [parse(flag, text)._replace(flag=cluster.where(("spec", "overrides", field, index)))
+        parsed += [parse(flag, text)._replace(flag=partial(cluster.error, ("spec", "overrides", field, index)))
                    for index, text in enumerate(getattr(overrides, field) if overrides else [])]
     scheduling = scheduling_of(cluster.spec.scheduling, lambda path, message: InvalidInputError(
         f"{'.'.join(('spec.scheduling', *map(str, path)))}: {message}"))
