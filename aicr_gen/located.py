@@ -6,30 +6,14 @@ Apart from ``errors.py`` so that the CLI's start-up, which imports that, builds 
 
 from __future__ import annotations
 
-from aicr_gen.errors import InvalidInputError
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import NamedTuple, TypeAlias
-
-    # The input error of a message about one value (``Document.error`` of its field path, say).
-    Refuse: TypeAlias = Callable[[str], InvalidInputError]
-    # Where a value was given: named by text (a flag: ``--option 'k=v'``), or its input error at its place in a
-    # file (a ``Refuse``).
-    Where: TypeAlias = str | Refuse
+    from typing import NamedTuple
 else:
     from aicr_gen.records import NamedTuple
 
 FieldPath = tuple[str | int, ...]
 """A field path in a document: ``("spec", "componentRefs", 2, "name")``."""
-
-
-def refusal(where: Where) -> Refuse:
-    """The input error of a message about the value ``where`` names: ``where: message`` when it is text."""
-    if isinstance(where, str):
-        return lambda message: InvalidInputError(f"{where}: {message}")
-    return where
 
 
 def format_path(path: FieldPath) -> str:

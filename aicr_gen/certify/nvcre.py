@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from aicr_gen.errors import InvalidInputError
-from aicr_gen.located import refusal
+from aicr_gen.errors import InvalidInputError, refusal
 from aicr_gen.text.kube_names import is_dns_subdomain, is_label_value, label_key_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aicr_gen.located import Refuse, Where
+    from aicr_gen.errors import Refuse, Where
 
 API_VERSION = "nvcre.nvidia.com/v1alpha1"
 KIND = "Certification"

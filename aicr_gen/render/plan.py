@@ -11,8 +11,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping, Sequence
 
-from aicr_gen.errors import InvalidInputError
-from aicr_gen.located import refusal
+from aicr_gen.errors import InvalidInputError, refusal
 from aicr_gen.render import bundle_time, readiness
 from aicr_gen.render import values as values_mod
 from aicr_gen.render.manifest_text import has_objects, helm_literal

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aicr_gen.located import refusal
+from aicr_gen.errors import refusal
 from aicr_gen.resolve.merge import copy_tree, deep_merge
 from aicr_gen.spec.overrides import Override
 
@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from aicr_gen.located import Where
+    from aicr_gen.errors import Where
 
 
 def _merge_map(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:

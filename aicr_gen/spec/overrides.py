@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
 
-    from aicr_gen.located import Where
+    from aicr_gen.errors import Where
 else:
     from aicr_gen.records import NamedTuple
 

@@ -38,7 +38,7 @@ from aicr_gen.yaml import Document, FieldPath
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aicr_gen.located import Where
+    from aicr_gen.errors import Where
 
 
 def _at(doc: Document, path: FieldPath, check: Callable[[], object]) -> None:
