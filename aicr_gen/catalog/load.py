@@ -10,6 +10,7 @@ strings, not pathlib paths: a cached ``bundle`` needs nothing else from pathlib 
 from __future__ import annotations
 
 import os
+from functools import partial
 
 from aicr_gen.edges import cache
 from aicr_gen.edges.files import read_file, walk_entries
@@ -175,7 +176,7 @@ def _read_checks(catalog: Catalog, files: dict[str, Layer]) -> dict[str, str]:
         rel = entry["healthCheck"]["assertFile"]
         place = (entry["_source"], f"component:{name}.healthCheck.assertFile",
                  f"components[{name}].healthCheck.assertFile")
-        normal = paths.normalise(rel, catalog.at(*place))
+        normal = paths.normalise(rel, partial(catalog.error, *place))
         if normal not in files:
             raise catalog.error(*place, f"{rel!r} does not exist in the catalog; add the file or fix the path")
         layer = files[normal]

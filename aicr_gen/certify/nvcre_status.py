@@ -12,12 +12,17 @@ import re
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from aicr_gen.certify.input_checks import input_error, json_loads, printable
 from aicr_gen.certify.report_model import CategoryStatus, Certification, Condition, FailedNode, Report
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, refusal
 from aicr_gen.yaml import Document, FieldPath, decode, load_bytes, shorten
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.errors import Where
 
 MAX_GUNZIP = 32 * 1024 * 1024
 """Bound on a decompressed node list: 10,000 failed nodes with long messages stay far below it."""
@@ -85,10 +90,10 @@ def _list(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str) -> l
     return value
 
 
-def _node_name(name: Any, where: str) -> str:
+def _node_name(name: Any, where: Where) -> str:
     if not isinstance(name, str) or not NODE_NAME.match(name):
         shown = shorten(repr(name), 60)
-        raise input_error(where, f"{shown} is not a Kubernetes node name (lowercase letters, digits, '-' and '.')")
+        raise refusal(where)(f"{shown} is not a Kubernetes node name (lowercase letters, digits, '-' and '.')")
     return name
 
 
@@ -122,7 +127,7 @@ def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certi
     if names is not None:
         if not isinstance(names, list):
             raise doc.error(target_path, "expected a list of node names")
-        target_nodes = tuple(_node_name(n, doc.where((*target_path, i))) for i, n in enumerate(names))
+        target_nodes = tuple(_node_name(n, partial(doc.error, (*target_path, i))) for i, n in enumerate(names))
     status_path = (*path, "status")
     status = _map(doc, obj, path, "status")
     conditions = []

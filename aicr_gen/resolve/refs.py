@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from aicr_gen.catalog.load import Catalog
 from aicr_gen.errors import InvalidInputError
@@ -95,7 +96,7 @@ def _check_files(catalog: Catalog, ref: Mapping[str, Any], origins: Origins) -> 
     named += [(key, rel) for key in ("manifestFiles", "preManifestFiles") for rel in ref.get(key, [])]
     for key, rel in named:
         part = key if key == "valuesFile" else f"{key}:{rel}"
-        normal = paths.normalise(rel, origins.where(catalog, ref["name"], part))
+        normal = paths.normalise(rel, partial(origins.error, catalog, ref["name"], part))
         if normal not in catalog.files:
             raise origins.error(catalog, ref["name"], part, f"{rel!r} does not exist in the catalog "
                                 f"({catalog.describe()}); add the file or fix the path")

@@ -82,6 +82,9 @@ RESOLUTION: dict[str, tuple[dict[str, str | None], str, str, str]] = {
     "a values file that does not exist": (
         {tiny_catalog.LEAF: tiny_catalog.overlay("eks", tiny_catalog.LEAF_SPEC + "      valuesFile: none.yaml\n")},
         tiny_catalog.LEAF, "spec.componentRefs[0].valuesFile", "valuesFile"),
+    "a values file climbing out of the catalog": (
+        {tiny_catalog.LEAF: tiny_catalog.overlay("eks", tiny_catalog.LEAF_SPEC + "      valuesFile: ../x.yaml\n")},
+        tiny_catalog.LEAF, "spec.componentRefs[0].valuesFile", "valuesFile"),
     "a component of no registry entry and no type": (
         {tiny_catalog.LEAF: tiny_catalog.overlay("eks", tiny_catalog.LEAF_SPEC.replace("name: b", "name: zz"))},
         tiny_catalog.LEAF, "spec.componentRefs[0]", "name: zz"),
@@ -126,6 +129,9 @@ CASES: dict[str, tuple[Callable[[Path], Path], str, str]] = {
     "an overlay header of no generation": (
         _tiny({tiny_catalog.LEAF: tiny_catalog.overlay("eks", tiny_catalog.LEAF_SPEC, api="aicr.run/v9")}),
         "catalog/overlays/eks.yaml", "apiVersion"),
+    "a health check climbing out of the catalog": (
+        _tiny({tiny_catalog.REGISTRY: tiny_catalog.REGISTRY_TEXT.replace("checks/a.yaml", "../a.yaml")}),
+        "catalog/registry.yaml", "components[0].healthCheck.assertFile"),
     "a catalog refusing to resolve the spec's criteria": (_tiny(RESOLUTION["a mixin that does not exist"][0]),
                                                         "tiny.yaml", "spec.criteria"),
 }
