@@ -11,9 +11,16 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Self
+    from collections.abc import Callable
+    from typing import Self, TypeAlias
 
     from aicr_gen.located import Located
+
+    # The input error of a message about one value (``Document.error`` of its field path, say).
+    Refuse: TypeAlias = Callable[[str], "InvalidInputError"]
+    # Where a value was given: named by text (a flag: ``--option 'k=v'``), or its input error at its place in a
+    # file (a ``Refuse``).
+    Where: TypeAlias = str | Refuse
 
 OK = 0
 INVALID = 2
@@ -38,6 +45,13 @@ class InvalidInputError(AicrGenError):
     """Bad input or usage (exit 2). The message names the file, line/path and the fix."""
 
     exit_code = INVALID
+
+
+def refusal(where: Where) -> Refuse:
+    """The input error of a message about the value ``where`` names: ``where: message`` when it is text."""
+    if isinstance(where, str):
+        return lambda message: InvalidInputError(f"{where}: {message}")
+    return where
 
 
 class FindingsError(AicrGenError):

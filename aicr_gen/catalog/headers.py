@@ -14,6 +14,7 @@ from typing import Any
 
 from aicr_gen.catalog.vocabulary import GENERATIONS, PROFILED_KINDS, generation_of, header, headers
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import Document
 
 
@@ -46,20 +47,19 @@ def check(doc: Document, kind: str) -> str:
         return ""
     value = data.get("apiVersion")
     if value is None or value == "":
-        raise InvalidInputError(f"{doc.source}:1: apiVersion is missing; a {kind} needs one of "
-                                f"{_listed(accepted(kind))} ({header(kind)} for AICR >= 0.22)")
+        raise InvalidInputError.at(Located(doc.source, 1, f"apiVersion is missing; a {kind} needs one of "
+                                           f"{_listed(accepted(kind))} ({header(kind)} for AICR >= 0.22)"))
     if value not in accepted(kind):
-        raise InvalidInputError(f"{doc.where(('apiVersion',))}: value {value!r} is not allowed for a {kind}; "
-                                f"use one of {_listed(accepted(kind))}")
+        raise doc.error(("apiVersion",), f"value {value!r} is not allowed for a {kind}; "
+                        f"use one of {_listed(accepted(kind))}")
     if kind in PROFILED_KINDS:
         profiled = is_profiled(kind, data)
         want = header(kind, generation_of(value), profiled=profiled)
         if value != want:
             what = "spec.profile" if kind == "RecipeMetadata" else "a selected profile or a configuration"
-            raise InvalidInputError(
-                f"{doc.where(('apiVersion',))}: a {kind} declares {what} exactly when its apiVersion is "
-                f"{headers(kind, profiled=True)[0]} (or {headers(kind, profiled=True)[1]}); "
-                f"{'it has one' if profiled else 'it has none'}, so write apiVersion: {want}")
+            raise doc.error(("apiVersion",), f"a {kind} declares {what} exactly when its apiVersion is "
+                            f"{headers(kind, profiled=True)[0]} (or {headers(kind, profiled=True)[1]}); "
+                            f"{'it has one' if profiled else 'it has none'}, so write apiVersion: {want}")
     return str(value)
 
 

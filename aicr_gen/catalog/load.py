@@ -10,10 +10,12 @@ strings, not pathlib paths: a cached ``bundle`` needs nothing else from pathlib 
 from __future__ import annotations
 
 import os
+from functools import partial
 
 from aicr_gen.edges import cache
 from aicr_gen.edges.files import read_file, walk_entries
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located, format_path
 from aicr_gen.text import paths
 
 TYPE_CHECKING = False
@@ -57,13 +59,21 @@ class Catalog(NamedTuple):
         return ", ".join(str(root) for root in self.layers)
 
     def at(self, source: str, key: str, fallback: str) -> str:
-        """``file:line: field.path`` of part ``key`` of document ``source`` (see ``parse.py``)."""
-        marks = self.locations.get(source, {})
-        mark = marks.get(key)
+        """``file:line: field.path`` of part ``key`` of document ``source`` (see ``parse.py``); ``file: fallback``
+        when the part was not recorded."""
+        mark = self.locations.get(source, {}).get(key)
         if mark is None:
             return f"{source}: {fallback}"
         line, path = mark
-        return f"{source}:{line}: {path}"
+        return f"{source}:{line}: {format_path(tuple(path))}"
+
+    def error(self, source: str, key: str, fallback: str, message: str) -> InvalidInputError:
+        """An input error about part ``key`` of document ``source``, at its line and field path (``at``)."""
+        mark = self.locations.get(source, {}).get(key)
+        if mark is None:
+            return InvalidInputError(f"{self.at(source, key, fallback)}: {message}")
+        line, path = mark
+        return InvalidInputError.at(Located(source, line, message, tuple(path)))
 
 
 def embedded_root() -> Path:
@@ -164,11 +174,11 @@ def _read_checks(catalog: Catalog, files: dict[str, Layer]) -> dict[str, str]:
     texts: dict[str, str] = {}
     for name, entry in sorted(catalog.registry.items()):
         rel = entry["healthCheck"]["assertFile"]
-        where = catalog.at(entry["_source"], f"component:{name}.healthCheck.assertFile",
-                           f"components[{name}].healthCheck.assertFile")
-        normal = paths.normalise(rel, where)
+        place = (entry["_source"], f"component:{name}.healthCheck.assertFile",
+                 f"components[{name}].healthCheck.assertFile")
+        normal = paths.normalise(rel, partial(catalog.error, *place))
         if normal not in files:
-            raise InvalidInputError(f"{where}: {rel!r} does not exist in the catalog; add the file or fix the path")
+            raise catalog.error(*place, f"{rel!r} does not exist in the catalog; add the file or fix the path")
         layer = files[normal]
         texts[rel] = decode(_read(layer, normal), _join(layer.root, normal))
     return texts

@@ -10,18 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.yaml import Document, FieldPath, format_path, load_bytes
+from aicr_gen.yaml import Document, FieldPath, load_bytes
 
 REGISTRY = "registry.yaml"
 RESERVED_COMPONENTS = {"deployer"}
 
 
-def _mark(doc: Document, path: FieldPath) -> tuple[int, str]:
-    return doc.line_of(path), format_path(path)
+def _mark(doc: Document, path: FieldPath) -> tuple[int, FieldPath]:
+    return doc.line_of(path), path
 
 
-def _ref_locations(doc: Document, refs: list[dict[str, Any]], prefix: FieldPath) -> dict[str, tuple[int, str]]:
-    marks: dict[str, tuple[int, str]] = {}
+def _ref_locations(doc: Document, refs: list[dict[str, Any]], prefix: FieldPath) -> dict[str, tuple[int, FieldPath]]:
+    marks: dict[str, tuple[int, FieldPath]] = {}
     for index, ref in enumerate(refs):
         at = (*prefix, index)
         marks[f"ref:{ref['name']}"] = _mark(doc, at)
@@ -33,11 +33,11 @@ def _ref_locations(doc: Document, refs: list[dict[str, Any]], prefix: FieldPath)
     return marks
 
 
-def overlay_locations(doc: Document) -> dict[str, tuple[int, str]]:
+def overlay_locations(doc: Document) -> dict[str, tuple[int, FieldPath]]:
     """Where spec.base, the mixins, constraints and component refs of an overlay or mixin are."""
     spec = doc.data.get("spec") or {}
     marks = {"base": _mark(doc, ("spec", "base")), "profile": _mark(doc, ("spec", "profile")),
-             "file": (1, "spec")}
+             "file": (1, ("spec",))}
     for index, name in enumerate(spec.get("mixins") or []):
         marks[f"mixin:{name}"] = _mark(doc, ("spec", "mixins", index))
     for index, item in enumerate(spec.get("constraints") or []):
@@ -46,9 +46,9 @@ def overlay_locations(doc: Document) -> dict[str, tuple[int, str]]:
     return marks
 
 
-def registry_locations(doc: Document) -> dict[str, tuple[int, str]]:
+def registry_locations(doc: Document) -> dict[str, tuple[int, FieldPath]]:
     """Where each registry component and its default fields are."""
-    marks: dict[str, tuple[int, str]] = {"file": (1, "components")}
+    marks: dict[str, tuple[int, FieldPath]] = {"file": (1, ("components",))}
     for index, component in enumerate(doc.data.get("components") or []):
         at: FieldPath = ("components", index)
         name = component.get("name")
@@ -65,9 +65,8 @@ def registry_locations(doc: Document) -> dict[str, tuple[int, str]]:
 def _check_criteria_nodes(doc: Document) -> None:
     criteria = (doc.data.get("spec") or {}).get("criteria") or {}
     if criteria.get("nodes"):
-        raise InvalidInputError(
-            f"{doc.where(('spec', 'criteria', 'nodes'))}: criteria.nodes is not used to select overlays, so the "
-            "overlay would match every node count; remove it")
+        raise doc.error(("spec", "criteria", "nodes"), "criteria.nodes is not used to select overlays, so the "
+                        "overlay would match every node count; remove it")
 
 
 def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
@@ -78,7 +77,7 @@ def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
     registry: dict[str, dict[str, Any]] = {}
     named: dict[str, dict[str, dict[str, Any]]] = {"overlays": {}, "mixins": {}}
     sources: dict[str, str] = {}
-    locations: dict[str, dict[str, tuple[int, str]]] = {}
+    locations: dict[str, dict[str, tuple[int, FieldPath]]] = {}
     seen_registry = False
     for root, contents in layers:
         layer_names: dict[str, str] = {}
@@ -100,12 +99,10 @@ def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
                 _check_criteria_nodes(doc)
             name = item.metadata.name
             if folder == "overlays" and (rel == "overlays/base.yaml") != (name == "base"):
-                raise InvalidInputError(
-                    f"{doc.where(('metadata', 'name'))}: the root overlay is overlays/base.yaml named 'base'; "
-                    f"rename {rel} or its metadata.name {name!r}")
+                raise doc.error(("metadata", "name"), "the root overlay is overlays/base.yaml named 'base'; "
+                                f"rename {rel} or its metadata.name {name!r}")
             if name in layer_names:
-                raise InvalidInputError(
-                    f"{doc.where(('metadata', 'name'))}: {name!r} is also defined in {layer_names[name]}; rename one")
+                raise doc.error(("metadata", "name"), f"{name!r} is also defined in {layer_names[name]}; rename one")
             layer_names[name] = source
             named[folder][name] = item.model_dump(exclude_none=True)
             sources[f"{folder}/{name}"] = source
@@ -120,11 +117,11 @@ def parse_layers(layers: list[tuple[str, dict[str, bytes]]]) -> dict[str, Any]:
 def _registry_entries(parsed: Any, source: str, doc: Document) -> dict[str, dict[str, Any]]:
     entries: dict[str, dict[str, Any]] = {}
     for index, component in enumerate(parsed.components):
-        where = doc.where(("components", index, "name"))
+        at = ("components", index, "name")
         if component.name in entries:
-            raise InvalidInputError(f"{where}: component {component.name!r} is listed twice; keep one")
+            raise doc.error(at, f"component {component.name!r} is listed twice; keep one")
         if component.name in RESERVED_COMPONENTS:
-            raise InvalidInputError(f"{where}: {component.name!r} is reserved for deployer settings; rename it")
+            raise doc.error(at, f"{component.name!r} is reserved for deployer settings; rename it")
         entry = component.model_dump(exclude_none=True)
         entry["_source"] = source
         entries[component.name] = entry

@@ -13,6 +13,7 @@ from typing import Any
 from aicr_gen.certify.input_checks import MAX_VALUE, JsonReader, bounded, input_error, json_loads, printable
 from aicr_gen.certify.report_model import FAILED, PASSED, Bandwidth, NcclRow, NcclRun, Report
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import FieldPath, decode, shorten
 
 MAX_BANDWIDTH = 1e7
@@ -92,7 +93,7 @@ class _NcclText:
         self.cur: _RunBuilder | None = None
 
     def fail(self, line: int, message: str) -> InvalidInputError:
-        return input_error(f"{self.source}:{line}", message)
+        return InvalidInputError.at(Located(self.source, line, message))
 
     def new(self, line: int) -> _RunBuilder:
         self.cur = _RunBuilder(line)

@@ -21,8 +21,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, refusal
 from aicr_gen.text.kube_names import is_dns_subdomain, is_label_value, label_key_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.errors import Refuse, Where
 
 API_VERSION = "nvcre.nvidia.com/v1alpha1"
 KIND = "Certification"
@@ -127,57 +131,58 @@ def option_keys() -> list[str]:
     return sorted([*plain, *RESOURCE_KEYS, f"{LABELS_PREFIX}KEY"])
 
 
-def parse_option(key: str, text: str, where: str) -> tuple[tuple[str, ...], Any]:
+def parse_option(key: str, text: str, where: Where) -> tuple[tuple[str, ...], Any]:
     """``--option KEY=VALUE`` as a field path and a typed value (ints and bools typed, quantities and
     durations kept as strings). Unknown keys and bad values are input errors naming the valid form."""
+    error = refusal(where)
     if key == "thresholds" or key.startswith("thresholds."):
-        raise InvalidInputError(f"{where}: thresholds are set with --threshold [DOMAIN/VARIANT:]KEY=EXPR, e.g. "
-                                "--threshold 'busBandwidthGBps=value >= 300'")
+        raise error("thresholds are set with --threshold [DOMAIN/VARIANT:]KEY=EXPR, e.g. "
+                    "--threshold 'busBandwidthGBps=value >= 300'")
     if key in INT_MINIMUM:
-        return (key,), _integer(key, text, INT_MINIMUM[key], where)
+        return (key,), _integer(key, text, INT_MINIMUM[key], error)
     if key in BOOLEANS:
         if text.lower() not in ("true", "false"):
-            raise InvalidInputError(f"{where}: {key} takes true or false, not {text!r}")
+            raise error(f"{key} takes true or false, not {text!r}")
         return (key,), text.lower() == "true"
     if key == "testScale":
         if text not in TEST_SCALES:
-            raise InvalidInputError(f"{where}: testScale {text!r} is not one of {', '.join(TEST_SCALES)}")
+            raise error(f"testScale {text!r} is not one of {', '.join(TEST_SCALES)}")
         return (key,), text
     if key in PATTERNS:
-        return (key,), _patterned(key, text, where)
+        return (key,), _patterned(key, text, error)
     if key == "imagePullSecrets":
         names = text.split(",")
         for name in names:
             if not is_dns_subdomain(name):
-                raise InvalidInputError(f"{where}: imagePullSecrets takes Secret names separated by commas "
-                                        f"(e.g. ngc-pull,mirror-pull); {name!r} is not a Secret name")
+                raise error("imagePullSecrets takes Secret names separated by commas "
+                            f"(e.g. ngc-pull,mirror-pull); {name!r} is not a Secret name")
         if len(set(names)) != len(names):
-            raise InvalidInputError(f"{where}: imagePullSecrets names a Secret twice; list each once")
+            raise error("imagePullSecrets names a Secret twice; list each once")
         return (key,), [{"name": name} for name in names]
     if key in RESOURCE_KEYS:
         if not (len(text) <= 32 and QUANTITY.fullmatch(text)):
-            raise InvalidInputError(f"{where}: {key} takes a non-negative Kubernetes quantity such as 64, 1500m or "
-                                    f"500Gi, not {text!r}")
+            raise error(f"{key} takes a non-negative Kubernetes quantity such as 64, 1500m or "
+                        f"500Gi, not {text!r}")
         return tuple(key.split(".")), text
     if key.startswith(LABELS_PREFIX):
         label = key[len(LABELS_PREFIX):]
-        _check_label(label, text, where, workload=True)
+        _check_label(label, text, error, workload=True)
         return ("workloadMetadata", "labels", label), text
-    raise InvalidInputError(f"{where}: unknown option {key!r}; options are {', '.join(option_keys())}")
+    raise error(f"unknown option {key!r}; options are {', '.join(option_keys())}")
 
 
-def _integer(key: str, text: str, minimum: int, where: str) -> int:
+def _integer(key: str, text: str, minimum: int, error: Refuse) -> int:
     if not re.fullmatch(r"-?[0-9]{1,12}", text) or not minimum <= int(text) <= INT32_MAX:
-        raise InvalidInputError(f"{where}: {key} takes a whole number from {minimum} to {INT32_MAX}, not {text!r}")
+        raise error(f"{key} takes a whole number from {minimum} to {INT32_MAX}, not {text!r}")
     return int(text)
 
 
-def _patterned(key: str, text: str, where: str) -> str:
+def _patterned(key: str, text: str, error: Refuse) -> str:
     pattern, limit, example = PATTERNS[key]
     if len(text) > limit or not re.fullmatch(pattern, text):
-        raise InvalidInputError(f"{where}: {key} {text!r} is not valid; write it like {example!r}")
+        raise error(f"{key} {text!r} is not valid; write it like {example!r}")
     if key == "nicResourceName" and ("kubernetes.io/" in text or text.startswith("k8s.io/") or ".k8s.io/" in text):
-        raise InvalidInputError(f"{where}: nicResourceName must not use the reserved kubernetes.io or k8s.io domains")
+        raise error("nicResourceName must not use the reserved kubernetes.io or k8s.io domains")
     return text
 
 
@@ -192,67 +197,72 @@ def quantity(text: str) -> Decimal:
     return number * Decimal(_QUANTITY_SCALE[suffix])
 
 
-def _check_label(key: str, value: str, where: str, *, workload: bool = False) -> None:
+def _check_label(key: str, value: str, error: Refuse, *, workload: bool = False) -> None:
     if problem := label_key_problem(key):
-        raise InvalidInputError(f"{where}: {problem}")
+        raise error(problem)
     if workload and (key == "app.kubernetes.io/managed-by" or key.startswith("nvcre.nvidia.com/")):
-        raise InvalidInputError(f"{where}: label {key!r} is owned by the NVCRE controller; choose another key")
+        raise error(f"label {key!r} is owned by the NVCRE controller; choose another key")
     if value and not is_label_value(value):
-        raise InvalidInputError(f"{where}: label value {value!r} is not valid (at most 63 characters of "
-                                "[A-Za-z0-9-_.], starting and ending alphanumeric)")
+        raise error(f"label value {value!r} is not valid (at most 63 characters of "
+                    "[A-Za-z0-9-_.], starting and ending alphanumeric)")
 
 
-def check_resources(options: Mapping[str, Any], where: str) -> None:
+def check_resources(options: Mapping[str, Any], where: Where) -> None:
     """NVCRE's admission rule: a request may not exceed its limit at the same level."""
+    error = refusal(where)
     resources = options.get("resources", {})
     for kind in ("cpu", "memory"):
         request, limit = resources.get("requests", {}).get(kind), resources.get("limits", {}).get(kind)
         if request is not None and limit is not None and quantity(request) > quantity(limit):
-            raise InvalidInputError(f"{where}: resources.requests.{kind} {request} exceeds resources.limits.{kind} "
-                                    f"{limit}; NVCRE refuses the Certification, so raise the limit or lower the "
-                                    "request")
+            raise error(f"resources.requests.{kind} {request} exceeds resources.limits.{kind} "
+                        f"{limit}; NVCRE refuses the Certification, so raise the limit or lower the "
+                        "request")
 
 
-def set_option(options: dict[str, Any], path: tuple[str, ...], value: Any, where: str) -> None:
+def set_option(options: dict[str, Any], path: tuple[str, ...], value: Any, where: Where) -> None:
     """Set ``path`` in ``options``; the same option twice is an error rather than a silent override."""
+    error = refusal(where)
     node = options
     for part in path[:-1]:
         node = node.setdefault(part, {})
     if path[-1] in node:
-        raise InvalidInputError(f"{where}: {'.'.join(path)} is given twice; give it once")
+        raise error(f"{'.'.join(path)} is given twice; give it once")
     node[path[-1]] = value
     labels = options.get("workloadMetadata", {}).get("labels", {})
     if len(labels) > MAX_WORKLOAD_LABELS:
-        raise InvalidInputError(f"{where}: more than {MAX_WORKLOAD_LABELS} workloadMetadata labels (NVCRE's limit)")
+        raise error(f"more than {MAX_WORKLOAD_LABELS} workloadMetadata labels (NVCRE's limit)")
 
 
 # ---------------------------------------------------------------------------------------------- catalog
 
 
-def category(text: str, where: str) -> Category:
+def category(text: str, where: Where) -> Category:
     """The catalog entry named ``DOMAIN/VARIANT``; an unknown one is an error listing the catalog."""
+    error = refusal(where)
     found = CATALOG.get(text)
     if found is None:
-        raise InvalidInputError(f"{where}: unknown category {text!r}; the NVCRE catalog has "
-                                f"{', '.join(sorted(CATALOG))}")
+        raise error(f"unknown category {text!r}; the NVCRE catalog has "
+                    f"{', '.join(sorted(CATALOG))}")
     return found
 
 
-def check_category_options(entry: Category, options: Mapping[str, Any], where: str) -> None:
+def check_category_options(entry: Category, options: Mapping[str, Any], where: Where) -> None:
     """Refuse an option ``entry`` does not read (NVCRE would silently ignore it)."""
+    error = refusal(where)
     for key in options:
         if key not in entry.options:
-            raise InvalidInputError(f"{where}: {entry.name} does not use {key}; it takes "
-                                    f"{', '.join(sorted(entry.options - {'thresholds'}))}")
+            raise error(f"{entry.name} does not use {key}; it takes "
+                        f"{', '.join(sorted(entry.options - {'thresholds'}))}")
 
 
-def check_global_options(entries: Sequence[Category], options: Mapping[str, Any], where: str) -> None:
+def check_global_options(entries: Sequence[Category], options: Mapping[str, Any], where: Where) -> None:
     """Refuse a global option that no selected category reads."""
+    error = refusal(where)
     for key in options:
         if not any(key in entry.options for entry in entries):
             users = sorted(name for name, entry in CATALOG.items() if key in entry.options)
-            raise InvalidInputError(f"{where}: none of the selected categories uses {key} (it applies to "
-                                    f"{', '.join(users)}); drop it or add such a category")
+            raise error(f"none of the selected categories uses {key} (it applies to "
+                        f"{', '.join(users)}); drop it or add such a category")
 
 
 # ------------------------------------------------------------------------------------------- the object

@@ -12,12 +12,17 @@ import re
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from aicr_gen.certify.input_checks import input_error, json_loads, printable
 from aicr_gen.certify.report_model import CategoryStatus, Certification, Condition, FailedNode, Report
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, refusal
 from aicr_gen.yaml import Document, FieldPath, decode, load_bytes, shorten
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.errors import Where
 
 MAX_GUNZIP = 32 * 1024 * 1024
 """Bound on a decompressed node list: 10,000 failed nodes with long messages stay far below it."""
@@ -51,8 +56,8 @@ def _items(doc: Document, kinds: tuple[str, ...], what: str) -> list[tuple[Field
     for path, item in found:
         if not isinstance(item, dict) or item.get("kind") not in kinds:
             got = item.get("kind") if isinstance(item, dict) else type(item).__name__
-            raise input_error(doc.where((*path, "kind")), f"kind {got!r} is not {what}; give "
-                        f"`kubectl get {what.lower()} NAME -o yaml` output")
+            raise doc.error((*path, "kind"), f"kind {got!r} is not {what}; give "
+                            f"`kubectl get {what.lower()} NAME -o yaml` output")
     return found
 
 
@@ -60,10 +65,10 @@ def _str(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str, requi
     value = obj.get(key)
     if value is None:
         if required:
-            raise input_error(doc.where((*path, key)), "missing")
+            raise doc.error((*path, key), "missing")
         return ""
     if not isinstance(value, str):
-        raise input_error(doc.where((*path, key)), f"expected a string, found {type(value).__name__}")
+        raise doc.error((*path, key), f"expected a string, found {type(value).__name__}")
     return value
 
 
@@ -72,7 +77,7 @@ def _map(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str) -> di
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise input_error(doc.where((*path, key)), f"expected a mapping, found {type(value).__name__}")
+        raise doc.error((*path, key), f"expected a mapping, found {type(value).__name__}")
     return value
 
 
@@ -81,14 +86,14 @@ def _list(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str) -> l
     if value is None:
         return []
     if not isinstance(value, list):
-        raise input_error(doc.where((*path, key)), f"expected a list, found {type(value).__name__}")
+        raise doc.error((*path, key), f"expected a list, found {type(value).__name__}")
     return value
 
 
-def _node_name(name: Any, where: str) -> str:
+def _node_name(name: Any, where: Where) -> str:
     if not isinstance(name, str) or not NODE_NAME.match(name):
         shown = shorten(repr(name), 60)
-        raise input_error(where, f"{shown} is not a Kubernetes node name (lowercase letters, digits, '-' and '.')")
+        raise refusal(where)(f"{shown} is not a Kubernetes node name (lowercase letters, digits, '-' and '.')")
     return name
 
 
@@ -96,7 +101,7 @@ def _string_map(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str
     out = _map(doc, obj, path, key)
     for name, value in out.items():
         if not isinstance(value, str):
-            raise input_error(doc.where((*path, key, name)), "expected a string")
+            raise doc.error((*path, key, name), "expected a string")
     return out
 
 
@@ -109,8 +114,8 @@ def parse_certifications(raw: bytes, source: str) -> list[Certification]:
 def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certification:
     api = _str(doc, obj, path, "apiVersion", required=True)
     if not api.startswith(_GROUPS):
-        raise input_error(doc.where((*path, "apiVersion")), f"{api!r} is not an NVCRE Certification "
-                    "(nvcre.nvidia.com/v1alpha1, or the older cre.nvidia.com/v1alpha1)")
+        raise doc.error((*path, "apiVersion"), f"{api!r} is not an NVCRE Certification "
+                        "(nvcre.nvidia.com/v1alpha1, or the older cre.nvidia.com/v1alpha1)")
     meta_path = (*path, "metadata")
     meta = _map(doc, obj, path, "metadata")
     name = _str(doc, meta, meta_path, "name", required=True)
@@ -121,15 +126,15 @@ def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certi
     target_nodes = None
     if names is not None:
         if not isinstance(names, list):
-            raise input_error(doc.where(target_path), "expected a list of node names")
-        target_nodes = tuple(_node_name(n, doc.where((*target_path, i))) for i, n in enumerate(names))
+            raise doc.error(target_path, "expected a list of node names")
+        target_nodes = tuple(_node_name(n, partial(doc.error, (*target_path, i))) for i, n in enumerate(names))
     status_path = (*path, "status")
     status = _map(doc, obj, path, "status")
     conditions = []
     for i, cond in enumerate(_list(doc, status, status_path, "conditions")):
         cpath = (*status_path, "conditions", i)
         if not isinstance(cond, dict):
-            raise input_error(doc.where(cpath), "expected a mapping")
+            raise doc.error(cpath, "expected a mapping")
         conditions.append(Condition(type=_str(doc, cond, cpath, "type", required=True),
                                     status=_str(doc, cond, cpath, "status", required=True),
                                     reason=_str(doc, cond, cpath, "reason"), message=_str(doc, cond, cpath, "message")))
@@ -137,17 +142,17 @@ def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certi
     for i, cat in enumerate(_list(doc, status, status_path, "categoryStatuses")):
         cpath = (*status_path, "categoryStatuses", i)
         if not isinstance(cat, dict):
-            raise input_error(doc.where(cpath), "expected a mapping")
+            raise doc.error(cpath, "expected a mapping")
         state = _str(doc, cat, cpath, "status", required=True)
         if state not in _CATEGORY_STATUSES:
-            raise input_error(doc.where((*cpath, "status")), f"{shorten(state, 30)!r} is not one of "
-                        + ", ".join(_CATEGORY_STATUSES))
+            raise doc.error((*cpath, "status"), f"{shorten(state, 30)!r} is not one of "
+                            + ", ".join(_CATEGORY_STATUSES))
         domain, variant = _str(doc, cat, cpath, "domain", True), _str(doc, cat, cpath, "variant", True)
         inline = cat.get("failedNodes")
         failed = None
         if inline is not None:
             if not isinstance(inline, list):
-                raise input_error(doc.where((*cpath, "failedNodes")), "expected a list")
+                raise doc.error((*cpath, "failedNodes"), "expected a list")
             failed = tuple(_failed_row(row, doc.where((*cpath, "failedNodes", j)), f"{domain}/{variant}")
                            for j, row in enumerate(inline))
         categories.append(CategoryStatus(

@@ -82,7 +82,7 @@ def _load(path: str) -> AicrConfig:
     config = check(doc, AicrConfig)
     if config.spec.bundle is not None and config.spec.bundle.scheduling is not None:
         scheduling_of(config.spec.bundle.scheduling,
-                      lambda *field: doc.where(("spec", "bundle", "scheduling", *field)))
+                      lambda path, message: doc.error(("spec", "bundle", "scheduling", *path), message))
     return config
 
 

@@ -71,8 +71,8 @@ def load_document(source: str, kubeconfig: str | None = None, stdin: BinaryIO | 
     kind = doc.data.get("kind")
     if kind not in (None, snapshot.SNAPSHOT_KIND):
         doc = snapshot.located(doc)
-        raise InvalidInputError(f"{doc.where(('kind',))}: kind {kind!r} is neither a {snapshot.SNAPSHOT_KIND} nor a "
-                                f"{snapshot.RECIPE_KIND}; give a snapshot or a recipe")
+        raise doc.error(("kind",), f"kind {kind!r} is neither a {snapshot.SNAPSHOT_KIND} nor a "
+                        f"{snapshot.RECIPE_KIND}; give a snapshot or a recipe")
     return snapshot.SNAPSHOT_KIND, snapshot.validate_snapshot(doc)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 
 from aicr_gen.edges.files import GZIP_MAGIC, MAX_SNAPSHOT_BYTES, gunzip
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.yaml import MAX_DEPTH, MAX_NODES, Document, FieldPath, format_path, load_text
 
 TYPE_CHECKING = False
@@ -152,16 +153,16 @@ def _check_repeats(doc: Document, data: dict[str, Any]) -> dict[str, Any]:
     for index, measurement in enumerate(data["measurements"]):
         kind = measurement["type"]
         if kind in seen_types and kind not in MULTI_INSTANCE_TYPES:
-            raise InvalidInputError(f"{located(doc).where(('measurements', index, 'type'))}: measurement type "
-                                    f"{kind!r} repeats measurements[{seen_types[kind]}]; merge their subtypes")
+            raise located(doc).error(("measurements", index, "type"), "measurement type "
+                                     f"{kind!r} repeats measurements[{seen_types[kind]}]; merge their subtypes")
         seen_types.setdefault(kind, index)
         seen_subtypes: dict[str, int] = {}
         for position, subtype in enumerate(measurement["subtypes"]):
             name = subtype["subtype"]
             if name in seen_subtypes:
                 path = ("measurements", index, "subtypes", position, "subtype")
-                raise InvalidInputError(f"{located(doc).where(path)}: subtype {name!r} repeats "
-                                        f"{format_path(path[:2])}.subtypes[{seen_subtypes[name]}]; merge them")
+                raise located(doc).error(path, f"subtype {name!r} repeats "
+                                         f"{format_path(path[:2])}.subtypes[{seen_subtypes[name]}]; merge them")
             seen_subtypes[name] = position
     return data
 
@@ -188,8 +189,8 @@ def _decode(raw: bytes, source: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw.count(b"\n", 0, err.start) + 1
-        raise InvalidInputError(f"{source}:{line}: not valid UTF-8 (byte {err.start}); save the file as UTF-8"
-                                ) from None
+        raise InvalidInputError.at(Located(source, line, f"not valid UTF-8 (byte {err.start}); save the file as "
+                                                          "UTF-8")) from None
 
 
 # ---------------------------------------------------------------- fast paths: JSON text, plain-Python model check

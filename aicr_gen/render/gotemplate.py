@@ -21,6 +21,7 @@ import functools
 import math
 
 from aicr_gen.errors import InvalidInputError
+from aicr_gen.located import Located
 from aicr_gen.render import gofmt
 
 TYPE_CHECKING = False
@@ -1249,7 +1250,7 @@ class Template:
         try:
             state.walk(data, self.body)
         except TemplateError as err:
-            raise InvalidInputError(f"{self.source}:{err.line}: {err.message}") from None
+            raise InvalidInputError.at(Located(self.source, err.line, err.message)) from None
         except RecursionError:
             raise InvalidInputError(f"{self.source}: template nests too deeply") from None
         return "".join(state.out)
@@ -1282,5 +1283,5 @@ def _parse(text: str, source: str, funcs: _Funcs) -> Template:
         parser = _Parser(text, funcs)
         body = parser.parse()
     except TemplateError as err:
-        raise InvalidInputError(f"{source}:{err.line}: {err.message}") from None
+        raise InvalidInputError.at(Located(source, err.line, err.message)) from None
     return Template(source, body, parser.defines, funcs)

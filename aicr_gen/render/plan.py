@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping, Sequence
 
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, refusal
 from aicr_gen.render import bundle_time, readiness
 from aicr_gen.render import values as values_mod
 from aicr_gen.render.manifest_text import has_objects, helm_literal
@@ -206,11 +206,11 @@ def _switches(overrides: Sequence[Override], ref: Mapping[str, Any]) -> bool:
     for item in overrides:
         if item.path in (("enabled",), ("install",)):
             if item.value is True and not is_enabled(ref):
-                raise InvalidInputError(
-                    f"{item.flag}: component {ref['name']!r} is disabled by the recipe; re-enabling it here would "
+                raise refusal(item.flag)(
+                    f"component {ref['name']!r} is disabled by the recipe; re-enabling it here would "
                     "skip the checks resolution does; enable it in the catalog overlay instead")
             if item.value is not False and item.value is not True:
-                raise InvalidInputError(f"{item.flag}: enabled takes true or false")
+                raise refusal(item.flag)("enabled takes true or false")
             keep = keep and item.value is not False
     return keep
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import refusal
 from aicr_gen.resolve.merge import copy_tree, deep_merge
 from aicr_gen.spec.overrides import Override
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from aicr_gen.errors import Where
 
 
 def _merge_map(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -32,7 +34,7 @@ def _merge_map(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, A
     return out
 
 
-def _assign(values: Any, path: Sequence[str | int], value: Any, merge: bool, flag: str) -> Any:
+def _assign(values: Any, path: Sequence[str | int], value: Any, merge: bool, flag: Where) -> Any:
     if not path:
         if merge and isinstance(value, Mapping):
             return _merge_map(values if isinstance(values, Mapping) else {}, value)
@@ -41,13 +43,13 @@ def _assign(values: Any, path: Sequence[str | int], value: Any, merge: bool, fla
     if isinstance(head, int):
         items = list(values) if isinstance(values, list) else []
         if head > 10_000:
-            raise InvalidInputError(f"{flag}: list index [{head}] is too large")
+            raise refusal(flag)(f"list index [{head}] is too large")
         items.extend([None] * (head + 1 - len(items)))  # padded like helm --set
         items[head] = _assign(items[head], rest, value, merge, flag)
         return items
     if values is not None and not isinstance(values, Mapping):
-        raise InvalidInputError(f"{flag}: the value path goes through a {type(values).__name__}, not a map; "
-                                "set the parent key itself, or fix the path")
+        raise refusal(flag)(f"the value path goes through a {type(values).__name__}, not a map; "
+                            "set the parent key itself, or fix the path")
     mapping = dict(values or {})
     mapping[head] = _assign(mapping.get(head), rest, value, merge, flag)
     return mapping
@@ -78,9 +80,8 @@ def resolve_names(overrides: Sequence[Override], refs: Sequence[Mapping[str, Any
     for item in overrides:
         name = item.component if item.component in names else aliases.get(item.component, item.component)
         if name not in names:
-            raise InvalidInputError(
-                f"{item.flag}: component {item.component!r} is not in the recipe; "
-                f"use one of {', '.join(sorted(names))}")
+            raise refusal(item.flag)(f"component {item.component!r} is not in the recipe; "
+                                     f"use one of {', '.join(sorted(names))}")
         (by_name if name == item.component else by_alias).append(
             Override(name, item.path, item.value, item.merge, item.flag))
     return [*by_alias, *by_name]

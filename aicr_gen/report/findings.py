@@ -18,7 +18,8 @@ from aicr_gen.errors import AicrGenError
 from aicr_gen.located import Located, format_path
 
 # ``file:line: field.path: message`` (or ``file:line: message``): how an error still built as text, not from
-# ``Located`` problems, names its place (``from_error``).
+# ``Located`` problems, names its place (``from_error``), such as a rule set's place in an NVSentinel rules file
+# (``file:line: path ('name')``, ``sentinel/rules/config.py``).
 _WHERE = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+): (?:(?P<path>[\w.\[\]/-]+|\(document root\)): )?"
                     r"(?P<message>.*)\Z", re.DOTALL)
 

@@ -55,19 +55,20 @@ def chain(catalog: Catalog, name: str) -> list[str]:
     names: list[str] = []
     current = name
     while current != BASE:
-        where = _base_line(catalog, names[-1]) if names else catalog.describe()
         if current in names:
-            raise InvalidInputError(
-                f"{where}: inheritance cycle {' -> '.join([*names, current])}; fix spec.base")
+            raise _chain_error(catalog, names, f"inheritance cycle {' -> '.join([*names, current])}; fix spec.base")
         if current not in catalog.overlays:
-            raise InvalidInputError(f"{where}: overlay {current!r} does not exist; fix spec.base")
+            raise _chain_error(catalog, names, f"overlay {current!r} does not exist; fix spec.base")
         names.append(current)
         current = _spec(catalog, current).get("base") or BASE
     return [BASE, *reversed(names)]
 
 
-def _base_line(catalog: Catalog, name: str) -> str:
-    return catalog.at(catalog.sources[f"overlays/{name}"], "base", "spec.base")
+def _chain_error(catalog: Catalog, names: list[str], message: str) -> InvalidInputError:
+    """An error in the chain ``names`` walked so far: at the spec.base of its last overlay, else the catalog's."""
+    if not names:
+        return InvalidInputError(f"{catalog.describe()}: {message}")
+    return catalog.error(catalog.sources[f"overlays/{names[-1]}"], "base", "spec.base", message)
 
 
 def leaves(catalog: Catalog, query: Query) -> list[str]:
@@ -96,27 +97,24 @@ def _merge_overlay(spec: _Spec, catalog: Catalog, name: str) -> None:
 def _merge_mixins(spec: _Spec, catalog: Catalog) -> None:
     for name, user in spec.mixins.items():
         if name not in catalog.mixins:
-            raise InvalidInputError(
-                f"{catalog.at(user, f'mixin:{name}', 'spec.mixins')}: mixin {name!r} not found in mixins/; "
-                f"known mixins: {', '.join(sorted(catalog.mixins)) or 'none'}")
+            raise catalog.error(user, f"mixin:{name}", "spec.mixins", f"mixin {name!r} not found in mixins/; "
+                                f"known mixins: {', '.join(sorted(catalog.mixins)) or 'none'}")
         mixin = catalog.mixins[name]["spec"]
         source = catalog.sources[f"mixins/{name}"]
         existing = {ref["name"] for ref in spec.refs}
         for ref in mixin.get("componentRefs", []):
             extra = [key for key in refs.KEY_ORDER if key not in MIXIN_REF_FIELDS and not merge.is_empty(ref.get(key))]
             if ref["name"] in existing and extra:
-                where = catalog.at(source, f"ref:{ref['name']}.{extra[0]}", "spec.componentRefs")
-                raise InvalidInputError(
-                    f"{where}: mixin {name!r} "
+                raise catalog.error(
+                    source, f"ref:{ref['name']}.{extra[0]}", "spec.componentRefs", f"mixin {name!r} "
                     f"sets {extra[0]!r} on component {ref['name']!r}, which the inheritance chain defines; a mixin may "
                     "only add namespace, manifestFiles or preManifestFiles to an existing component")
             spec.origins.record(source, ref)
         taken = {item["name"] for item in spec.constraints}
         for item in mixin.get("constraints", []):
             if item["name"] in taken:
-                where = catalog.at(source, f"constraint:{item['name']}", "spec.constraints")
-                raise InvalidInputError(
-                    f"{where}: mixin {name!r} "
+                raise catalog.error(
+                    source, f"constraint:{item['name']}", "spec.constraints", f"mixin {name!r} "
                     f"constraint {item['name']!r} conflicts with the inheritance chain or an earlier mixin; rename "
                     "or drop one")
         spec.constraints = sorted(merge.merge_constraints(spec.constraints, mixin.get("constraints", [])),
@@ -144,8 +142,8 @@ def _dependency_graph(catalog: Catalog, finished: list[dict[str, Any]], origins:
     for ref in finished:
         for dep in ref.get("dependencyRefs", []):
             if dep not in declared:
-                raise InvalidInputError(
-                    f"{origins.where(catalog, ref['name'], f'dependencyRefs:{dep}')}: component {ref['name']!r} "
+                raise origins.error(
+                    catalog, ref["name"], f"dependencyRefs:{dep}", f"component {ref['name']!r} "
                     f"references unknown dependency {dep!r}; add that component or remove the dependency")
     try:
         graph.deployment_order({ref["name"]: ref.get("dependencyRefs", []) for ref in finished})

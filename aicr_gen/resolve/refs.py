@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 
 from aicr_gen.catalog.load import Catalog
 from aicr_gen.errors import InvalidInputError
@@ -94,15 +95,14 @@ def _check_files(catalog: Catalog, ref: Mapping[str, Any], origins: Origins) -> 
     named = [("valuesFile", ref["valuesFile"])] if ref.get("valuesFile") else []
     named += [(key, rel) for key in ("manifestFiles", "preManifestFiles") for rel in ref.get(key, [])]
     for key, rel in named:
-        where = origins.where(catalog, ref["name"], key if key == "valuesFile" else f"{key}:{rel}")
-        normal = paths.normalise(rel, where)
+        part = key if key == "valuesFile" else f"{key}:{rel}"
+        normal = paths.normalise(rel, partial(origins.error, catalog, ref["name"], part))
         if normal not in catalog.files:
-            raise InvalidInputError(
-                f"{where}: {rel!r} does not exist in the catalog ({catalog.describe()}); add the file or fix the path")
+            raise origins.error(catalog, ref["name"], part, f"{rel!r} does not exist in the catalog "
+                                f"({catalog.describe()}); add the file or fix the path")
         if normal in catalog.escaping:
-            raise InvalidInputError(
-                f"{where}: {rel!r} is a symlink to {catalog.escaping[normal]}, outside the catalog; "
-                "copy the file into the catalog")
+            raise origins.error(catalog, ref["name"], part, f"{rel!r} is a symlink to {catalog.escaping[normal]}, "
+                                "outside the catalog; copy the file into the catalog")
 
 
 def ordered(ref: Mapping[str, Any]) -> dict[str, Any]:
@@ -118,9 +118,8 @@ def finish(catalog: Catalog, refs: list[dict[str, Any]], origins: Origins) -> li
     for ref in refs:
         entry = catalog.registry.get(ref["name"])
         if entry is None and not ref.get("type"):
-            raise InvalidInputError(
-                f"{origins.where(catalog, ref['name'])}: component {ref['name']!r} is not in the registry and sets "
-                "no type; add it to registry.yaml or fix the name")
+            raise origins.error(catalog, ref["name"], "", f"component {ref['name']!r} is not in the registry and "
+                                "sets no type; add it to registry.yaml or fix the name")
         # Like AICR, a component the registry does not know is kept as written (a site chart that
         # names its own type, source and version); the coherence checks judge it.
         full = dict(ref) if entry is None else with_registry_defaults(ref, entry)

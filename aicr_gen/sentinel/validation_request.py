@@ -40,20 +40,19 @@ def lifecycle_tests(doc: Document) -> LifecycleTests:
     data = doc.data if isinstance(doc.data, dict) else {}
     switch = _at(data, ("global", "lifecycleManager", "enabled"))
     if switch is not True:
-        raise InvalidInputError(
-            f"{doc.where(('global', 'lifecycleManager', 'enabled'))}: the lifecycle manager is not enabled in "
-            "these values, so nothing would run the request; write values with "
-            "'aicr-gen sentinel values --mode quarantine --lifecycle'")
+        raise doc.error(("global", "lifecycleManager", "enabled"), "the lifecycle manager is not enabled in "
+                        "these values, so nothing would run the request; write values with "
+                        "'aicr-gen sentinel values --mode quarantine --lifecycle'")
     config_path = ("lifecycle-manager", "config")
     tests = _at(data, (*config_path, "tests"))
     if not isinstance(tests, dict) or not tests:
-        raise InvalidInputError(f"{doc.where((*config_path, 'tests'))}: no lifecycle tests are defined (a "
-                                "mapping of test name to provider settings is expected)")
+        raise doc.error((*config_path, "tests"), "no lifecycle tests are defined (a "
+                        "mapping of test name to provider settings is expected)")
     defaults = _at(data, (*config_path, "defaultTests"))
     if defaults is None:
         defaults = []
     if not isinstance(defaults, list) or not all(isinstance(test, str) for test in defaults):
-        raise InvalidInputError(f"{doc.where((*config_path, 'defaultTests'))}: expected a list of test names")
+        raise doc.error((*config_path, "defaultTests"), "expected a list of test names")
     return LifecycleTests(doc.source, tuple(str(name) for name in tests), tuple(defaults))
 
 

@@ -336,12 +336,9 @@ class ClusterSpec(_Strict):
     spec: Spec = Field(description="The cluster")
     _source: Document | None = PrivateAttr(None)
 
-    def where(self, path: FieldPath) -> str:
-        """``file:line: field.path`` of ``path`` in the file the spec was loaded from (the path alone if none)."""
-        return self._source.where(path) if self._source is not None else format_path(path)
-
     def error(self, path: FieldPath, message: str) -> InvalidInputError:
-        """An input error at ``path`` (``where``)."""
+        """An input error at ``path`` in the file the spec was loaded from (``file:line: field.path: message``), or
+        at the path alone when it was loaded from none."""
         if self._source is None:
             return InvalidInputError(f"{format_path(path)}: {message}")
         return self._source.error(path, message)

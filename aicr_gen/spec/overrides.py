@@ -12,6 +12,8 @@ from aicr_gen.errors import InvalidInputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
+
+    from aicr_gen.errors import Where
 else:
     from aicr_gen.records import NamedTuple
 
@@ -32,13 +34,14 @@ _SEGMENT = re.compile(r"^(?P<key>[^\[\]]+)(?P<indexes>(\[[0-9]+\])*)\Z")
 
 
 class Override(NamedTuple):
-    """One ``--set``/``--set-json``: component (name or alias), value path, parsed value, how to apply."""
+    """One ``--set``/``--set-json``: component (name or alias), value path, parsed value, how to apply, and
+    where it was given (``flag``: the flag and its text, or the error of the spec field that holds it)."""
 
     component: str
     path: tuple[str | int, ...]
     value: Any
     merge: bool
-    flag: str
+    flag: Where
 
 
 def typed(text: str) -> Any:

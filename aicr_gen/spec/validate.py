@@ -36,6 +36,10 @@ from aicr_gen.spec.pools import (
 )
 from aicr_gen.yaml import Document, FieldPath
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.errors import Where
+
 
 def _at(doc: Document, path: FieldPath, check: Callable[[], object]) -> None:
     """Run ``check``; its input error is reported at ``path`` of ``doc``."""
@@ -58,8 +62,9 @@ def _option_text(value: str | int | bool) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-def certification_options(cert: Certification, where: Callable[[str], str]) -> dict[str, Any]:
-    """spec.certification.options as NVCRE's typed option tree (``where(key)`` names a bad one)."""
+def certification_options(cert: Certification, where: Callable[[str], Where]) -> dict[str, Any]:
+    """spec.certification.options as NVCRE's typed option tree (``where(key)`` names a bad one, or is its
+    input error)."""
     from aicr_gen.certify import nvcre
 
     options: dict[str, Any] = {}
@@ -78,12 +83,12 @@ def check_certification(doc: Document, cert: Certification, base: FieldPath = ("
     for index, name in enumerate(cert.categories):
         if name in cert.categories[:index]:
             raise _fail(doc, (*base, "categories", index), f"category {name!r} is listed twice; list it once")
-        entries.append(nvcre.category(name, doc.where((*base, "categories", index))))
+        entries.append(nvcre.category(name, partial(doc.error, (*base, "categories", index))))
     for key, expression in cert.thresholds.items():  # each refused at its own key
         _at(doc, (*base, "thresholds", key), partial(thresholds.compile_thresholds, {key: expression}, "threshold"))
-    options = certification_options(cert, lambda key: doc.where((*base, "options", key)))
+    options = certification_options(cert, lambda key: partial(doc.error, (*base, "options", key)))
     if options:
-        nvcre.check_global_options(entries, options, doc.where((*base, "options")))
+        nvcre.check_global_options(entries, options, partial(doc.error, (*base, "options")))
     if cert.schedule is not None:
         schedule = cert.schedule
         _at(doc, (*base, "schedule"), lambda: check_schedule(schedule, repr(schedule)))
@@ -179,8 +184,9 @@ def reserved_host(url: str) -> bool:
     return host == "invalid" or host.endswith(".invalid")
 
 
-def scheduling_of(given: Scheduling | None, where: Callable[..., str]) -> Any:
-    """spec.scheduling as the renderer's ``Scheduling``; ``where(field, index)`` names a bad entry."""
+def scheduling_of(given: Scheduling | None, error: Callable[[FieldPath, str], InvalidInputError]) -> Any:
+    """spec.scheduling as the renderer's ``Scheduling``; a bad entry is the input error ``error(path, message)``
+    (``path`` below spec.scheduling: ``(field, index)``, ``("workloadGate",)``)."""
     from aicr_gen.spec import scheduling
 
     if given is None:
@@ -191,13 +197,13 @@ def scheduling_of(given: Scheduling | None, where: Callable[..., str]) -> Any:
             try:
                 scheduling.parse_tolerations("toleration", [item])
             except InvalidInputError as err:
-                raise InvalidInputError(f"{where(field, index)}: {err}") from None
+                raise error((field, index), str(err)) from None
         return scheduling.parse_tolerations(field, items)
 
     try:
         gate = scheduling.parse_taint("workloadGate", given.workloadGate or "")
     except InvalidInputError as err:
-        raise InvalidInputError(f"{where('workloadGate')}: {err}") from None
+        raise error(("workloadGate",), str(err)) from None
     return scheduling.Scheduling(
         system_node_selector=tuple(given.systemNodeSelector.items()),
         system_tolerations=tolerations("systemNodeTolerations", given.systemNodeTolerations),
@@ -225,7 +231,7 @@ def check_semantics(doc: Document, cluster: ClusterSpec, *, template: bool = Fal
                 except InvalidInputError as err:
                     raise _fail(doc, ("spec", "overrides", field, index), str(err)) from None
     if spec.scheduling is not None:
-        scheduling_of(spec.scheduling, lambda *path: doc.where(("spec", "scheduling", *path)))
+        scheduling_of(spec.scheduling, lambda path, message: doc.error(("spec", "scheduling", *path), message))
     if spec.certification is not None:
         check_certification(doc, spec.certification)
         if spec.certification.nodeSelector and not spec.certification.categories and \
@@ -318,38 +324,38 @@ def check_pools(doc: Document, spec: Spec) -> None:
     the operator's owner label, and pairwise disjoint node selectors (the first overlap names both pools)."""
     from aicr_gen.spec.overrides import parse
     if spec.criteria.accelerator not in (None, ""):
-        raise InvalidInputError(f"{doc.where(('spec', 'criteria', 'accelerator'))}: with spec.pools each pool names "
-                                "its accelerator; drop spec.criteria.accelerator (criteria hold the cluster-wide "
-                                "service, intent, os and platform)")
+        raise doc.error(("spec", "criteria", "accelerator"), "with spec.pools each pool names "
+                        "its accelerator; drop spec.criteria.accelerator (criteria hold the cluster-wide "
+                        "service, intent, os and platform)")
     if spec.scheduling is not None and OWNER_LABEL in spec.scheduling.acceleratedNodeSelector:
-        raise InvalidInputError(f"{doc.where(('spec', 'scheduling', 'acceleratedNodeSelector', OWNER_LABEL))}: "
-                                f"every pool's NVIDIADriver takes this selector, and the GPU Operator sets "
-                                f"{OWNER_LABEL} itself and rejects selectors on it; select GPU nodes by another label")
+        raise doc.error(("spec", "scheduling", "acceleratedNodeSelector", OWNER_LABEL),
+                        f"every pool's NVIDIADriver takes this selector, and the GPU Operator sets "
+                        f"{OWNER_LABEL} itself and rejects selectors on it; select GPU nodes by another label")
     for index, pool in enumerate(spec.pools):
         base = ("spec", "pools", index)
         twin = next((other for other in spec.pools[:index] if other.name == pool.name), None)
         if twin is not None:
-            raise InvalidInputError(f"{doc.where((*base, 'name'))}: pool {pool.name!r} is named twice; give each "
-                                    "pool its own name")
+            raise doc.error((*base, "name"), f"pool {pool.name!r} is named twice; give each "
+                            "pool its own name")
         if OWNER_LABEL in pool.nodeSelector:
-            raise InvalidInputError(f"{doc.where((*base, 'nodeSelector', OWNER_LABEL))}: the GPU Operator sets "
-                                    f"{OWNER_LABEL} itself and rejects selectors on it; select the pool by a label "
-                                    "of its nodes (e.g. node.kubernetes.io/instance-type)")
+            raise doc.error((*base, "nodeSelector", OWNER_LABEL), "the GPU Operator sets "
+                            f"{OWNER_LABEL} itself and rejects selectors on it; select the pool by a label "
+                            "of its nodes (e.g. node.kubernetes.io/instance-type)")
         for number, text in enumerate(pool.tolerations):
             try:
                 pool_tolerations([text])
             except InvalidInputError as err:
-                raise InvalidInputError(f"{doc.where((*base, 'tolerations', number))}: {err}") from None
+                raise doc.error((*base, "tolerations", number), str(err)) from None
         for field, flag in (("set", "--set"), ("setJson", "--set-json")):
             for number, text in enumerate(getattr(pool.overrides, field) if pool.overrides else []):
                 try:
                     parse(flag, text)
                 except InvalidInputError as err:
-                    raise InvalidInputError(f"{doc.where((*base, 'overrides', field, number))}: {err}") from None
+                    raise doc.error((*base, "overrides", field, number), str(err)) from None
         for earlier, other in enumerate(spec.pools[:index]):
             if not disjoint(other.nodeSelector, pool.nodeSelector):
-                raise InvalidInputError(
-                    f"{doc.where((*base, 'nodeSelector'))}: pools {other.name!r} (spec.pools[{earlier}]) and "
+                raise doc.error(
+                    (*base, "nodeSelector"), f"pools {other.name!r} (spec.pools[{earlier}]) and "
                     f"{pool.name!r} can select the same node ({selector_text(other.nodeSelector)} and "
                     f"{selector_text(pool.nodeSelector)}); selectors are disjoint only when a label key is in both "
                     "with different values: select both pools by one such label, e.g. "
@@ -370,35 +376,35 @@ def _check_operations(doc: Document, spec: Spec, index: int, pool: Pool) -> None
         if problem is None and value and not LABEL_VALUE.fullmatch(value):
             problem = f"label value {value!r} is not valid (at most 63 of [A-Za-z0-9-_.], alphanumeric ends)"
         if problem:
-            raise InvalidInputError(f"{doc.where((*base, 'nodeSelector', key))}: {problem}")
+            raise doc.error((*base, "nodeSelector", key), problem)
     cert = pool.certification
     if cert is not None:
         where = (*base, "certification")
         check_certification(doc, cert, where)
         if not cert.categories:
-            raise InvalidInputError(f"{doc.where((*where, 'categories'))}: a pool's certification is one "
-                                    "Certification of its nodes; list at least one category, e.g. "
-                                    "communication/nccl-all-reduce")
+            raise doc.error((*where, "categories"), "a pool's certification is one "
+                            "Certification of its nodes; list at least one category, e.g. "
+                            "communication/nccl-all-reduce")
         try:
             certification_selector(spec, pool)
         except InvalidInputError as err:
-            raise InvalidInputError(f"{doc.where((*where, 'nodeSelector'))}: {err}") from None
+            raise doc.error((*where, "nodeSelector"), str(err)) from None
         from aicr_gen.certify.cron import name_room
 
         room = name_room(cert.schedule is not None, cert.postChange) - len(certification_name(""))
         if len(pool.name) > room:
-            raise InvalidInputError(f"{doc.where((*base, 'name'))}: the pool's Certification "
-                                    f"{certification_name(pool.name)!r} and the objects named after it (CronJob, "
-                                    f"post-change Jobs) would go over their name limits; certify a pool whose name has "
-                                    f"at most {room} characters")
+            raise doc.error((*base, "name"), "the pool's Certification "
+                            f"{certification_name(pool.name)!r} and the objects named after it (CronJob, "
+                            f"post-change Jobs) would go over their name limits; certify a pool whose name has "
+                            f"at most {room} characters")
     if pool.validationTests:
         where = (*base, "validationTests")
         if spec.sentinel is None or not spec.sentinel.lifecycle:
-            raise InvalidInputError(f"{doc.where(where)}: the lifecycle manager runs these tests; set "
-                                    "spec.sentinel.lifecycle: true (with mode: quarantine) or drop the field")
+            raise doc.error(where, "the lifecycle manager runs these tests; set "
+                            "spec.sentinel.lifecycle: true (with mode: quarantine) or drop the field")
         for number, test in enumerate(pool.validationTests):
             if test in pool.validationTests[:number]:
-                raise InvalidInputError(f"{doc.where((*where, number))}: test {test!r} is listed twice; list it once")
+                raise doc.error((*where, number), f"test {test!r} is listed twice; list it once")
 
 
 def _check_rule_set_pools(doc: Document, spec: Spec) -> None:
@@ -407,8 +413,8 @@ def _check_rule_set_pools(doc: Document, spec: Spec) -> None:
     for rule_set, pools in limits.items():
         where = ("spec", "sentinel", "ruleSetPools", rule_set)
         if not pools:
-            raise InvalidInputError(f"{doc.where(where)}: name the pools the rule set is limited to, or drop it")
+            raise doc.error(where, "name the pools the rule set is limited to, or drop it")
         for number, name in enumerate(pools):
             if name not in names:
-                raise InvalidInputError(f"{doc.where((*where, number))}: {name!r} is not a pool of spec.pools "
-                                        f"({', '.join(names)})")
+                raise doc.error((*where, number), f"{name!r} is not a pool of spec.pools "
+                                f"({', '.join(names)})")

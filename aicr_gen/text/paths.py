@@ -5,11 +5,16 @@ from __future__ import annotations
 import os
 import posixpath
 
-from aicr_gen.errors import InvalidInputError
+from aicr_gen.errors import InvalidInputError, refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.errors import Where
 
 
-def check_relative(rel: str, where: str) -> None:
-    """Reject absolute, parent-escaping, backslash and NUL paths, naming ``where`` they came from."""
+def check_relative(rel: str, where: Where) -> None:
+    """Reject absolute, parent-escaping, backslash and NUL paths, naming ``where`` they came from (text, or the
+    error of the field that holds the path)."""
     problem = None
     if not rel:
         problem = "is empty"
@@ -20,9 +25,8 @@ def check_relative(rel: str, where: str) -> None:
     elif ".." in rel.split("/"):
         problem = "climbs out with '..'"
     if problem:
-        raise InvalidInputError(
-            f"{where}: path {rel!r} {problem}; use a path relative to the catalog root, such as "
-            "components/<name>/values.yaml")
+        raise refusal(where)(f"path {rel!r} {problem}; use a path relative to the catalog root, such as "
+                             "components/<name>/values.yaml")
 
 
 def check_inside(path: str | os.PathLike[str], root: str | os.PathLike[str], rel: str) -> None:
@@ -41,7 +45,7 @@ def as_pathlib(text: str) -> str:
     return head + "/".join(part for part in text.split("/") if part not in ("", ".")) or "."
 
 
-def normalise(rel: str, where: str) -> str:
+def normalise(rel: str, where: Where) -> str:
     """The checked path in canonical form (``./checks/a.yaml`` -> ``checks/a.yaml``)."""
     check_relative(rel, where)
     return posixpath.normpath(rel)

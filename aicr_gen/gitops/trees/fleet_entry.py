@@ -71,9 +71,9 @@ def _element(cluster: ClusterSpec, root: Mapping[str, Any], rollout: Rollout | N
     if rollout is not None:
         value = (cluster.metadata.labels or {}).get(rollout.label)
         if value not in rollout.order:
-            raise InvalidInputError(f"{cluster.where(('metadata', 'labels'))}: cluster {cluster.metadata.name!r} has "
-                                    f"no {rollout.label} label with one of {', '.join(rollout.order)} (the rollout "
-                                    "order), so no RollingSync step would ever sync it; label it")
+            raise cluster.error(("metadata", "labels"), f"cluster {cluster.metadata.name!r} has "
+                                f"no {rollout.label} label with one of {', '.join(rollout.order)} (the rollout "
+                                "order), so no RollingSync step would ever sync it; label it")
         element[ROLLOUT_PARAMETER] = value
     return element
 
@@ -104,9 +104,9 @@ def _one(clusters: Sequence[ClusterSpec], what: str, values: Sequence[Any], fiel
     first = values[0]
     for cluster, value in zip(clusters[1:], values[1:], strict=True):
         if value != first:
-            raise InvalidInputError(f"{cluster.where(field)}: cluster {cluster.metadata.name!r} has another {what} "
-                                    f"than {clusters[0].metadata.name!r}; the clusters of one ApplicationSet share it "
-                                    "(set it once in their Fleet)")
+            raise cluster.error(field, f"cluster {cluster.metadata.name!r} has another {what} "
+                                f"than {clusters[0].metadata.name!r}; the clusters of one ApplicationSet share it "
+                                "(set it once in their Fleet)")
     return first
 
 
@@ -118,9 +118,9 @@ def applicationset(clusters: Sequence[ClusterSpec], name: str = DEFAULT_NAME) ->
     for cluster in clusters:
         argocd = cluster.spec.argocd
         if argocd is None or not argocd.is_shared():
-            raise InvalidInputError(f"{cluster.where(('spec',))}: cluster {cluster.metadata.name!r} has its own "
-                                    "Argo CD (its tree's app-of-apps.yaml); set spec.argocd.shared: true (or a "
-                                    "destination) to manage it from the fleet's ApplicationSet")
+            raise cluster.error(("spec",), f"cluster {cluster.metadata.name!r} has its own "
+                                "Argo CD (its tree's app-of-apps.yaml); set spec.argocd.shared: true (or a "
+                                "destination) to manage it from the fleet's ApplicationSet")
         settings.append(argocd)
     namespace = _one(clusters, "Argo CD namespace", [item.namespace for item in settings],
                      ("spec", "argocd", "namespace"))
@@ -164,8 +164,8 @@ def flux_entries(clusters: Sequence[ClusterSpec]) -> dict[str, list[dict[str, An
             files[f"clusters/{name}/aicr-stack.yaml"] = [_flux_entry(cluster, "flux-system")]
             continue
         if name in _RESERVED_NAMESPACES or name.startswith("kube-"):
-            raise InvalidInputError(f"{cluster.where(('metadata', 'name'))}: a spoke's entry lives in a hub namespace "
-                                    f"named after it, and {name!r} is one of the hub's own; rename the cluster")
+            raise cluster.error(("metadata", "name"), "a spoke's entry lives in a hub namespace "
+                                f"named after it, and {name!r} is one of the hub's own; rename the cluster")
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         files[f"clusters/{hub}/spokes/{name}.yaml"] = [namespace, _flux_entry(cluster, name)]
     return files

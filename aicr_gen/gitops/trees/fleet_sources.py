@@ -122,8 +122,8 @@ def _source(cluster: ClusterSpec, spec_file: str, refs: list[dict[str, Any]], sn
     agent = cluster.spec.snapshot
     source = snapshots.get(name) or (agent.configmap if agent is not None else None)
     if source is None:
-        raise InvalidInputError(f"{cluster.where(('spec',))}: cluster {name!r} has no spec.snapshot.configmap; "
-                                f"give --snapshot {name}=FILE|cm://NS/NAME or set spec.snapshot")
+        raise cluster.error(("spec",), f"cluster {name!r} has no spec.snapshot.configmap; "
+                            f"give --snapshot {name}=FILE|cm://NS/NAME or set spec.snapshot")
     if source == "-":
         raise InvalidInputError(f"--snapshot {name}=-: a fleet reads no standard input; give a file or cm://NS/NAME")
     context = None

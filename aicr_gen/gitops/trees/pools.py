@@ -158,7 +158,7 @@ def pool_validation(cluster: ClusterSpec, values: Mapping[str, Any], template_no
             request = validation_request.build([template_node], pool.validationTests,
                                                name=f"{template_node}-{pool.name}-validation", lifecycle=lifecycle)
         except InvalidInputError as err:
-            raise InvalidInputError(f"{cluster.where(('spec', 'pools', index, 'validationTests'))}: {err}") from None
+            raise cluster.error(("spec", "pools", index, "validationTests"), str(err)) from None
         request["metadata"]["labels"]["aicr-gen.dev/pool"] = pool.name
         tests = pool.validationTests or lifecycle.default_tests
         selector = ",".join(f"{key}={value}" for key, value in pool.nodeSelector.items())

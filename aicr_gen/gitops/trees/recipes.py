@@ -50,20 +50,20 @@ def pin_versions(cluster: ClusterSpec, resolved: dict[str, Any]) -> dict[str, An
     component the recipe does not have is an input error listing the ones it has."""
     if not cluster.spec.versions:
         return resolved
-    return pinned(resolved, cluster.spec.versions, lambda name: cluster.where(("spec", "versions", name)),
-                  "the recipe")
+    return pinned(resolved, cluster.spec.versions, lambda name, message: cluster.error(("spec", "versions", name),
+                                                                                       message), "the recipe")
 
 
-def pinned(resolved: dict[str, Any], versions: Mapping[str, str], where: Callable[[str], str],
+def pinned(resolved: dict[str, Any], versions: Mapping[str, str], error: Callable[[str, str], InvalidInputError],
            recipe: str) -> dict[str, Any]:
     """``resolved`` with ``versions`` (component -> version) applied to its componentRefs; a pin naming a
-    component ``recipe`` does not have is an input error at ``where(name)`` listing the ones it has."""
+    component ``recipe`` does not have is an input error (``error(name, message)``, at the pin) listing the ones
+    it has."""
     refs = resolved.get("componentRefs", [])
     names = sorted(str(ref.get("name")) for ref in refs)
     for name in versions:
         if name not in names:
-            raise InvalidInputError(f"{where(name)}: {recipe} has no component {name!r}; pin one of "
-                                    f"{', '.join(names)}")
+            raise error(name, f"{recipe} has no component {name!r}; pin one of {', '.join(names)}")
     return {**resolved, "componentRefs": [{**ref, "version": versions[ref["name"]]} if ref.get("name") in versions
                                           else ref for ref in refs]}
 
@@ -108,8 +108,8 @@ def _decided(cluster: ClusterSpec, aliases: Mapping[str, str]) -> dict[str, list
     return found
 
 
-def _where_pin(cluster: ClusterSpec, index: int, name: str) -> str:
-    return cluster.where(("spec", "pools", index, "versions", name))
+def _pin_error(cluster: ClusterSpec, index: int, name: str, message: str) -> InvalidInputError:
+    return cluster.error(("spec", "pools", index, "versions", name), message)
 
 
 def resolve_pools(cluster: ClusterSpec, base: Path | None = None, catalog: Any = None) -> Resolution:
@@ -130,18 +130,17 @@ def resolve_pools(cluster: ClusterSpec, base: Path | None = None, catalog: Any =
     cluster_tolerations = list(scheduling.acceleratedNodeTolerations) if scheduling else []
     recipes: list[PoolRecipe] = []
     for index, pool in enumerate(cluster.spec.pools):
-        where = cluster.where(("spec", "pools", index))
         try:
             query = recipe.query_for(catalog, pool_criteria(cluster_criteria, pool))
             resolved = recipe.resolve(catalog, query, recipe.Options(nodes=pool.nodes or 0))
         except InvalidInputError as err:
-            raise InvalidInputError(f"{where}: pool {pool.name!r} ({pool.accelerator}): {err}") from None
+            raise cluster.error(("spec", "pools", index), f"pool {pool.name!r} ({pool.accelerator}): {err}") from None
         resolved = pin_versions(cluster, resolved)
-        resolved = pinned(resolved, pool.versions, functools.partial(_where_pin, cluster, index), "the pool's recipe")
+        resolved = pinned(resolved, pool.versions, functools.partial(_pin_error, cluster, index), "the pool's recipe")
         try:
             resolved = _overridden(resolved, pool, aliases)
         except InvalidInputError as err:
-            raise InvalidInputError(f"{cluster.where(('spec', 'pools', index, 'overrides'))}: {err}") from None
+            raise cluster.error(("spec", "pools", index, "overrides"), str(err)) from None
         recipes.append(PoolRecipe(pool.name, {**accelerated, **pool.nodeSelector}, resolved,
                                   pool_tolerations(pool.tolerations or cluster_tolerations)))
     wanted = sorted({rel for item in recipes for ref in item.recipe["componentRefs"]
@@ -158,4 +157,4 @@ def resolve_pools(cluster: ClusterSpec, base: Path | None = None, catalog: Any =
         return merge(recipes, lambda ref: component_values(ref, sources, parsed), decided=_decided(cluster, aliases),
                      criteria=criteria)
     except InvalidInputError as err:
-        raise InvalidInputError(f"{cluster.where(('spec', 'pools'))}: {err}") from None
+        raise cluster.error(("spec", "pools"), str(err)) from None

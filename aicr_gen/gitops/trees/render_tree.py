@@ -20,6 +20,7 @@ the managed path in the repository)::
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +60,15 @@ def _plan(cluster: ClusterSpec, catalog: Any, recipe: dict[str, Any], deployer: 
     overrides = cluster.spec.overrides
     parsed = [] if sentinel is None else [Override(SENTINEL_COMPONENT, (), sentinel, merge=True, flag="spec.sentinel")]
     for flag, field in (("--set", "set"), ("--set-json", "setJson")):  # a refusal names the spec's line
-        parsed += [parse(flag, text)._replace(flag=cluster.where(("spec", "overrides", field, index)))
+        parsed += [parse(flag, text)._replace(flag=partial(cluster.error, ("spec", "overrides", field, index)))
                    for index, text in enumerate(getattr(overrides, field) if overrides else [])]
-    scheduling = scheduling_of(cluster.spec.scheduling, lambda *path: ".".join(("spec.scheduling", *map(str, path))))
+    scheduling = scheduling_of(cluster.spec.scheduling, lambda path, message: InvalidInputError(
+        f"{'.'.join(('spec.scheduling', *map(str, path)))}: {message}"))
     dynamic = list(overrides.dynamic) if overrides else []
     if dynamic and deployer == "argocd":
-        raise InvalidInputError(f"{cluster.where(('spec', 'overrides', 'dynamic'))}: the argocd deployer has no "
-                                "install-time values; deploy with argocd-helm (values at helm install) or drop "
-                                "spec.overrides.dynamic")
+        raise cluster.error(("spec", "overrides", "dynamic"), "the argocd deployer has no "
+                            "install-time values; deploy with argocd-helm (values at helm install) or drop "
+                            "spec.overrides.dynamic")
     return plan_for(recipe, catalog, parsed, deployer, scheduling, dynamic=dynamic)
 
 
@@ -110,9 +112,9 @@ def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[
                                duration=found.duration if found else None,
                                max_nodes=found.maxNodes if found else None)
     if _enabled(recipe, SENTINEL_COMPONENT) is None:
-        raise InvalidInputError(f"{cluster.where(('spec', 'sentinel'))}: the recipe has no enabled "
-                                f"{SENTINEL_COMPONENT} component to carry these values; use a catalog that "
-                                "includes it or drop spec.sentinel")
+        raise cluster.error(("spec", "sentinel"), "the recipe has no enabled "
+                            f"{SENTINEL_COMPONENT} component to carry these values; use a catalog that "
+                            "includes it or drop spec.sentinel")
     out = sentinel.values(spec.mode, rules=rules, breaker=breaker, lifecycle=spec.lifecycle,
                           validation=spec.validation, dry_run=spec.dryRun)
     if not spec.ruleSetPools:
@@ -120,7 +122,7 @@ def _sentinel(cluster: ClusterSpec, base: Path, recipe: dict[str, Any]) -> dict[
     try:
         return sentinel.limit_rule_sets(out, rule_set_selectors(cluster))
     except InvalidInputError as err:
-        raise InvalidInputError(f"{cluster.where(('spec', 'sentinel', 'ruleSetPools'))}: {err}") from None
+        raise cluster.error(("spec", "sentinel", "ruleSetPools"), str(err)) from None
 
 
 def _validation(values: dict[str, Any]) -> Bundle:

@@ -137,8 +137,8 @@ def _rule_sets(source: _Source, base: FieldPath | None, toml: bool, compiler: _C
     items = _get(source.data, base)
     _expect_type(source, base, items, list, "a list of rule sets")
     if len(items) > MAX_RULE_SETS:
-        raise InvalidInputError(f"{source.where(base)}: {len(items)} rule sets, over the limit of {MAX_RULE_SETS} "
-                                "(NVSentinel reads them from a ConfigMap of at most 1 MiB)")
+        raise source.error(base, f"{len(items)} rule sets, over the limit of {MAX_RULE_SETS} "
+                           "(NVSentinel reads them from a ConfigMap of at most 1 MiB)")
     return [_rule_set(source, (*base, index), item, toml=toml, compiler=compiler, warnings=warnings,
                       validation=validation) for index, item in enumerate(items)]
 
@@ -186,9 +186,9 @@ def _cordon(source: _Source, path: FieldPath, item: Mapping[str, Any], optional:
     if cordon is None and (optional or validation):
         return False
     if cordon is None:
-        raise InvalidInputError(f"{source.where(path)}: cordon.shouldCordon is missing; the chart renders "
-                                "`shouldCordon = <no value>` and fault-quarantine does not start; add "
-                                "cordon: {shouldCordon: true} (or false)")
+        raise source.error(path, "cordon.shouldCordon is missing; the chart renders "
+                           "`shouldCordon = <no value>` and fault-quarantine does not start; add "
+                           "cordon: {shouldCordon: true} (or false)")
     _expect_type(source, (*path, "cordon"), cordon, Mapping, "a mapping {shouldCordon: true|false}")
     should = cordon.get("shouldCordon")
     _expect_type(source, (*path, "cordon", "shouldCordon"), should, bool, "true or false")
@@ -206,9 +206,9 @@ def _taint(source: _Source, path: FieldPath, taint: Any) -> Taint | None:
     if not parts["key"]:
         return None
     if parts["effect"] not in TAINT_EFFECTS:
-        raise InvalidInputError(f"{source.where((*path, 'taint', 'effect'))}: taint effect "
-                                f"{parts['effect']!r} is not one of {', '.join(TAINT_EFFECTS)}; Kubernetes "
-                                "would reject the taint")
+        raise source.error((*path, "taint", "effect"), "taint effect "
+                           f"{parts['effect']!r} is not one of {', '.join(TAINT_EFFECTS)}; Kubernetes "
+                           "would reject the taint")
     return Taint(parts["key"], parts["value"], parts["effect"])
 
 

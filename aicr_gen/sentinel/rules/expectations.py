@@ -37,10 +37,10 @@ def load_expectations(path: str) -> dict[str, dict[str, Any]]:
         _expect_type(source, where, item, Mapping, f"a mapping of {', '.join(_EXPECT_KEYS)}")
         for key in item:
             if key not in _EXPECT_KEYS:
-                raise InvalidInputError(f"{source.where((*where, key))}: unknown key {key!r}"
-                                        f"{_suggest(str(key), _EXPECT_KEYS)} (keys: {', '.join(_EXPECT_KEYS)})")
+                raise source.error((*where, key), f"unknown key {key!r}"
+                                   f"{_suggest(str(key), _EXPECT_KEYS)} (keys: {', '.join(_EXPECT_KEYS)})")
         if name in out:
-            raise InvalidInputError(f"{source.where(where)}: event {name!r} is expected twice; keep one")
+            raise source.error(where, f"event {name!r} is expected twice; keep one")
         out[name] = _expected(source, where, item)
     return out
 

@@ -33,8 +33,8 @@ def _locate(source: _Source) -> _Found:
     if kind == "ConfigMap":
         text = _get(data, ("data", "config.toml"))
         if not isinstance(text, str):
-            raise InvalidInputError(f"{source.where(('data',))}: a ConfigMap without data['config.toml']; give "
-                                    "fault-quarantine's ConfigMap or NVSentinel Helm values")
+            raise source.error(("data",), "a ConfigMap without data['config.toml']; give "
+                               "fault-quarantine's ConfigMap or NVSentinel Helm values")
         return _locate_toml(text, source.name, "data['config.toml']: ")
     if kind == "ValidationConfiguration":
         for path in (("spec", "readinessCriteria"), ("spec", "newNodeValidation", "criteria")):

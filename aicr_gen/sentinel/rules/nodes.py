@@ -32,7 +32,7 @@ def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:
         for item_path, item in items:
             name = _node_name(source, item_path, item)
             if name in nodes:
-                raise InvalidInputError(f"{source.where(item_path)}: node {name!r} is given twice; keep one")
+                raise source.error(item_path, f"node {name!r} is given twice; keep one")
             nodes[name] = node_view(item)
     return nodes
 
@@ -40,11 +40,11 @@ def load_nodes(path: str | None) -> dict[str, dict[str, Any]]:
 def _node_name(source: _Source, path: FieldPath, item: Any) -> str:
     if not isinstance(item, Mapping) or item.get("kind", "Node") != "Node":
         kind = item.get("kind") if isinstance(item, Mapping) else None
-        raise InvalidInputError(f"{source.where(path)}: not a Node ({'a ' + str(kind) if kind else _describe(item)})"
-                                "; give Node objects, e.g. `kubectl get node NAME -o yaml`")
+        raise source.error(path, f"not a Node ({'a ' + str(kind) if kind else _describe(item)})"
+                           "; give Node objects, e.g. `kubectl get node NAME -o yaml`")
     name = _get(item, ("metadata", "name"))
     if not isinstance(name, str) or not name:
-        raise InvalidInputError(f"{source.where(path)}: a Node without metadata.name")
+        raise source.error(path, "a Node without metadata.name")
     return name
 
 
