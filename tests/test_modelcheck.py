@@ -19,7 +19,8 @@ PACKAGE = Path(aicr_gen.__file__).parent
 # module -> the rule its models add to the base (the six homes of 3d48356, each with its own ConfigDict)
 HOMES = {
     "aicr_gen.catalog.models": {}, "aicr_gen.spec.cluster": {}, "aicr_gen.spec.fleet": {},
-    "aicr_gen.gitops.review.plan": {},
+    "aicr_gen.gitops.review.plan": {"frozen": True}, "aicr_gen.gitops.review.objects": {"frozen": True},
+    "aicr_gen.gitops.review.rendered": {"frozen": True}, "aicr_gen.gitops.review.upgrade": {"frozen": True},
     "aicr_gen.policy.check": {}, "aicr_gen.mirror.manifests": {}, "aicr_gen.mirror.lock": {"frozen": True},
     "aicr_gen.gitops.review.model": {"frozen": True}, "aicr_gen.commands._bundle_config": {"strict": True},
 }

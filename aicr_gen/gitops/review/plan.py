@@ -26,9 +26,15 @@ from aicr_gen.gitops.review.model import (
 from aicr_gen.gitops.review.rendered import ApplicationChange, Review
 from aicr_gen.gitops.review.risks import DRIVER_PREFIX
 from aicr_gen.gitops.review.upgrade import UpgradeVerdict
-from aicr_gen.modelcheck import Strict as _Model
+from aicr_gen.modelcheck import Strict
 
 API_VERSION = "aicr-gen.dev/v1alpha1"
+
+
+class _Model(Strict, frozen=True):
+    """A plan is a value: built once, copied (``model_copy``) to acknowledge a verdict."""
+
+
 # Components whose change reaches the GPU nodes themselves: after one, the lifecycle manager should validate them.
 GPU_STACK = ("gpu-operator", "network-operator", "nvidia-dra-driver-gpu", "nvsentinel")
 
