@@ -1,0 +1,139 @@
+"""The trees ``plan`` compares: for each ClusterSpec, its managed folder at the base and the tree merging would
+give, rendered only where the repository does not already hold it.
+
+A spec's new tree comes from the first of:
+
+1. the base, when the inputs record there says its tree is what rendering gives now: nothing changes;
+2. HEAD, when HEAD's inputs record says its tree is what rendering gives now (a pull request whose branch ran
+   ``sync``, as the pre-commit hook and the Action do): HEAD's tree and the record's policy findings are what
+   rendering and the policy check would give, so the plan is the same bytes as a rendering one;
+3. rendering (``render_many.for_plan``).
+
+"Now" is the inputs as the work tree holds them, which is what rendering reads: the freshness test is
+``committed.unchanged``'s (``record.fresh``, policies included). Only HEAD's commit is read, never the index or
+the work-tree files of the managed folders: rendering does not read them either, so a staged or unstaged edit of a
+tree never changes a plan, while an uncommitted edit of an input (a spec, the fleet file) makes HEAD's record
+stale and that spec is rendered.
+
+Git is read at the edges, once per run: both commits' listings, and every blob the compared trees hold in one
+``git cat-file --batch`` (a fleet's trees share most blobs; each is read and kept once, and the comparison parses
+each distinct file once per process). The comparisons run in the worker processes of ``render_many.run_all``,
+forked once the blobs are read: a task carries blob names, the blobs are the run's (``_BLOBS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from aicr_gen.edges.git import Repo
+
+if TYPE_CHECKING:
+    from aicr_gen.gitops.records.record import Record
+    from aicr_gen.gitops.review.plan import ClusterPlan
+
+
+class Tree(Mapping[str, bytes]):
+    """A committed tree as ``review`` reads one: relative path -> content, from its blob names and the blobs read
+    for the run (``files``: path -> blob name; ``blobs``: blob name -> content)."""
+
+    def __init__(self, files: Mapping[str, str], blobs: Mapping[str, bytes]) -> None:
+        self.files = files
+        self._blobs = blobs
+
+    def __getitem__(self, name: str) -> bytes:
+        return self._blobs[self.files[name]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.files
+
+
+_BLOBS: dict[str, bytes] = {}
+"""The run's blobs (name -> content), read before the comparisons' workers fork: they share them."""
+
+
+class Committed(NamedTuple):
+    """A spec whose tree HEAD holds, to compare: its files at the base and at HEAD (path -> blob name) and the
+    policy findings of HEAD's inputs record."""
+
+    name: str
+    spec: str
+    path: str
+    old: dict[str, str]
+    new: dict[str, str]
+    findings: list[dict[str, str]]
+
+
+def compared(job: Committed) -> ClusterPlan:
+    """The plan of a spec HEAD holds the tree of: its trees compared as ``review.plan.cluster_plan`` compares
+    rendered ones, read from the run's blobs."""
+    from aicr_gen.gitops.review.plan import cluster_plan
+
+    return cluster_plan(job.name, job.spec, job.path, old=Tree(job.old, _BLOBS), new=Tree(job.new, _BLOBS),
+                        findings=job.findings)
+
+
+def head_commit(repo: Repo) -> str | None:
+    """The commit HEAD names (None on a branch with no commit yet)."""
+    return repo.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False) or None
+
+
+def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None) -> list[ClusterPlan]:
+    """Every spec's plan against ``commit``, in the order given, its new tree from the base, HEAD or rendering as
+    the module says. Exit 2 when two trees would collide (``committed.refuse_collisions``)."""
+    from functools import partial
+
+    from aicr_gen.edges.git_objects import read_blobs
+    from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions, unchanged
+    from aicr_gen.gitops.records import fingerprint
+    from aicr_gen.gitops.render_many import Job, for_plan, run_all, survey, workers_for
+    from aicr_gen.gitops.review.plan import unchanged_plan
+    from aicr_gen.spec.patterns import distinct
+
+    workers = workers_for(len(specs), jobs)
+    root = Path(repo.working_tree_dir).resolve()
+    surveys = run_all(partial(survey, path_option=None, root=str(root)), specs, workers, str)
+    distinct([(item.spec_file, item.name, item.path) for item in surveys])
+    paths = [item.path for item in surveys]
+    records = all_records(repo, commit)
+    old = folder_files(repo, commit, paths)
+    head = head_commit(repo)
+    at_head = all_records(repo, head) if head is not None and head != commit else {}
+    new = folder_files(repo, head, paths) if head is not None and at_head else {}
+    digests = fingerprint.Digests()
+    kept: dict[str, Record] = {}
+    synced: dict[str, Record] = {}
+    for item in surveys:
+        now = digests.inputs(item.places)
+        if (parsed := unchanged(item, now, records.get(item.path), old[item.path], root)) is not None:
+            kept[item.path] = parsed
+        elif (parsed := unchanged(item, now, at_head.get(item.path), new.get(item.path, {}), root)) is not None:
+            synced[item.path] = parsed
+    todo = [item for item in surveys if item.path not in kept and item.path not in synced]
+    jobs_ = [Job(item.spec_file, item.path, False, repo.working_tree_dir, "", commit) for item in todo]
+    rendered = dict(zip([item.path for item in todo], run_all(for_plan, jobs_, workers_for(len(jobs_), jobs),
+                                                              lambda job: job.spec_file), strict=True))
+    names = {item.path: fingerprint.name_of(Path(item.spec_file), root) for item in surveys}
+    refuse_collisions(repo, commit, {**{path: (names[path], parsed.keyed())
+                                        for path, parsed in (*kept.items(), *synced.items())},
+                                     **{path: (names[path], found) for path, (_plan, found) in rendered.items()}},
+                      records)
+    committed = [Committed(item.name, item.spec_file, item.path, old[item.path], new[item.path],
+                           synced[item.path].findings) for item in surveys if item.path in synced]
+    _BLOBS.update(read_blobs(repo, [sha for job in committed for files in (job.old, job.new)
+                                    for sha in files.values()]))
+    try:
+        plans = dict(zip([job.path for job in committed],
+                         run_all(compared, committed, workers_for(len(committed), jobs), lambda job: job.spec),
+                         strict=True))
+    finally:
+        _BLOBS.clear()
+    return [rendered[item.path][0] if item.path in rendered else plans[item.path] if item.path in plans else
+            unchanged_plan(item.name, item.spec_file, item.path, kept[item.path].findings) for item in surveys]
