@@ -23,7 +23,7 @@ forked once the blobs are read: a task carries blob names, the blobs are the run
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -31,6 +31,7 @@ from aicr_gen.edges.git import Repo
 
 if TYPE_CHECKING:
     from aicr_gen.gitops.records.record import Record
+    from aicr_gen.gitops.render_many import Survey
     from aicr_gen.gitops.review.plan import ClusterPlan
 
 
@@ -80,6 +81,29 @@ def compared(job: Committed) -> ClusterPlan:
                         findings=job.findings)
 
 
+AtCommit = tuple[Mapping[str, bytes], Mapping[str, Mapping[str, str]]]
+"""A commit's inputs records (folder -> record) and managed folders' files (folder -> path -> blob name)."""
+
+
+def answered(surveys: Sequence[Survey], root: Path, base: AtCommit,
+             head: AtCommit) -> tuple[dict[str, Record], dict[str, Record]]:
+    """The specs rendering need not answer, folder -> the record that says so: those whose tree at the base is
+    what rendering gives now (unchanged), then those whose tree at HEAD is (synced)."""
+    from aicr_gen.gitops.committed import unchanged
+    from aicr_gen.gitops.records import fingerprint
+
+    digests = fingerprint.Digests()
+    kept: dict[str, Record] = {}
+    synced: dict[str, Record] = {}
+    for item in surveys:
+        now = digests.inputs(item.places)
+        if (found := unchanged(item, now, base[0].get(item.path), base[1][item.path], root)) is not None:
+            kept[item.path] = found
+        elif (found := unchanged(item, now, head[0].get(item.path), head[1].get(item.path, {}), root)) is not None:
+            synced[item.path] = found
+    return kept, synced
+
+
 def head_commit(repo: Repo) -> str | None:
     """The commit HEAD names (None on a branch with no commit yet)."""
     return repo.run("rev-parse", "--verify", "-q", "HEAD^{commit}", check=False) or None
@@ -88,10 +112,11 @@ def head_commit(repo: Repo) -> str | None:
 def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None) -> list[ClusterPlan]:
     """Every spec's plan against ``commit``, in the order given, its new tree from the base, HEAD or rendering as
     the module says. Exit 2 when two trees would collide (``committed.refuse_collisions``)."""
+    import multiprocessing
     from functools import partial
 
     from aicr_gen.edges.git_objects import read_blobs
-    from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions, unchanged
+    from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions
     from aicr_gen.gitops.records import fingerprint
     from aicr_gen.gitops.render_many import Job, for_plan, run_all, survey, workers_for
     from aicr_gen.gitops.review.plan import unchanged_plan
@@ -107,15 +132,7 @@ def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None) -
     head = head_commit(repo)
     at_head = all_records(repo, head) if head is not None and head != commit else {}
     new = folder_files(repo, head, paths) if head is not None and at_head else {}
-    digests = fingerprint.Digests()
-    kept: dict[str, Record] = {}
-    synced: dict[str, Record] = {}
-    for item in surveys:
-        now = digests.inputs(item.places)
-        if (parsed := unchanged(item, now, records.get(item.path), old[item.path], root)) is not None:
-            kept[item.path] = parsed
-        elif (parsed := unchanged(item, now, at_head.get(item.path), new.get(item.path, {}), root)) is not None:
-            synced[item.path] = parsed
+    kept, synced = answered(surveys, root, (records, old), (at_head, new))
     todo = [item for item in surveys if item.path not in kept and item.path not in synced]
     jobs_ = [Job(item.spec_file, item.path, False, repo.working_tree_dir, "", commit) for item in todo]
     rendered = dict(zip([item.path for item in todo], run_all(for_plan, jobs_, workers_for(len(jobs_), jobs),
@@ -129,10 +146,11 @@ def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None) -
                            synced[item.path].findings) for item in surveys if item.path in synced]
     _BLOBS.update(read_blobs(repo, [sha for job in committed for files in (job.old, job.new)
                                     for sha in files.values()]))
+    forked = "fork" in multiprocessing.get_all_start_methods()  # else a worker would not have the blobs
     try:
         plans = dict(zip([job.path for job in committed],
-                         run_all(compared, committed, workers_for(len(committed), jobs), lambda job: job.spec),
-                         strict=True))
+                         run_all(compared, committed, workers_for(len(committed), jobs) if forked else 1,
+                                 lambda job: job.spec), strict=True))
     finally:
         _BLOBS.clear()
     return [rendered[item.path][0] if item.path in rendered else plans[item.path] if item.path in plans else
