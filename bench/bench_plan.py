@@ -7,8 +7,7 @@ each spec then edited in the work tree as a pull request would (gpu-operator pin
 one also given a driver value). Targets, whole process of `aicr-gen plan` (Markdown): one cluster < 1.5 s;
 50 clusters < 30 s on a 2-core machine; the 50-cluster Markdown under GitHub's 65,000-character comment limit.
 
-``--fleet N`` times a fleet instead: N ClusterSpecs extending one fleet file (``bench_fleet.generate``: a mix of
-criteria on the embedded catalog), synced and committed on ``main``,
+``--fleet N`` times a fleet instead: N ClusterSpecs extending one fleet file, synced and committed on ``main``,
 then a branch that pins gpu-operator one minor newer in the fleet file and is synced too (as the pre-commit hook
 or the Action leaves a pull request), planned with ``aicr-gen plan 'specs/*.yaml' --base main`` in Markdown and
 JSON: the committed trees are compared, nothing is rendered. Target for 1,000 clusters: <= 15 s. The repository
@@ -33,7 +32,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_fleet import CRITERIA, FLEET, PINS, SPEC, generate
 from common import clean_env, command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,6 +103,38 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     return elapsed, proc.stdout
 
 
+FLEET = """\
+apiVersion: aicr-gen.dev/v1alpha1
+kind: Fleet
+metadata:
+  name: bench-fleet
+spec:
+  deployers: [argocd]
+  repo:
+    url: "https://github.com/example/gitops.git"
+  versions:
+    gpu-operator: {version}
+  sentinel:
+    mode: monitor
+  argocd:
+    shared: true
+    namespace: argocd
+"""
+FLEET_SPEC = """\
+apiVersion: aicr-gen.dev/v1alpha1
+kind: ClusterSpec
+metadata:
+  name: "{name}"
+spec:
+  extends: ../fleet.yaml
+  criteria: {{service: "{service}", accelerator: "h100", intent: "inference", os: "ubuntu", platform: "dynamo"}}
+  repo:
+    path: "clusters/{name}"
+  argocd:
+    destinationServer: "https://{name}.example.com"
+"""
+FLEET_PINS = ("v26.3.3", "v26.4.0")  # main, then the pull request's fleet-wide bump
+FLEET_SERVICES = ("eks", "aks", "kind")
 FLEET_TARGET = 15.0
 _PIN = '''"""bench_plan.py --pin-code-digest: aicr-gen's code digest pinned in every inputs record."""
 import aicr_gen.gitops.records.fingerprint as _fingerprint
@@ -115,8 +145,9 @@ _fingerprint.code = lambda: {**_real(), "code": "sha256:" + "0" * 64}
 
 
 def _fleet_env(base: Path, pin: bool) -> dict[str, str]:
-    """The environment of the fleet's runs (``pin``: the code digest pinned)."""
-    env = clean_env(base)
+    """The environment of the fleet's runs: a test identity for the syncs' commits, the code digest pinned."""
+    env = {**clean_env(base), "GIT_AUTHOR_NAME": "aicr-gen bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "aicr-gen bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
     if pin:
         (base / "pin").mkdir(parents=True, exist_ok=True)
         (base / "pin" / "sitecustomize.py").write_text(_PIN, encoding="utf-8")
@@ -130,21 +161,29 @@ def _fleet_repo(count: int, aicr_gen: list[str], pin: bool) -> tuple[Path, dict[
     from aicr_gen.gitops.records import fingerprint
 
     code = "pinned" if pin else fingerprint.code()["code"]
-    key = hashlib.sha256(repr((count, FLEET, SPEC, CRITERIA, PINS, code)).encode()).hexdigest()
+    key = hashlib.sha256(repr((count, FLEET, FLEET_SPEC, FLEET_PINS, FLEET_SERVICES, code)).encode()).hexdigest()
     base = Path(tempfile.gettempdir()) / f"aicr-gen-bench-fleet-{key[:16]}"
     repo, env = base / "repo", _fleet_env(base, pin)
     if (base / "done").exists():
         return repo, env
     shutil.rmtree(base, ignore_errors=True)
     env = _fleet_env(base, pin)
-    generate(repo, count)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "fleet.yaml").write_text(FLEET.format(version=FLEET_PINS[0]), encoding="utf-8")
+    (repo / "specs").mkdir()
+    for index in range(count):
+        name = f"cluster-{index:04d}"
+        (repo / "specs" / f"{name}.yaml").write_text(
+            FLEET_SPEC.format(name=name, service=FLEET_SERVICES[index % len(FLEET_SERVICES)]), encoding="utf-8")
     sync = [*aicr_gen, "sync", "specs/*.yaml", "--repo", str(repo)]
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "the fleet's specs")
     started = time.perf_counter()
     subprocess.run(sync, check=True, env=env, cwd=repo, stdout=subprocess.DEVNULL)
     print(f"built: sync of {count} clusters on main {time.perf_counter() - started:.1f} s", flush=True)
     _git(repo, "checkout", "-q", "-b", "bump")
-    (repo / "fleet.yaml").write_text(FLEET.format(pin=PINS[1]), encoding="utf-8")
-    _git(repo, "commit", "-q", "-am", f"gpu-operator {PINS[1]} fleet-wide")
+    (repo / "fleet.yaml").write_text(FLEET.format(version=FLEET_PINS[1]), encoding="utf-8")
+    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-am", f"gpu-operator {FLEET_PINS[1]} fleet-wide")
     _git(repo, "branch", "bump-unsynced")
     started = time.perf_counter()
     subprocess.run(sync, check=True, env=env, cwd=repo, stdout=subprocess.DEVNULL)
