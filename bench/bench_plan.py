@@ -1,17 +1,29 @@
 """Benchmarks for the plan targets; prints medians (not a test: timings vary by machine).
 
-    python bench/bench_plan.py [--runs N] [--clusters N]
+    python bench/bench_plan.py [--runs N] [--clusters N] [--fleet N [--pin-code-digest] [--render-path]]
 
 A temporary Git repository holds committed trees of ClusterSpecs made from the three examples (argocd + flux),
 each spec then edited in the work tree as a pull request would (gpu-operator pinned one minor newer, every other
 one also given a driver value). Targets, whole process of `aicr-gen plan` (Markdown): one cluster < 1.5 s;
 50 clusters < 30 s on a 2-core machine; the 50-cluster Markdown under GitHub's 65,000-character comment limit.
+
+``--fleet N`` times a fleet instead: N ClusterSpecs extending one fleet file, synced and committed on ``main``,
+then a branch that pins gpu-operator one minor newer in the fleet file and is synced too (as the pre-commit hook
+or the Action leaves a pull request), planned with ``aicr-gen plan 'specs/*.yaml' --base main`` in Markdown and
+JSON: the committed trees are compared, nothing is rendered. Target for 1,000 clusters: <= 15 s. The repository
+is built once (two syncs of N specs, minutes) and kept under the temporary folder by a digest of what it is made
+of, aicr-gen's code digest included (the records name it: other code renders again). ``--pin-code-digest`` pins
+that digest in the records and the runs (as ``scripts/corpus.py`` does), so a repository built once serves while
+the code changes; ``--render-path`` also times the same plan on the bump before it is synced (every spec
+rendered: what ``plan`` costs without committed trees).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -91,11 +103,137 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     return elapsed, proc.stdout
 
 
+FLEET = """\
+apiVersion: aicr-gen.dev/v1alpha1
+kind: Fleet
+metadata:
+  name: bench-fleet
+spec:
+  deployers: [argocd]
+  repo:
+    url: "https://github.com/example/gitops.git"
+  versions:
+    gpu-operator: {version}
+  sentinel:
+    mode: monitor
+  argocd:
+    shared: true
+    namespace: argocd
+"""
+FLEET_SPEC = """\
+apiVersion: aicr-gen.dev/v1alpha1
+kind: ClusterSpec
+metadata:
+  name: "{name}"
+spec:
+  extends: ../fleet.yaml
+  criteria: {{service: "{service}", accelerator: "h100", intent: "inference", os: "ubuntu", platform: "dynamo"}}
+  repo:
+    path: "clusters/{name}"
+  argocd:
+    destinationServer: "https://{name}.example.com"
+"""
+FLEET_PINS = ("v26.3.3", "v26.4.0")  # main, then the pull request's fleet-wide bump
+FLEET_SERVICES = ("eks", "aks", "kind")
+FLEET_TARGET = 15.0
+_PIN = '''"""bench_plan.py --pin-code-digest: aicr-gen's code digest pinned in every inputs record."""
+import aicr_gen.gitops.records.fingerprint as _fingerprint
+
+_real = _fingerprint.code
+_fingerprint.code = lambda: {**_real(), "code": "sha256:" + "0" * 64}
+'''
+
+
+def _fleet_env(base: Path, pin: bool) -> dict[str, str]:
+    """The environment of the fleet's runs: a test identity for the syncs' commits, the code digest pinned."""
+    env = {**clean_env(base), "GIT_AUTHOR_NAME": "aicr-gen bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "aicr-gen bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    if pin:
+        (base / "pin").mkdir(parents=True, exist_ok=True)
+        (base / "pin" / "sitecustomize.py").write_text(_PIN, encoding="utf-8")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(base / "pin"), os.environ.get("PYTHONPATH")]))
+    return env
+
+
+def _fleet_repo(count: int, aicr_gen: list[str], pin: bool) -> tuple[Path, dict[str, str]]:
+    """The fleet's repository (work tree on the synced bump, ``main`` the synced fleet before it) and the
+    environment to run in, built once per digest of its making under the temporary folder."""
+    from aicr_gen.gitops.records import fingerprint
+
+    code = "pinned" if pin else fingerprint.code()["code"]
+    key = hashlib.sha256(repr((count, FLEET, FLEET_SPEC, FLEET_PINS, FLEET_SERVICES, code)).encode()).hexdigest()
+    base = Path(tempfile.gettempdir()) / f"aicr-gen-bench-fleet-{key[:16]}"
+    repo, env = base / "repo", _fleet_env(base, pin)
+    if (base / "done").exists():
+        return repo, env
+    shutil.rmtree(base, ignore_errors=True)
+    env = _fleet_env(base, pin)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "fleet.yaml").write_text(FLEET.format(version=FLEET_PINS[0]), encoding="utf-8")
+    (repo / "specs").mkdir()
+    for index in range(count):
+        name = f"cluster-{index:04d}"
+        (repo / "specs" / f"{name}.yaml").write_text(
+            FLEET_SPEC.format(name=name, service=FLEET_SERVICES[index % len(FLEET_SERVICES)]), encoding="utf-8")
+    sync = [*aicr_gen, "sync", "specs/*.yaml", "--repo", str(repo)]
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "the fleet's specs")
+    started = time.perf_counter()
+    subprocess.run(sync, check=True, env=env, cwd=repo, stdout=subprocess.DEVNULL)
+    print(f"built: sync of {count} clusters on main {time.perf_counter() - started:.1f} s", flush=True)
+    _git(repo, "checkout", "-q", "-b", "bump")
+    (repo / "fleet.yaml").write_text(FLEET.format(version=FLEET_PINS[1]), encoding="utf-8")
+    _git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-am", f"gpu-operator {FLEET_PINS[1]} fleet-wide")
+    _git(repo, "branch", "bump-unsynced")
+    started = time.perf_counter()
+    subprocess.run(sync, check=True, env=env, cwd=repo, stdout=subprocess.DEVNULL)
+    print(f"built: sync of the bump {time.perf_counter() - started:.1f} s", flush=True)
+    (base / "done").touch()
+    return repo, env
+
+
+def _fleet_timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0 or "gpu-operator" not in proc.stdout:
+        sys.exit(f"{' '.join(argv)}: exit {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr}")
+    return elapsed, proc.stdout
+
+
+def fleet_bench(count: int, runs: int, *, pin: bool, render_path: bool) -> bool:
+    """Time ``plan --base main`` of the fleet's synced bump (Markdown, JSON) and, with ``render_path``, of the
+    bump before it is synced; the plans of both must be the same bytes."""
+    aicr_gen = command()
+    repo, env = _fleet_repo(count, aicr_gen, pin)
+    plan = [*aicr_gen, "plan", "specs/*.yaml", "--base", "main"]
+    markdown = [_fleet_timed(plan, env, repo) for _ in range(runs)]
+    json_ = [_fleet_timed([*plan, "--format", "json"], env, repo) for _ in range(runs)]
+    ok = _report(f"aicr-gen plan, {count} clusters, fleet bump, committed trees (Markdown)",
+                 statistics.median(elapsed for elapsed, _text in markdown), FLEET_TARGET, "s")
+    ok &= _report(f"aicr-gen plan, {count} clusters, fleet bump, committed trees (JSON)",
+                  statistics.median(elapsed for elapsed, _text in json_), FLEET_TARGET, "s")
+    if render_path:
+        unsynced = repo.parent / "unsynced"
+        if not unsynced.exists():
+            _git(repo, "worktree", "add", "-q", str(unsynced), "bump-unsynced")
+        elapsed, text = _fleet_timed([*plan, "--format", "json"], env, unsynced)
+        print(f"{f'aicr-gen plan, {count} clusters, fleet bump, rendered (JSON)':<58} once   {elapsed:8.1f} s   "
+              f"{'same plan' if text == json_[0][1] else 'PLANS DIFFER'}")
+        ok &= text == json_[0][1]
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--clusters", type=int, default=50)
+    parser.add_argument("--fleet", type=int, metavar="N", help="time a synced fleet bump of N clusters instead")
+    parser.add_argument("--pin-code-digest", action="store_true", help="with --fleet: pin aicr-gen's code digest")
+    parser.add_argument("--render-path", action="store_true", help="with --fleet: also time the rendering plan")
     args = parser.parse_args()
+    if args.fleet:
+        return 0 if fleet_bench(args.fleet, args.runs, pin=args.pin_code_digest, render_path=args.render_path) else 1
     aicr_gen = command()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

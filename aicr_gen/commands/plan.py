@@ -12,7 +12,7 @@ from aicr_gen.errors import OK, InvalidInputError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aicr_gen.edges.git import Repo
-    from aicr_gen.gitops.review.plan import ClusterPlan, Plan
+    from aicr_gen.gitops.review.plan import Plan
     from aicr_gen.gitops.review.renderer import RenderOptions
 
 
@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     from aicr_gen.edges.output import write_text
     from aicr_gen.gitops.commit.sync import open_repo
+    from aicr_gen.gitops.plan_trees import cluster_plans
     from aicr_gen.gitops.review.plan import plan
     from aicr_gen.report.plan import as_json, as_text, markdown
     from aicr_gen.spec.patterns import expand
@@ -125,39 +126,3 @@ def _failed(args: argparse.Namespace, result: Plan) -> int:
                          "--allow-blocked COMPONENT once its steps are done)\n")
         code = 1
     return code
-
-
-def cluster_plans(repo: Repo, specs: list[str], commit: str, jobs: int | None,
-                  objects: RenderOptions | None = None) -> list[ClusterPlan]:
-    """Every spec's plan against ``commit``, in the order given: a spec whose inputs record at the commit says
-    its tree and policies are what rendering would give is unchanged and not rendered (its findings are the
-    record's), the others are rendered. Exit 2 when two trees would collide (``sync_specs.refuse_collisions``)."""
-    from functools import partial
-    from pathlib import Path
-
-    from aicr_gen.gitops.committed import all_records, folder_files, refuse_collisions, unchanged
-    from aicr_gen.gitops.records import fingerprint
-    from aicr_gen.gitops.render_many import Job, for_plan, run_all, survey, workers_for
-    from aicr_gen.gitops.review.plan import unchanged_plan
-    from aicr_gen.spec.patterns import distinct
-
-    workers = workers_for(len(specs), jobs)
-    root = Path(repo.working_tree_dir).resolve()
-    surveys = run_all(partial(survey, path_option=None, root=str(root)), specs, workers, str)
-    distinct([(item.spec_file, item.name, item.path) for item in surveys])
-    records = all_records(repo, commit)
-    old = folder_files(repo, commit, [item.path for item in surveys])
-    digests = fingerprint.Digests()
-    kept = {item.path: parsed for item in surveys
-            if (parsed := unchanged(item, digests.inputs(item.places), records.get(item.path), old[item.path],
-                                    root)) is not None}
-    todo = [item for item in surveys if item.path not in kept]
-    jobs_ = [Job(item.spec_file, item.path, False, repo.working_tree_dir, "", commit, objects) for item in todo]
-    rendered = dict(zip([item.path for item in todo], run_all(for_plan, jobs_, workers_for(len(jobs_), jobs),
-                                                              lambda job: job.spec_file), strict=True))
-    names = {item.path: fingerprint.name_of(Path(item.spec_file), root) for item in surveys}
-    refuse_collisions(repo, commit, {**{path: (names[path], parsed.keyed()) for path, parsed in kept.items()},
-                                     **{path: (names[path], found) for path, (_plan, found) in rendered.items()}},
-                      records)
-    return [rendered[item.path][0] if item.path in rendered else
-            unchanged_plan(item.name, item.spec_file, item.path, kept[item.path].findings) for item in surveys]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from aicr_gen.mirror.fields import line_images, pod_images, value_images
@@ -240,32 +240,46 @@ def _install_script(path: str, text: str) -> Iterator[Found]:
             yield Found(_oci_chart(words[1], version), Origin(path, f"line {line}"), namespace)
 
 
-def discover(tree: Mapping[str, bytes]) -> list[Found]:
+FileRefs = tuple[list[Found], list[tuple[str, Any]]]
+"""One file's references and its Kubernetes objects (path, object), which ``discover`` joins across files for
+Flux."""
+
+
+def file_refs(path: str, data: bytes) -> FileRefs:
+    """The references one file of a tree names by itself, and its Kubernetes objects (not to be changed: a
+    caller may keep them for a file read again)."""
+    found: list[Found] = []
+    objects: list[tuple[str, Any]] = []
+    name = path.rsplit("/", 1)[-1]
+    if name in _SKIPPED:
+        return found, objects
+    if name.endswith(".sh"):
+        return list(_install_script(path, data.decode("utf-8", "replace"))), objects
+    if not name.endswith(_YAML):
+        return found, objects
+    for doc in _documents(path, data):
+        if _obj_kind(doc) is not None:
+            found.extend(_objects(path, doc))
+            objects.append((path, doc))
+        elif isinstance(doc, dict) and isinstance(doc.get("releases"), list):
+            found.extend(_helmfile(path, doc))
+        elif isinstance(doc, dict):
+            found.extend(_values(path, doc))
+    if not found and "{{" in data.decode("utf-8", "replace"):
+        found.extend(Found(ref, Origin(path, f"line {number}"))
+                     for number, ref in line_images(data.decode("utf-8", "replace")))
+    return found, objects
+
+
+def discover(tree: Mapping[str, bytes], read: Callable[[str, bytes], FileRefs] = file_refs) -> list[Found]:
     """Every chart and image reference of ``tree``, in path order, each with its origin (a reference named
-    in several places is listed once per place)."""
+    in several places is listed once per place); ``read`` reads one file as ``file_refs`` does (a caller
+    reading many trees that share files may pass one that keeps each file's)."""
     found: list[Found] = []
     flux_docs: list[tuple[str, Any]] = []
     for path, data in tree.items():
-        name = path.rsplit("/", 1)[-1]
-        if name in _SKIPPED:
-            continue
-        if name.endswith(".sh"):
-            found.extend(_install_script(path, data.decode("utf-8", "replace")))
-            continue
-        if not name.endswith(_YAML):
-            continue
-        docs = _documents(path, data)
-        seen = len(found)
-        for doc in docs:
-            if _obj_kind(doc) is not None:
-                found.extend(_objects(path, doc))
-                flux_docs.append((path, doc))
-            elif isinstance(doc, dict) and isinstance(doc.get("releases"), list):
-                found.extend(_helmfile(path, doc))
-            elif isinstance(doc, dict):
-                found.extend(_values(path, doc))
-        if len(found) == seen and "{{" in data.decode("utf-8", "replace"):
-            found.extend(Found(ref, Origin(path, f"line {number}"))
-                         for number, ref in line_images(data.decode("utf-8", "replace")))
+        refs, objects = read(path, data)
+        found.extend(refs)
+        flux_docs.extend(objects)
     found.extend(_flux(flux_docs))
     return sorted(found, key=lambda item: (item.origin.file, item.origin.field, str(item.ref)))

@@ -337,3 +337,93 @@ def test_plan_answers_unchanged_specs_from_their_records(cli: Any, tmp_path: Pat
     assert rendered["clusters"] == skipped["clusters"]  # the same plan, warnings included
     assert any(item["policy"] == "certification-needs-nvcre" for item in rendered["clusters"][0]["policies"])
     assert "Unchanged (2): `gpu-a`, `gpu-c`" in cli("plan", pattern, "--repo", str(repo), "--base", "HEAD~1").out
+
+
+def test_a_synced_pull_request_is_planned_from_its_committed_trees(cli: Any, tmp_path: Path,
+                                                                  renders: list[str]) -> None:
+    """A branch that ran ``sync`` (a fleet-wide bump, a value, a new cluster): ``plan`` compares HEAD's trees
+    with the base's and renders none, and its plan is byte for byte the plan of rendering every spec."""
+    from tests.gitops.fleets import write_spec
+
+    repo = shared_repo(tmp_path / "gitops", ("gpu-a", "gpu-b", "gpu-c", "gpu-d"))
+    pattern = str(repo / "specs" / "*.yaml")
+    assert cli("sync", pattern, "--repo", str(repo), "--jobs", "1").code == 0
+    git(repo, "checkout", "-q", "-b", "bump")
+    fleet = repo / "fleet.yaml"
+    fleet.write_text(fleet.read_text().replace("gpu-operator: v26.3.3", "gpu-operator: v26.4.0"))
+    spec = repo / "specs" / "gpu-b.yaml"
+    spec.write_text(spec.read_text() + "  overrides: {set: ['gpu-operator:driver.version=590.48.01']}\n")
+    write_spec(repo, "gpu-e", "gpu-e")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "bump")
+    unsynced = git(repo, "rev-parse", "HEAD").strip()
+    assert cli("sync", pattern, "--repo", str(repo), "--jobs", "1").code == 0
+
+    def planned(*extra: str) -> tuple[str, str]:
+        args = (pattern, "--repo", str(repo), "--base", "main", "--jobs", "1", *extra)
+        found = cli("plan", *args, "--format", "json"), cli("plan", *args)
+        assert [result.code for result in found] == [0, 0], found
+        return found[0].out, found[1].out
+
+    renders.clear()
+    committed = planned()
+    assert renders == []
+    clusters = json.loads(committed[0])["clusters"]
+    assert [(item["name"], item["changed"], item["new"]) for item in clusters] == [
+        ("gpu-a", True, False), ("gpu-b", True, False), ("gpu-c", True, False), ("gpu-d", True, False),
+        ("gpu-e", True, True)]
+    assert "bumped gpu-operator v26.3.3 -> v26.4.0" in [item["text"] for item in clusters[0]["components"]]
+    assert any(item["policy"] == "certification-needs-nvcre" for item in clusters[0]["policies"])
+    git(repo, "checkout", "-q", "--detach", unsynced)  # the same specs, their trees not synced: all rendered
+    assert planned() == committed
+    assert sorted(renders) == sorted([f"clusters/gpu-{name}" for name in "abcde"] * 2)  # JSON, then Markdown
+
+    git(repo, "checkout", "-q", "bump")
+    recipe = repo / "clusters" / "gpu-c" / "recipe.yaml"
+    recipe.write_text(recipe.read_text() + "# edited, not committed\n")  # the work tree's trees are never read
+    git(repo, "add", str(recipe))
+    (repo / "clusters" / "gpu-a" / "recipe.yaml").write_text("unstaged: edit\n")
+    renders.clear()
+    assert planned() == committed and renders == []
+    git(repo, "commit", "-q", "-m", "a hand edit of gpu-c's tree")  # HEAD's tree is no longer its record's
+    spec.write_text(spec.read_text() + "  versions: {gpu-operator: v26.3.3}\n")  # an input edited since sync
+    renders.clear()
+    json_text, _markdown = planned()
+    assert sorted(set(renders)) == ["clusters/gpu-b", "clusters/gpu-c"]
+    clusters = json.loads(json_text)["clusters"]
+    assert clusters[1]["components"] == [] and clusters[1]["changed"]  # gpu-b back on the base's version
+    assert clusters[2] == json.loads(committed[0])["clusters"][2]  # gpu-c rendered: the hand edit is not planned
+
+
+@pytest.mark.parametrize("deployer", ["argocd", "flux", "helm", "helmfile", "argocd-helm"])
+def test_source_moves_read_from_the_differing_files_are_what_all_files_tell(
+        deployer: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``changes.source_changes`` reads only the files that can tell a move (a fleet's trees differ in few):
+    for a chart repository and a registry moved in any one file, or in all, it finds what reading every file
+    finds (a Flux HelmRepository joined with an unchanged HelmRelease included)."""
+    from aicr_gen.gitops.review import changes
+    from aicr_gen.gitops.trees.render_tree import render_tree
+    from aicr_gen.spec.load import load_spec
+
+    data = yaml.safe_load(certifying(EXAMPLE.read_text(), tmp_path))
+    data["spec"]["deployers"] = [deployer]
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(data))
+    old = dict(render_tree(load_spec(spec), tmp_path))
+    moves = [(b"https://helm.ngc.nvidia.com/nvidia", b"oci://mirror.example/nvidia"),
+             (b"nvcr.io/", b"mirror.example:5000/"), (b"ghcr.io/", b"mirror.example:5000/")]
+
+    def moved(names: list[str]) -> dict[str, bytes]:
+        new = dict(old)
+        for name in names:
+            for was, now in moves:
+                new[name] = new[name].replace(was, now)
+        return new
+
+    touched = [name for name, body in old.items() if any(was in body for was, _now in moves)]
+    assert touched
+    cases = [moved([name]) for name in touched] + [moved(touched)]
+    fast = [changes.source_changes(old, new) for new in cases]
+    monkeypatch.setattr(changes, "_telling", lambda before, after: (before, after))
+    assert fast == [changes.source_changes(old, new) for new in cases]
+    assert any(charts for charts, _images in fast) and any(images for _charts, images in fast)

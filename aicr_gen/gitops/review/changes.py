@@ -9,6 +9,7 @@ message of ``sync`` and ``aicr-gen plan`` both say what this finds.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from aicr_gen.gitops.review.model import ComponentChange, ConstraintChange, ValueChange
 
 if TYPE_CHECKING:
+    from aicr_gen.mirror.refs import FileRefs
     from aicr_gen.text.image_reference import ImageRef
 
 RECIPE = "recipe.yaml"
@@ -43,17 +45,22 @@ _PLAIN_TEXT = re.compile(r"^[\w./:@+-]+\Z")
 
 
 def _yaml(tree: Mapping[str, bytes], name: str) -> dict[str, Any]:
-    """A tree file as a mapping; absent or unreadable (a hand-edited commit) is empty."""
+    """A tree file as a mapping; absent or unreadable (a hand-edited commit) is empty. Shared between the trees
+    that hold the same file (``_parsed``): read, never changed."""
+    return _parsed(name, tree[name]) if name in tree else {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(name: str, data: bytes) -> dict[str, Any]:
+    """A file's mapping, parsed once for all the trees that hold it (a fleet's share most files)."""
     from aicr_gen.errors import InvalidInputError
     from aicr_gen.yaml import load_text
 
-    if name not in tree:
-        return {}
     try:
-        data = load_text(tree[name].decode("utf-8"), name).data
+        parsed = load_text(data.decode("utf-8"), name).data
     except (InvalidInputError, UnicodeDecodeError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _get(data: Any, *keys: str) -> Any:
@@ -447,11 +454,11 @@ def source_changes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> tuple[
 
     charts: list[dict[str, Chart]] = []
     images: list[dict[tuple[str, str], ImageRef]] = []
-    for tree, other in ((old, new), (new, old)):
-        folder = values_folder(tree, other)
-        found = discover({name: data for name, data in tree.items()
-                          if (folder is not None and name.startswith(f"{folder}/")) or name.split("/", 1)[0]
-                          not in VALUES_FOLDERS}) if RECIPE in old else []
+    read = [{name: data for name, data in tree.items()
+             if (folder is not None and name.startswith(f"{folder}/")) or name.split("/", 1)[0] not in VALUES_FOLDERS}
+            for tree, other in ((old, new), (new, old)) for folder in [values_folder(tree, other)]]
+    for side in _telling(read[0], read[1]):
+        found = discover(side, _file_refs) if RECIPE in old else []
         charts.append({item.ref.name: item.ref for item in found if isinstance(item.ref, Chart)})
         images.append({(item.origin.file, item.origin.field): item.ref for item in found
                        if isinstance(item.ref, ImageRef)})
@@ -474,3 +481,43 @@ def _registry(image: ImageRef, path: str) -> str:
     return image.name.removesuffix(f"/{path}") if image.name.endswith(f"/{path}") else image.domain
 
 
+@functools.lru_cache(maxsize=8192)
+def _file_refs(path: str, data: bytes) -> FileRefs:
+    """``mirror.refs.file_refs``, read once for all the trees that hold the file (read, never changed)."""
+    from aicr_gen.mirror.refs import file_refs
+
+    return file_refs(path, data)
+
+
+_FLUX_KINDS = frozenset({"HelmRelease", "HelmRepository", "OCIRepository"})
+_CHART_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*\Z")
+
+
+def _telling(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> tuple[Mapping[str, bytes], Mapping[str, bytes]]:
+    """The files of both sides ``source_changes`` needs to read to find what it finds in all of them (a fleet's
+    tree mostly holds the same files before and after): the files that differ or one side lacks, and the files
+    both hold the same that may name a chart one of those names (its name in their bytes, or bytes that could
+    spell it otherwise: an escape, a template, a script). A file both sides hold the same gives both the same
+    references, so it moves no image; and a chart no differing file names has the same last reference on both
+    sides, so it does not move. Where a Flux object could join references across files, or a chart's name could
+    be spelt another way, both sides are read whole."""
+    from aicr_gen.mirror.refs import Chart
+
+    differ = {name for name in {*old, *new} if old.get(name) != new.get(name)}
+    read = [_file_refs(name, side[name]) for side in (old, new) for name in sorted(differ) if name in side]
+    names = {item.ref.name for refs, _objects in read for item in refs if isinstance(item.ref, Chart)}
+    if _flux_objects(read) or any(not _CHART_NAME.match(name) or name in ("True", "False", "None") for name in names):
+        return old, new
+    probes = [name.encode() for name in names]
+    same = {name for name in set(old) - differ
+            if probes and (name.endswith(".sh") or any(probe in old[name] for probe in (*probes, b"\\", b"{{")))}
+    if _flux_objects([_file_refs(name, old[name]) for name in same]):
+        return old, new
+    keep = differ | same
+    return ({name: data for name, data in old.items() if name in keep},
+            {name: data for name, data in new.items() if name in keep})
+
+
+def _flux_objects(read: list[FileRefs]) -> bool:
+    return any(isinstance(doc, dict) and doc.get("kind") in _FLUX_KINDS for _refs, objects in read
+               for _path, doc in objects)
