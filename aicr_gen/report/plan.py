@@ -34,6 +34,7 @@ GROUP_NAMES = 10  # cluster names shown per shared change
 ERROR, WARNING, SAFE = "\u274c", "\u26a0\ufe0f", "\u2705"
 MARKS = {"blocked": ERROR, "manual": WARNING, "safe": SAFE}
 OBJECTS_SHARE = 0.6  # of the budget, at most, for the rendered-object diffs
+RESERVE = 6_000  # kept for the cluster sections' summaries and the unchanged clusters' line
 DIFF_LINES = 60  # lines of one object's diff in the comment; the full plan has all of them
 OBJECTS = 25  # objects listed per application in the comment
 VERDICT_GROUPS = 30
@@ -195,27 +196,32 @@ def _header(plan: Plan) -> list[str]:
     return lines
 
 
-def _verdicts(plan: Plan) -> list[str]:
-    """Every component's upgrade verdict once with the clusters it holds for, blocked first."""
+def _verdicts(plan: Plan, budget: int | None) -> list[str]:
+    """Every component's upgrade verdict once with the clusters it holds for, blocked first, within ``budget``
+    characters (the rest counted)."""
     shared = grouped([(cluster.name, [_verdict_key(item) for item in cluster.upgrades]) for cluster in plan.clusters])
     found = {_verdict_key(item): item for cluster in plan.clusters for item in cluster.upgrades}
     order = sorted(shared, key=lambda pair: -SEVERITY[found[pair[0]].verdict])
     lines: list[str] = []
     safe = [(found[key], names) for key, names in order if found[key].verdict == "safe" and not found[key].unchecked]
-    for key, names in order[:VERDICT_GROUPS]:
-        item = found[key]
-        if item.verdict == "safe" and not item.unchecked:
-            continue
+    judged = [(found[key], names) for key, names in order if found[key].verdict != "safe" or found[key].unchecked]
+    for index, (item, names) in enumerate(judged):
         ack = " (acknowledged)" if item.acknowledged else ""
-        lines.append(f"- {MARKS[item.verdict]} **{item.verdict}**{ack} {md.code(item.component)} on {_names(names)}")
-        lines += [f"  - {md.code(reason.code)} {md.code(reason.object)}: {_text(reason.text)}"
+        group = [f"- {MARKS[item.verdict]} **{item.verdict}**{ack} {md.code(item.component)} on {_names(names)}"]
+        group += [f"  - {md.code(reason.code)} {md.code(reason.object)}: {_text(reason.text)}"
                   for reason in item.reasons[:REASONS]]
-        lines += [f"  - \u2026 and {len(item.reasons) - REASONS} more reasons"] if len(item.reasons) > REASONS else []
-        lines += [f"  - not checked (no CRD rendered, so no transition rule evaluated): "
+        group += [f"  - \u2026 and {len(item.reasons) - REASONS} more reasons"] if len(item.reasons) > REASONS else []
+        group += [f"  - not checked (no CRD rendered, so no transition rule evaluated): "
                   f"{', '.join(md.code(name) for name in item.unchecked[:REASONS])}"] if item.unchecked else []
+        if index >= VERDICT_GROUPS or (budget is not None and sum(map(len, lines + group)) > budget):
+            lines.append(f"- \u2026 and {len(judged) - index} more verdicts (the full plan and "
+                         f"{md.code('--format json')} list them all)")
+            break
+        lines += group
     if safe:
         names = sorted({item.component for item, _ in safe})
-        lines.append(f"- {SAFE} **safe**: {', '.join(md.code(name) for name in names)}")
+        shown = ", ".join(_capped([md.code(_cut(name)) for name in names], VERDICT_GROUPS, "components"))
+        lines.append(f"- {SAFE} **safe**: {shown}")
     if not lines:
         return []
     return ["", "### Upgrade verdicts", "", *lines]
@@ -255,7 +261,9 @@ def _unit_block(unit: ApplicationChange, clusters: Sequence[str], *, diffs: bool
             body += md.block([*lines[:lines_cap], *rest], "diff")
     body += ["", f"\u2026 and {len(unit.objects) - OBJECTS} more objects in the full plan"] \
         if cap is not None and len(unit.objects) > cap else []
-    summary = f"{md.html(_cut(_unit_summary(unit)))} \u00b7 {where}"
+    shown_for = f" (shown for {md.html(_cut(clusters[0]))}; names differ by cluster)" \
+        if len(clusters) > 1 and clusters[0] in unit.model_dump_json() else ""
+    summary = f"{md.html(_cut(_unit_summary(unit)))} \u00b7 {where}{shown_for}"
     return "\n".join([f"<details><summary>{summary}</summary>", *body, "", "</details>"])
 
 
@@ -263,9 +271,14 @@ def _objects(plan: Plan, budget: int | None) -> tuple[list[str], int]:
     """The rendered-object changes, each application change once with the clusters that make it, the biggest
     first, within ``budget`` characters (diffs dropped, then applications counted, when they do not fit); and how
     many were left out or shortened."""
-    keyed = {unit.model_dump_json(): unit for cluster in plan.clusters for unit in cluster.applications}
-    shared = grouped([(cluster.name, [unit.model_dump_json() for unit in cluster.applications])
-                      for cluster in plan.clusters])
+    keyed: dict[str, ApplicationChange] = {}
+    per_cluster: list[tuple[str, list[str]]] = []
+    for cluster in plan.clusters:
+        keys = [_same_change(unit, cluster.name) for unit in cluster.applications]
+        for key, unit in zip(keys, cluster.applications, strict=True):
+            keyed.setdefault(key, unit)
+        per_cluster.append((cluster.name, keys))
+    shared = grouped(per_cluster)
     if not shared:
         return [], 0
     order = sorted(shared, key=lambda pair: (-keyed[pair[0]].lines * len(pair[1]), keyed[pair[0]].name))
@@ -283,6 +296,12 @@ def _objects(plan: Plan, budget: int | None) -> tuple[list[str], int]:
         lines += [block, ""]
         used += len(block) + 2
     return lines, cut
+
+
+def _same_change(unit: ApplicationChange, cluster: str) -> str:
+    """What makes two clusters' application changes the same: equal once each cluster's own name is taken out
+    (a shared Argo CD or Flux hub prefixes every object with it); the first cluster's is shown."""
+    return unit.model_dump_json().replace(cluster, "\0cluster\0") if cluster else unit.model_dump_json()
 
 
 def _names(names: Sequence[str]) -> str:
@@ -329,8 +348,13 @@ def _news(cluster: ClusterPlan) -> bool:
 def markdown(plan: Plan, budget: int | None = BUDGET, *, full: str | None = None) -> str:
     """The plan as Markdown of at most ``budget`` characters (None: all of it, every object diff); ``full`` names
     where the whole plan is written, for the comment to point to when it leaves something out."""
-    lines = [*_header(plan), *_verdicts(plan)]
-    rendered, cut = _objects(plan, None if budget is None else int(budget * OBJECTS_SHARE))
+    lines = [*_header(plan), *_verdicts(plan, None if budget is None else budget // 5)]
+    room = None
+    if budget is not None:  # what the cluster sections need at least: a line naming each changed cluster
+        naming = sum(len(md.code(cluster.name)) + 2 for cluster in plan.clusters if _news(cluster))
+        room = max(0, min(int(budget * OBJECTS_SHARE), budget - sum(len(line) + 1 for line in lines) - naming
+                          - RESERVE))
+    rendered, cut = _objects(plan, room)
     lines += rendered
     if cut:
         where = f"in {md.code(full.replace(chr(92), '/').rsplit('/', 1)[-1])} (the job summary or the run's " \

@@ -23,7 +23,6 @@ old object and creates the new one, not two unrelated changes.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import functools
 from collections.abc import Iterable, Mapping, Sequence
@@ -107,30 +106,45 @@ def keyed(objects: Iterable[Mapping[str, Any]], namespace: str,
 
 
 def filtered(item: Mapping[str, Any]) -> dict[str, Any]:
-    """``item`` without the noise the module docstring lists."""
-    out = copy.deepcopy(dict(item))
-    _drop_noise(out)
-    return out
+    """``item`` without the noise the module docstring lists (a new value; ``item`` is left as it is, and parts
+    with no noise in them are shared, not copied)."""
+    out = _quiet(item)
+    return out if isinstance(out, dict) else dict(out)
 
 
-def _drop_noise(value: Any) -> None:
-    if isinstance(value, dict):
-        meta = value.get("metadata")
-        if isinstance(meta, dict):
-            for field, noise in (("labels", NOISE_LABELS), ("annotations", NOISE_ANNOTATIONS)):
-                found = meta.get(field)
-                if isinstance(found, dict):
-                    for key in [key for key in found if key in noise or str(key).startswith("checksum/")]:
-                        del found[key]
-                    if not found:
-                        del meta[field]
-        if isinstance(value.get("caBundle"), str):
-            value["caBundle"] = "<generated>"
-        for item in value.values():
-            _drop_noise(item)
-    elif isinstance(value, list):
-        for item in value:
-            _drop_noise(item)
+def _quiet(value: Any) -> Any:
+    """``value`` less its noise, rebuilding only the mappings and lists that hold some."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] | None = None
+        for key, item in value.items():
+            now = _quiet_meta(item) if key == "metadata" else \
+                "<generated>" if key == "caBundle" and isinstance(item, str) else _quiet(item)
+            if now is not item:
+                out = dict(value) if out is None else out
+                out[key] = now
+        return value if out is None else out
+    if isinstance(value, list):
+        items = [_quiet(item) for item in value]
+        return value if all(now is item for now, item in zip(items, value, strict=True)) else items
+    return value
+
+
+def _quiet_meta(meta: Any) -> Any:
+    """Object metadata less its noisy labels and annotations (a field left empty is dropped)."""
+    if not isinstance(meta, Mapping):
+        return _quiet(meta)
+    out: dict[str, Any] | None = None
+    for field, noise in (("labels", NOISE_LABELS), ("annotations", NOISE_ANNOTATIONS)):
+        found = meta.get(field)
+        if isinstance(found, Mapping) and any(key in noise or str(key).startswith("checksum/") for key in found):
+            kept = {key: item for key, item in found.items()
+                    if key not in noise and not str(key).startswith("checksum/")}
+            out = dict(meta) if out is None else out
+            if kept:
+                out[field] = kept
+            else:
+                del out[field]
+    return meta if out is None else out
 
 
 def redact(item: Mapping[str, Any], other: Mapping[str, Any] | None = None) -> dict[str, Any]:

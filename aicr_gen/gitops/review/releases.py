@@ -192,11 +192,11 @@ def _argocd(tree: Mapping[str, bytes], path: str, changed: frozenset[str] | None
     for name in apps:
         if _touched(tree, path, name, changed):
             for doc in _docs(tree, name):
-                out += _application(tree, path, doc)
+                out += _application(tree, path, doc, name)
     return out
 
 
-def _application(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any]) -> list[Release]:
+def _application(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any], file: str) -> list[Release]:
     meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
     app = str(meta.get("name", ""))
     namespace = str((spec.get("destination") or {}).get("namespace") or "default")
@@ -215,7 +215,7 @@ def _application(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any]) -
             # a Helm repository and chart; OCI either as host/path + chart or as oci://host/path/chart (path ".")
             chart = Chart(url if "://" in url else f"oci://{url}", str(source["chart"]), version) \
                 if source.get("chart") else Chart(url.rpartition("/")[0], url.rpartition("/")[2], version)
-            out.append(Release("Application", app, "argocd", _component(app), namespace, release, chart, values,
+            out.append(Release("Application", app, "argocd", _component(app, file), namespace, release, chart, values,
                                tuple(value_files)))
             continue
         folder = _relative(str(source.get("path", "")), path)
@@ -223,13 +223,18 @@ def _application(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any]) -
             continue
         include = str((source.get("directory") or {}).get("include") or "*.yaml")
         chart_, files, manifests = _folder(tree, folder, include=include)
-        out.append(Release("Application", app, "argocd", _component(app), namespace, release, chart_,
+        out.append(Release("Application", app, "argocd", _component(app, file), namespace, release, chart_,
                            values if chart_ else "", tuple(dict.fromkeys((*files, *value_files))), manifests))
     return out
 
 
-def _component(app: str) -> str:
-    return app.removesuffix("-post")
+def _component(name: str, file: str) -> str:
+    """The recipe component a unit deploys: its numbered folder's (``argocd/012-gpu-operator/...``; a shared
+    Argo CD or Flux hub prefixes object names with the cluster's), else its own name; a ``-pre``/``-post`` unit of
+    local manifests belongs to its component."""
+    parts = file.split("/")
+    found = _NUMBERED.match(parts[1]) if len(parts) > 1 else None
+    return (found["name"] if found else name).removesuffix("-post").removesuffix("-pre")
 
 
 def _flux(tree: Mapping[str, bytes], path: str) -> list[Release]:
@@ -256,8 +261,8 @@ def _flux(tree: Mapping[str, bytes], path: str) -> list[Release]:
                     if target is not None and target != folder:
                         walk(target, str(meta.get("name", "")), str(spec.get("targetNamespace") or namespace))
         if plain:
-            out.append(Release("Kustomization", kustomization_name, "flux", _component(kustomization_name), namespace,
-                               files=tuple(plain), manifests=tuple(plain), root=folder == "flux"))
+            out.append(Release("Kustomization", kustomization_name, "flux", _component(kustomization_name, folder),
+                               namespace, files=tuple(plain), manifests=tuple(plain), root=folder == "flux"))
 
     walk("flux", "flux-system", "flux-system")
     return out
@@ -290,7 +295,7 @@ def _helmrelease(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any],
             source = sources.get((source_ref.get("kind"), source_ref.get("name"))) or {}
             chart = Chart(str((source.get("spec") or {}).get("url", "")), str(chart_spec.get("chart", "")),
                           str(chart_spec.get("version", "")))
-    return Release("HelmRelease", name, "flux", _component(name), namespace, release, chart, values, files)
+    return Release("HelmRelease", name, "flux", _component(name, file), namespace, release, chart, values, files)
 
 
 def _components(tree: Mapping[str, bytes], deployer: str) -> list[Release]:
