@@ -54,3 +54,26 @@ def test_rendered_objects_fit_the_comment_shared_changes_once_and_the_full_plan_
     assert "more lines in the full plan" in text and "more lines in the full plan" not in whole  # cut at 60
     acknowledged = plan("main", "a" * 40, clusters, allow_blocked=["gpu-operator"])
     assert acknowledged.unacknowledged == 0 and "**blocked** (acknowledged)" in markdown(acknowledged)
+
+
+def test_the_same_change_under_each_clusters_own_names_is_shown_once() -> None:
+    """A shared Argo CD hub names every Application and release after its cluster: the change is still one."""
+    from aicr_gen.gitops.review.objects import ObjectChange
+    from aicr_gen.gitops.review.plan import plan
+    from aicr_gen.gitops.review.rendered import ApplicationChange
+    from aicr_gen.report.plan import BUDGET, markdown
+    from tests.gitops.test_plan import _cluster
+
+    def unit(cluster: str) -> ApplicationChange:
+        change = ObjectChange(apiVersion="apps/v1", kind="DaemonSet", namespace="gpu-operator",
+                              name=f"{cluster}-gpu-operator-driver", change="changed", was=None,
+                              diff=f"-  image: driver:580 # {cluster}\n+  image: driver:590 # {cluster}\n", lines=2)
+        return ApplicationChange(kind="Application", name=f"{cluster}-gpu-operator", deployer="argocd",
+                                 component="gpu-operator", source="gpu-operator 26.3.3 -> 26.4.0 from https://x",
+                                 rendered=True, note="", objects=[change], lines=2)
+
+    clusters = [(base := _cluster(index)).model_copy(update={"applications": [unit(base.name)]})
+                for index in range(1000)]
+    text = markdown(plan("main", "a" * 40, clusters))
+    assert len(text) <= BUDGET and text.count("<summary>Application ") == 1
+    assert f"1000 clusters (shown for {clusters[0].name}; names differ by cluster)" in text
