@@ -272,3 +272,38 @@ def test_a_driver_bump_tells_the_reviewer_how_the_nodes_roll(pools_tree: dict[st
                                                         "replaces the driver node by node")
     assert cluster_plan("training-mixed", "spec.yaml", path, old=pools_tree, new=dict(pools_tree),
                         findings=[]).onMerge == []
+
+
+def test_clusters_named_apart_share_one_comparison_and_get_the_same_answer(tree: dict[str, bytes]) -> None:
+    """A shared Argo CD hub names each release after its cluster: the second cluster reuses the first's object
+    changes and verdict with its own name put back, exactly what comparing it afresh gives."""
+    class Chart:
+        def __init__(self) -> None:
+            self.rendered = 0
+
+        def remote(self, repository: str, chart: str, version: str, *, release: str, **_: Any) -> tuple[str, str]:
+            self.rendered += 1
+            selector = "a" if version == "26.3.3" else "b"  # the new version changes an immutable selector
+            return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {release}-operator\n"
+                    f"  namespace: gpu-operator\nspec:\n  selector:\n    matchLabels:\n      app: {selector}\n"
+                    f"  template:\n    spec:\n      containers:\n        - image: op:{version}\n"), ""
+
+        def local(self, *args: Any, **kwargs: Any) -> tuple[None, str]:
+            return None, "not here"
+
+    def cluster(name: str) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        app = "argocd/012-gpu-operator/application.yaml"
+        old = {**only(tree, "argocd"), app: tree[app].replace(b"name: gpu-operator\n", f"name: {name}\n".encode(),
+                                                              1)}
+        return old, {**old, app: old[app].replace(b'targetRevision: "26.3.3"', b'targetRevision: "26.4.0"')}
+
+    shared, fresh = Review(Chart()), Review(Chart())
+    shared.review(*cluster("gpu-a-gpu-operator"), MANAGED)
+    reused = shared.review(*cluster("gpu-b-gpu-operator"), MANAGED)
+    alone = fresh.review(*cluster("gpu-b-gpu-operator"), MANAGED)
+    assert reused == alone and len(shared._by_shape) == 1
+    (app,) = [unit for unit in reused[0] if unit.name == "gpu-b-gpu-operator"]
+    assert [item.name for item in app.objects] == ["gpu-b-gpu-operator-operator"]
+    (verdict,) = reused[1]
+    assert verdict.verdict == "blocked"
+    assert verdict.reasons[0].object == "Deployment gpu-operator/gpu-b-gpu-operator-operator"

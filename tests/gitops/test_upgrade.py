@@ -89,10 +89,10 @@ def test_transition_rules_are_evaluated_where_both_sides_have_a_value() -> None:
     assert verdict("c", [widget(1)], [widget(1, [("a", 1)])], crds_new=[definition]).verdict == "safe"
     result = verdict("c", [widget(1, [("a", 5)])], [widget(2, [("a", 4), ("b", 1)])], crds_new=[definition])
     assert result.verdict == "blocked"
-    assert [(reason.code, reason.text) for reason in result.reasons] == [
-        ("transition-rule", "spec.size: size is immutable (the CRD's transition rule refuses the update)"),
+    assert [(reason.code, reason.text) for reason in result.reasons] == [  # by object, code, then text
         ("transition-rule", "spec.ports[0].port: failed rule: self >= oldSelf (the CRD's transition rule refuses "
-                            "the update)")]
+                            "the update)"),
+        ("transition-rule", "spec.size: size is immutable (the CRD's transition rule refuses the update)")]
 
 
 @needs(NVIDIADRIVER)

@@ -229,7 +229,12 @@ def changes(old: Mapping[Key, Mapping[str, Any]], new: Mapping[Key, Mapping[str,
             out.append(_change(key, old[key], new[key], "changed", None))
     out += [_change(key, value, None, "removed", None) for key, value in sorted(gone.items())]
     out += [_change(key, None, value, "added", None) for key, value in sorted(came.items())]
-    return sorted(out, key=lambda item: (-item.lines, item.kind, item.namespace, item.name))
+    return ordered(out)
+
+
+def ordered(found: Iterable[ObjectChange]) -> list[ObjectChange]:
+    """Object changes biggest diff first, then by kind, namespace, name and change."""
+    return sorted(found, key=lambda item: (-item.lines, item.kind, item.namespace, item.name, item.change))
 
 
 def _change(key: Key, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, change: ChangeKind,

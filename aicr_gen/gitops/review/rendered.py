@@ -115,6 +115,8 @@ class Review:
         self.kube_version = kube_version
         self._objects: dict[str, tuple[list[Mapping[str, Any]] | None, str]] = {}
         self._compared: dict[tuple[str, str], tuple[list[ObjectChange], UpgradeVerdict]] = {}
+        self._shapes: dict[str, str] = {}
+        self._by_shape: dict[tuple[str, str], tuple[str, str, str]] = {}
 
     def objects_of(self, release: Release, tree: Mapping[str, bytes], digest: str,
                    version: str) -> tuple[list[Mapping[str, Any]] | None, str]:
@@ -130,7 +132,10 @@ class Review:
             found = None, f"its objects are not YAML: {str(err).splitlines()[0]}"
         if len(self._objects) >= _MEMO_LIMIT:
             self._objects.clear()
+            self._shapes.clear()
         self._objects[digest] = found
+        if texts is not None and release.release:
+            self._shapes[digest] = _shape(texts, release)
         return found
 
     def _render(self, release: Release, tree: Mapping[str, bytes],
@@ -190,6 +195,9 @@ class Review:
         if found_old is None or found_new is None:
             return unit, None
         digests = (was.digest if was else "", now.digest if now else "")
+        shapes = self._shapes_of(was, now)
+        if digests not in self._compared and shapes in self._by_shape and was and now:
+            self._compared[digests] = _renamed(self._by_shape[shapes], was.release.release)
         if digests not in self._compared:
             scoped = objects.scoped_kinds([*found_old, *found_new])
             keyed_old: dict[Key, Mapping[str, Any]] = objects.keyed(found_old, was.release.namespace if was else "",
@@ -205,10 +213,21 @@ class Review:
                                         crds_old=crds.get("old", []), crds_new=crds.get("new", []))
             if len(self._compared) >= _MEMO_LIMIT:
                 self._compared.clear()
+                self._by_shape.clear()
             self._compared[digests] = (changed, judged)
+            if shapes is not None and was and not custom and all(item.change not in ("renamed", "moved")
+                                                                  for item in changed):
+                self._by_shape[shapes] = _template(changed, judged, was.release.release)
         changed, judged = self._compared[digests]
         return unit.model_copy(update={"rendered": True, "objects": changed,
                                        "lines": sum(item.lines for item in changed)}), judged
+
+    def _shapes_of(self, was: _Side | None, now: _Side | None) -> tuple[str, str] | None:
+        """The two sides' renders with their release name taken out, when both are known under one name."""
+        if not was or not now or was.release.release != now.release.release:
+            return None
+        old, new = self._shapes.get(was.digest), self._shapes.get(now.digest)
+        return (old, new) if old is not None and new is not None else None
 
     def _cluster_crds(self, side: _Side, path: str) -> list[Mapping[str, Any]]:
         """Every CustomResourceDefinition the side's units render (a custom resource's CRD often comes with another
@@ -218,6 +237,47 @@ class Review:
             found, _why = self.objects_of(release, side.tree, release.digest(side.tree), side.version)
             out += [item for item in found or [] if item.get("kind") == "CustomResourceDefinition"]
         return out
+
+
+_NAME = "\x00release\x00"
+"""Stands for a unit's release name in the renders and results shared between clusters (``_shape``)."""
+
+
+def _shape(texts: Sequence[str | bytes], release: Release) -> str:
+    """A render with its release name taken out, and the namespace and component it is judged in: two clusters
+    whose units differ only by release name (a shared Argo CD hub names each release after its cluster) have the
+    same shape, so their object changes and verdict are the same once the name is put back (``_renamed``)."""
+    import hashlib
+
+    hashed = hashlib.sha256(f"{len(release.release)}\0{release.namespace}\0{release.component}\0".encode())
+    name = release.release.encode()
+    for text in texts:
+        hashed.update((text.encode() if isinstance(text, str) else text).replace(name, _NAME.encode()) + b"\0")
+    return hashed.hexdigest()
+
+
+def _template(changed: list[ObjectChange], judged: UpgradeVerdict, name: str) -> tuple[str, str, str]:
+    """Object changes and a verdict as JSON with the release name taken out (``_renamed`` puts one back)."""
+    import json
+
+    from aicr_gen.yaml import dump_json
+
+    escaped = json.dumps(name)[1:-1]
+    return (dump_json([item.model_dump(mode="json") for item in changed]).replace(escaped, _NAME_JSON),
+            judged.model_dump_json().replace(escaped, _NAME_JSON), judged.component)
+
+
+_NAME_JSON = "\\u0000release\\u0000"
+
+
+def _renamed(template: tuple[str, str, str], name: str) -> tuple[list[ObjectChange], UpgradeVerdict]:
+    """A shared result with ``name`` put back, sorted as ``objects.changes`` and ``upgrade`` sort."""
+    import json
+
+    escaped = json.dumps(name)[1:-1]
+    changed = [ObjectChange.model_validate(item) for item in json.loads(template[0].replace(_NAME_JSON, escaped))]
+    judged = UpgradeVerdict.model_validate_json(template[1].replace(_NAME_JSON, escaped))
+    return objects.ordered(changed), upgrade.ordered(judged)
 
 
 def _source(was: Release | None, now: Release | None) -> str:

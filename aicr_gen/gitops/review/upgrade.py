@@ -163,9 +163,15 @@ def verdict_of(component: str, old: Mapping[Key, Mapping[str, Any]], new: Mappin
             reasons.append(UpgradeReason(
                 verdict="manual", code="namespace-dropped", object=_ref(key),
                 text=f"namespace {key[3]} is no longer created: pruning it deletes everything in it"))
-    reasons.sort(key=lambda item: -SEVERITY[item.verdict])
     worst = max((item.verdict for item in reasons), key=SEVERITY.__getitem__, default="safe")
-    return UpgradeVerdict(component=component, verdict=worst, reasons=reasons, unchecked=unchecked)
+    return ordered(UpgradeVerdict(component=component, verdict=worst, reasons=reasons, unchecked=unchecked))
+
+
+def ordered(judged: UpgradeVerdict) -> UpgradeVerdict:
+    """``judged`` with its reasons blocked first, then by object, code and text, and its unchecked objects sorted:
+    an order that does not depend on how the objects were found."""
+    reasons = sorted(judged.reasons, key=lambda item: (-SEVERITY[item.verdict], item.object, item.code, item.text))
+    return judged.model_copy(update={"reasons": reasons, "unchecked": sorted(judged.unchecked)})
 
 
 def verdict(component: str, old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]], *,
