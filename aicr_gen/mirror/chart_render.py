@@ -72,6 +72,7 @@ class ChartRenderer:
         self.offline = offline
         self.helm = helm if helm is not None else shutil.which("helm")
         self._charts: dict[tuple[str, str, str], tuple[Path | None, str]] = {}
+        self._crds: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
         self._scratch = tempfile.TemporaryDirectory(prefix="aicr-gen-charts-")
 
     def close(self) -> None:
@@ -133,6 +134,16 @@ class ChartRenderer:
         return self._template(package, package.stem, release=release, namespace=namespace, values=values,
                               kube_version=kube_version)
 
+    def crds(self, repository: str, chart: str, version: str) -> tuple[str, ...] | None:
+        """The names of the CRDs in the chart package's own ``crds/`` folder (what Helm installs once and never
+        updates); None when the chart cannot be had."""
+        key = (repository, chart, version)
+        if key not in self._crds:
+            package, _why = self.chart(repository, chart, version)
+            self._crds[key] = None if package is None else _crd_names(package)
+        return self._crds[key]
+
+
     def local(self, files: Mapping[str, bytes], *, release: str, namespace: str, values: str,
               kube_version: str) -> Rendered:
         """``helm template`` of a chart folder of the tree (``files``: its files, relative to the folder)."""
@@ -179,3 +190,26 @@ class ChartRenderer:
         if cached is not None:
             _write(cached, text.encode())
         return text, ""
+
+
+def _crd_names(package: Path) -> tuple[str, ...]:
+    """The CRD names of a chart package's ``crds/`` folder."""
+    import tarfile
+
+    from aicr_gen.yaml.foreign import load_all
+
+    names: set[str] = set()
+    with tarfile.open(package) as archive:
+        for member in archive.getmembers():
+            parts = member.name.split("/")
+            if not (member.isfile() and len(parts) == 3 and parts[1] == "crds" and member.size <= OUTPUT_LIMIT
+                    and parts[2].endswith((".yaml", ".yml", ".json"))):
+                continue
+            data = archive.extractfile(member)
+            try:
+                names |= {str((doc.get("metadata") or {}).get("name", "")) for doc in load_all(data.read())
+                          if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"} \
+                    if data is not None else set()
+            except Exception:  # helm would refuse the chart too; its render says so
+                continue
+    return tuple(sorted(names - {""}))

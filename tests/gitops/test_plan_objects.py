@@ -185,3 +185,29 @@ def test_bad_render_options_are_input_errors_before_anything_is_read(cli: Any, a
                                                                      fragment: str) -> None:
     result = cli("plan", "no-such-spec.yaml", *args)
     assert result.code == 2 and fragment in result.err
+
+
+FLUX_CRDS = {  # version -> (verdict, codes the plan names, codes it must not name)
+    "3.0.0": ("manual", {"crd-not-upgraded"}, {"crd-storage-version-dropped"}),
+    "5.0.0": ("manual", {"namespace-dropped"}, {"crd-removed"}),
+}
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("version", sorted(FLUX_CRDS))
+def test_flux_never_updates_a_charts_crds_folder_so_the_crd_reasons_say_so(
+        http_chart_site: ChartSite, helm_env: dict[str, str], tmp_path: Path, version: str) -> None:
+    """helm-controller's upgrade.crds defaults to Skip: a CRD of crds/ changed never arrives (manual: apply it),
+    and one removed stays in the cluster (nothing is deleted)."""
+    repo, base = synced(tmp_path, http_chart_site, helm_env, ["gpu-a"], ["flux"])
+    write_spec(repo, "gpu-a", ["flux"], version)
+    assert aicr_gen(repo, "sync", "specs/gpu-a.yaml", env=helm_env).returncode == 0
+    done, plan = planned(repo, base, helm_env, "--fail-on", "blocked")
+    (upgrade,) = [item for item in plan["clusters"][0]["upgrades"] if item["component"] == "widget-operator"]
+    found = {reason["code"] for reason in upgrade["reasons"]}
+    verdict, codes, absent = FLUX_CRDS[version]
+    assert (upgrade["verdict"], done.returncode) == (verdict, 0) and codes <= found and not absent & found
+    if version == "3.0.0":
+        (reason,) = [item for item in upgrade["reasons"] if item["code"] == "crd-not-upgraded"]
+        assert reason["object"] == "CustomResourceDefinition widgets.example.com"
+        assert reason["text"].startswith("Flux does not update CRDs of a chart's crds/ folder")

@@ -72,6 +72,7 @@ class Release:
     files: tuple[str, ...] = ()  # the tree's files the objects come from (chart folder, manifests, value files)
     manifests: tuple[str, ...] = field(default=())  # of ``files``: the plain manifests applied as they are
     root: bool = False  # the deployer's own root (app of apps, flux-system): its objects are the other units
+    crds_kept: bool = False  # the deployer installs the chart's crds/ once, never updates or deletes them
 
     @property
     def title(self) -> str:
@@ -295,7 +296,9 @@ def _helmrelease(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any],
             source = sources.get((source_ref.get("kind"), source_ref.get("name"))) or {}
             chart = Chart(str((source.get("spec") or {}).get("url", "")), str(chart_spec.get("chart", "")),
                           str(chart_spec.get("version", "")))
-    return Release("HelmRelease", name, "flux", _component(name, file), namespace, release, chart, values, files)
+    crds = str((spec.get("upgrade") or {}).get("crds") or "Skip")  # helm-controller's default: Skip
+    return Release("HelmRelease", name, "flux", _component(name, file), namespace, release, chart, values, files,
+                   crds_kept=crds not in ("Create", "CreateReplace"))
 
 
 def _components(tree: Mapping[str, bytes], deployer: str) -> list[Release]:
@@ -313,13 +316,14 @@ def _components(tree: Mapping[str, bytes], deployer: str) -> list[Release]:
             source = str(ref["source"])
             out.append(Release("Release", component, deployer, component, namespace, component,
                                Chart(source, str(ref["chart"]), str(ref.get("version", ""))), values,
-                               (values_file,) if values_file in tree else ()))
+                               (values_file,) if values_file in tree else (), crds_kept=deployer != "argocd-helm"))
         post = by_name.get(f"{component}-post")
         if post and f"{deployer}/{post}/Chart.yaml" in tree:
             files = _under(tree, f"{deployer}/{post}")
             out.append(Release("Release", f"{component}-post", deployer, component, namespace, f"{component}-post",
                                Chart("", f"{deployer}/{post}", ""),
-                               tree.get(f"{deployer}/{post}/values.yaml", b"").decode(), files))
+                               tree.get(f"{deployer}/{post}/values.yaml", b"").decode(), files,
+                               crds_kept=deployer != "argocd-helm"))
     return out
 
 

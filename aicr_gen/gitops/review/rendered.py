@@ -41,6 +41,8 @@ class Renderer(Protocol):
     def local(self, files: Mapping[str, bytes], *, release: str, namespace: str, values: str,
               kube_version: str) -> tuple[str | None, str]: ...
 
+    def crds(self, repository: str, chart: str, version: str) -> tuple[str, ...] | None: ...
+
 
 class ApplicationChange(Strict, frozen=True):
     """One deployer unit whose rendered objects change."""
@@ -116,7 +118,7 @@ class Review:
         self._objects: dict[str, tuple[list[Mapping[str, Any]] | None, str]] = {}
         self._compared: dict[tuple[str, str], tuple[list[ObjectChange], UpgradeVerdict]] = {}
         self._shapes: dict[str, str] = {}
-        self._by_shape: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self._by_shape: dict[tuple[str, ...], tuple[str, str, str]] = {}
 
     def objects_of(self, release: Release, tree: Mapping[str, bytes], digest: str,
                    version: str) -> tuple[list[Mapping[str, Any]] | None, str]:
@@ -195,7 +197,9 @@ class Review:
         if found_old is None or found_new is None:
             return unit, None
         digests = (was.digest if was else "", now.digest if now else "")
-        shapes = self._shapes_of(was, now)
+        kept = self._kept(was, now)
+        pair = self._shapes_of(was, now)
+        shapes = (*pair, *sorted(kept)) if pair is not None else None
         if digests not in self._compared and shapes in self._by_shape and was and now:
             self._compared[digests] = _renamed(self._by_shape[shapes], was.release.release)
         if digests not in self._compared:
@@ -210,7 +214,8 @@ class Review:
                 if side is not None and side.label not in crds:
                     crds[side.label] = self._cluster_crds(side, path)
             judged = upgrade.verdict_of(shown.component, keyed_old, keyed_new, changed,
-                                        crds_old=crds.get("old", []), crds_new=crds.get("new", []))
+                                        crds_old=crds.get("old", []), crds_new=crds.get("new", []), kept=kept,
+                                        deployer={"flux": "Flux"}.get(shown.deployer, "Helm"))
             if len(self._compared) >= _MEMO_LIMIT:
                 self._compared.clear()
                 self._by_shape.clear()
@@ -221,6 +226,21 @@ class Review:
         changed, judged = self._compared[digests]
         return unit.model_copy(update={"rendered": True, "objects": changed,
                                        "lines": sum(item.lines for item in changed)}), judged
+
+    def _kept(self, was: _Side | None, now: _Side | None) -> frozenset[str]:
+        """The CRDs of the unit's charts' ``crds/`` folders when its deployer never updates them (else none)."""
+        names: set[str] = set()
+        for side in (was, now):
+            chart = side.release.chart if side else None
+            if side is None or chart is None or not side.release.crds_kept:
+                continue
+            if chart.local:
+                texts = [data for name, data in side.tree.items() if name.startswith(f"{chart.name}/crds/")]
+                names |= {str((doc.get("metadata") or {}).get("name", "")) for doc in objects.parse(texts)
+                          if doc.get("kind") == "CustomResourceDefinition"}
+            elif self.renderer is not None:
+                names |= set(self.renderer.crds(chart.repository, chart.name, chart.version) or ())
+        return frozenset(names - {""})
 
     def _shapes_of(self, was: _Side | None, now: _Side | None) -> tuple[str, str] | None:
         """The two sides' renders with their release name taken out, when both are known under one name."""

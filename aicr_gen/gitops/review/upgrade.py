@@ -11,7 +11,11 @@ objects before and after, and the cluster's CustomResourceDefinitions, in; ``Upg
   ``crd-storage-version-dropped`` (a version the base's CRD stores objects in is gone: the API server refuses a
   CRD whose ``status.storedVersions`` names a version no longer in ``spec.versions``),
   ``crd-removed`` (a CRD no longer rendered: pruning it deletes every object of its kinds).
-- ``manual`` — it applies, but someone must act or accept a loss: ``renamed`` and ``namespace-moved`` (the old
+- ``manual`` — it applies, but someone must act or accept a loss: ``crd-not-upgraded`` (Helm, and Flux unless
+  a HelmRelease's ``upgrade.crds`` says Create or CreateReplace, install a chart's ``crds/`` once and never update
+  or delete them [Helm docs: "Custom Resource Definitions"; helm-controller: ``spec.upgrade.crds`` defaults to
+  Skip]: a changed CRD there never reaches the cluster, and a removed one stays, so the CRD reasons above do not
+  apply to it), ``renamed`` and ``namespace-moved`` (the old
   object is deleted and a new one created: restarts, lost state, broken references), ``crd-version-dropped`` (a
   served version is gone: clients and manifests still using it fail), ``namespace-dropped`` (a Namespace the chart
   created is no longer rendered: pruning it deletes everything in it).
@@ -22,6 +26,7 @@ AICR's catalog at the reference commit carries no upgrade records; when one does
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field
@@ -32,7 +37,7 @@ from aicr_gen.modelcheck import Strict
 
 Verdict = Literal["safe", "manual", "blocked"]
 Code = Literal["immutable-field", "transition-rule", "crd-storage-version-dropped", "crd-removed", "renamed",
-               "namespace-moved", "crd-version-dropped", "namespace-dropped"]
+               "namespace-moved", "crd-version-dropped", "namespace-dropped", "crd-not-upgraded"]
 SEVERITY: dict[str, int] = {"safe": 0, "manual": 1, "blocked": 2}
 BUILTIN_GROUPS = frozenset({
     "", "apps", "batch", "autoscaling", "policy", "rbac.authorization.k8s.io", "networking.k8s.io",
@@ -50,7 +55,8 @@ class UpgradeReason(Strict, frozen=True):
 
     verdict: Literal["manual", "blocked"] = Field(description="What this reason alone makes the upgrade")
     code: Code = Field(description="immutable-field, transition-rule, crd-storage-version-dropped, crd-removed "
-                                   "(blocked); renamed, namespace-moved, crd-version-dropped, namespace-dropped "
+                                   "(blocked); renamed, namespace-moved, crd-version-dropped, namespace-dropped, "
+                                   "crd-not-upgraded "
                                    "(manual)")
     object: str = Field(description="The object, as 'Kind namespace/name' (or 'Kind name' when cluster-scoped)")
     text: str = Field(description="What happens and what to do, in one line")
@@ -120,12 +126,25 @@ def _hook(item: Mapping[str, Any]) -> bool:
     return "helm.sh/hook" in annotations or "argocd.argoproj.io/hook" in annotations
 
 
+def _kept(name: str, old: Mapping[str, Any], new: Mapping[str, Any] | None, deployer: str) -> list[UpgradeReason]:
+    """A CRD of a chart's ``crds/`` folder under a deployer that installs it once and never updates or deletes it
+    (Helm; Flux unless ``upgrade.crds`` says otherwise): its removal removes nothing, its change never arrives."""
+    if new is None or new == old:
+        return []
+    return [UpgradeReason(
+        verdict="manual", code="crd-not-upgraded", object=f"CustomResourceDefinition {name}",
+        text=f"{deployer} does not update CRDs of a chart's crds/ folder: the cluster keeps the old {name}; apply "
+             "the new one yourself (kubectl apply --server-side) before the upgrade")]
+
+
 def verdict_of(component: str, old: Mapping[Key, Mapping[str, Any]], new: Mapping[Key, Mapping[str, Any]],
                found: Sequence[ObjectChange], *, crds_old: Sequence[Mapping[str, Any]] = (),
-               crds_new: Sequence[Mapping[str, Any]] = ()) -> UpgradeVerdict:
+               crds_new: Sequence[Mapping[str, Any]] = (), kept: frozenset[str] = frozenset(),
+               deployer: str = "") -> UpgradeVerdict:
     """The verdict for keyed objects (``objects.keyed``) and their changes (``objects.changes``); ``crds_*`` are
     every CustomResourceDefinition of the cluster before and after (a custom resource's CRD may come from
-    another component)."""
+    another component); ``kept`` names the CRDs ``deployer`` never updates or deletes (a chart's ``crds/`` folder
+    under Helm or Flux)."""
     reasons: list[UpgradeReason] = []
     unchecked: list[str] = []
     for item in found:
@@ -140,7 +159,8 @@ def verdict_of(component: str, old: Mapping[Key, Mapping[str, Any]], new: Mappin
     mine_old, mine_new = _crds(list(old.values())), _crds(list(new.values()))
     for (group, kind), definition in sorted(mine_old.items()):
         name = str((definition.get("metadata") or {}).get("name", f"{kind}.{group}"))
-        reasons += _crd_reasons(name, definition, mine_new.get((group, kind)))
+        judge = partial(_kept, deployer=deployer) if name in kept else _crd_reasons
+        reasons += judge(name, definition, mine_new.get((group, kind)))
     everywhere = {**_crds(crds_old), **_crds(crds_new)}
     for key in sorted(set(old) & set(new)):
         if old[key] == new[key] or _hook(new[key]):
