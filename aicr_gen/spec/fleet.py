@@ -82,6 +82,44 @@ class _FleetHead(Strict):
     metadata: FleetMetadata = Field(description="Name of the fleet")
 
 
+Gate = Literal["certified", "healthy", "no-drift", "no-quarantine"]
+GATES: tuple[Gate, ...] = ("certified", "healthy", "no-drift", "no-quarantine")
+"""What a wave must show before the next one gets its baseline (issue 28: read back by ``rollout``)."""
+
+
+class WaveSpec(Strict):
+    """A wave's baseline: the pins and settings its clusters run, over the fleet's spec (maps merge, lists and
+    scalars replace) and under each cluster's."""
+
+    versions: cluster_spec.Versions | None = Field(None, description="Component version pins over the fleet's "
+                                                                     "(component: chart version)")
+    overrides: cluster_spec.Overrides | None = Field(None, description="Component value overrides over the fleet's")
+
+
+class Wave(Strict):
+    """One step of a fleet's rollout: which clusters, how long they soak, what they must prove, what they run."""
+
+    name: cluster_spec.DnsLabel = Field(description="Wave name: a DNS label, unique in the fleet")
+    clusters: list[cluster_spec.DnsLabel] = Field(default_factory=list,
+                                                  description="ClusterSpecs in this wave by metadata.name")
+    selector: cluster_spec.Labels | None = Field(None, description="ClusterSpecs in this wave by metadata.labels "
+                                                                   "(every label equal)")
+    soak: str = Field("0s", description="How long the wave's clusters run the baseline, every gate passed, "
+                                        "before the next wave may get it (a duration: 30m, 24h, 1h30m)")
+    gates: list[Gate] = Field(
+        default_factory=lambda: list(GATES), description="What the wave's clusters must show: certified (a "
+        "Certification of the running stack passed), healthy (the deployer applied the revision and it is "
+        "healthy), no-drift (the live cluster matches its recipe), no-quarantine (NVSentinel quarantined no node)")
+    spec: WaveSpec = Field(default_factory=WaveSpec, description="The wave's baseline over the fleet's spec")
+
+
+class Rollout(Strict):
+    """Ordered waves: every cluster extending the fleet is in exactly one; a change reaches a wave's baseline
+    first in the first wave and moves on wave by wave."""
+
+    waves: list[Wave] = Field(min_length=1, max_length=limits.MAX_ENTRIES, description="The waves, in order")
+
+
 def _fleet_model() -> type[BaseModel]:
     repo = _defaults_of(cluster_spec.Repo, drop=("path",))
     sentinel = _defaults_of(cluster_spec.Sentinel, paths=("rules",))
@@ -94,7 +132,8 @@ def _fleet_model() -> type[BaseModel]:
     spec.__doc__ = "Defaults for the clusters' spec (every field as in ClusterSpec, all optional)."
     return create_model(KIND, __base__=_FleetHead, __doc__=_FleetHead.__doc__,
                         spec=(spec, Field(description="Defaults for the clusters' spec; not criteria, extends or "
-                                                      "repo.path")))
+                                                      "repo.path")),
+                        rollout=(Rollout | None, Field(None, description="Waves the fleet's changes roll out in")))
 
 
 Fleet = _fleet_model()
@@ -122,7 +161,29 @@ def parse_fleet(doc: Document) -> BaseModel:
     for path, problem in PER_CLUSTER.items():
         if _get(doc.data, path) is not None:
             raise doc.error(path, problem)
-    return check(doc, Fleet)
+    fleet = check(doc, Fleet)
+    _check_waves(doc)
+    return fleet
+
+
+def _check_waves(doc: Document) -> None:
+    """Wave names are unique, each wave selects by name or labels, and soaks are durations."""
+    from aicr_gen.cel.durations import seconds
+
+    seen: dict[str, int] = {}
+    for index, wave in enumerate(_get(doc.data, ("rollout", "waves")) or []):
+        where = ("rollout", "waves", index)
+        if wave["name"] in seen:
+            raise doc.error((*where, "name"), f"wave {wave['name']!r} is already waves[{seen[wave['name']]}]; give "
+                                              "each wave its own name")
+        seen[wave["name"]] = index
+        if not wave.get("clusters") and not wave.get("selector"):
+            raise doc.error(where, f"wave {wave['name']!r} selects no cluster; list ClusterSpecs in clusters or "
+                                   "match their labels with selector")
+        soak = wave.get("soak", "0s")
+        if seconds(str(soak)) is None or str(soak).startswith("-"):
+            raise doc.error((*where, "soak"), f"soak {soak!r} is not a duration; give one such as 30m, 24h or "
+                                              "1h30m")
 
 
 def load_fleet(path: str | Path) -> tuple[BaseModel, Document]:
@@ -299,9 +360,68 @@ def effective(doc: Document) -> Document:
         if moved != text:
             rebased[path] = text
             _set(fleet_spec, path[1:], moved)
-    layering = _Layering(Document(source, {"spec": fleet_spec}, fleet_doc.lines), doc, rebased)
+    fleet_spec, lines = _with_wave(doc, fleet_doc, fleet_spec)
+    layering = _Layering(Document(source, {"spec": fleet_spec}, lines), doc, rebased)
     data = layering.merge((), {"spec": fleet_spec}, doc.data)
     return Layered(doc.source, data, Origins(layering.origins))
+
+
+def waves_of(fleet_doc: Document) -> list[dict[str, Any]]:
+    """The fleet's waves as written (checked by ``parse_fleet``), in order."""
+    return list(_get(fleet_doc.data, ("rollout", "waves")) or [])
+
+
+def wave_of(doc: Document, fleet_doc: Document) -> int | None:
+    """The index of the wave of the fleet ``doc``'s cluster is in (None when the fleet has no waves); exit 2 when
+    it is in none or in several."""
+    waves = waves_of(fleet_doc)
+    if not waves:
+        return None
+    name = _get(doc.data, ("metadata", "name"))
+    labels = _get(doc.data, ("metadata", "labels")) or {}
+    found = [index for index, wave in enumerate(waves)
+             if name in (wave.get("clusters") or [])
+             or (wave.get("selector") and all(labels.get(key) == value for key, value in wave["selector"].items()))]
+    named = [repr(waves[index]["name"]) for index in found]
+    if len(found) == 1:
+        return found[0]
+    where = ("spec", "extends")
+    if not found:
+        raise doc.error(where, f"cluster {name!r} is in no wave of the fleet {fleet_doc.source} (waves "
+                               f"{', '.join(repr(wave['name']) for wave in waves)}); list it in a wave's clusters "
+                               "or give it the labels a wave's selector matches")
+    raise doc.error(where, f"cluster {name!r} is in waves {' and '.join(named)} of the fleet {fleet_doc.source}; "
+                           "a cluster is in exactly one wave: take it out of all but one")
+
+
+def _with_wave(doc: Document, fleet_doc: Document,
+               fleet_spec: dict[str, Any]) -> tuple[dict[str, Any], Mapping[FieldPath, int]]:
+    """The fleet's spec with the cluster's wave's baseline over it (maps merge, anything else replaces), and the
+    line of every field: a wave's value is on its line under ``rollout.waves[i].spec``."""
+    index = wave_of(doc, fleet_doc)
+    if index is None:
+        return fleet_spec, fleet_doc.lines
+    prefix = ("rollout", "waves", index, "spec")
+    lines = dict(fleet_doc.lines)
+
+    def over(path: FieldPath, low: Any, high: Any) -> Any:
+        lines[("spec", *path)] = fleet_doc.line_of((*prefix, *path))
+        if not (isinstance(low, dict) and isinstance(high, dict)):
+            for key in high if isinstance(high, dict) else ():
+                over((*path, key), None, high[key])
+            return high
+        out = dict(low)
+        for key, value in high.items():
+            if value is not None:
+                out[key] = over((*path, key), low.get(key), value)
+        return out
+
+    wave_spec = waves_of(fleet_doc)[index].get("spec") or {}
+    merged = dict(fleet_spec)
+    for key, value in wave_spec.items():
+        if value is not None:
+            merged[key] = over((key,), fleet_spec.get(key), value)
+    return merged, lines
 
 
 def _set(data: dict[str, Any], path: FieldPath, value: str) -> None:
