@@ -18,8 +18,11 @@ from typing import Any, NamedTuple, TypeVar
 
 from aicr_gen.errors import AicrGenError, FindingsError, InvalidInputError
 from aicr_gen.gitops.review.model import Changes
-from aicr_gen.gitops.review.renderer import RenderOptions
 from aicr_gen.gitops.trees.collisions import Keyed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aicr_gen.gitops.review.renderer import RenderOptions
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")

@@ -111,7 +111,7 @@ def apply(values: Mapping[str, Any], overrides: Sequence[Override]) -> dict[str,
     return apply_typed(apply_sets(values, overrides), overrides)
 
 
-def _merge_layer(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+def merge_layer(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
     """``top`` merged into ``target`` as AICR merges values files and recipe overrides (pkg/recipe
     ``mergeValues``): a null deletes its key; a map over a map merges; anything else is copied as it is."""
     out = dict(target)
@@ -119,7 +119,7 @@ def _merge_layer(target: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str,
         if value is None:
             out.pop(key, None)
         elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge_layer(out[key], value)
+            out[key] = merge_layer(out[key], value)
         else:
             out[key] = copy_tree(value)
     return out
@@ -129,5 +129,5 @@ def layered(files: Sequence[Mapping[str, Any]], overrides: Mapping[str, Any]) ->
     """The first values file as it is, then the other files and the recipe's overrides merged over it."""
     result: dict[str, Any] = copy_tree(dict(files[0])) if files else {}
     for layer in [*files[1:], overrides]:
-        result = _merge_layer(result, layer)
+        result = merge_layer(result, layer)
     return result

@@ -94,3 +94,16 @@ def _plain_tree(data: dict[str, Any]) -> bool:
             return False
         level = below
     return True
+
+
+@functools.lru_cache(maxsize=8192)
+def mappings(data: bytes) -> tuple[dict[str, Any], ...]:
+    """The mappings of a YAML stream, read once per content (the two sides of a merge, a fleet's trees, share most
+    files): yaml-rs where the text is one document in its subset (``load``), else libyaml. Shared: callers never
+    change them. ``YAMLError`` where it is not YAML."""
+    from aicr_gen.yaml.foreign import load_all
+
+    text = data.decode(errors="replace")
+    if "\n---" not in text and not text.startswith("---") and (quick := load(text)) is not None:
+        return (quick,)
+    return tuple(doc for doc in load_all(data) if isinstance(doc, dict))

@@ -3,7 +3,8 @@ the refused changes out).
 
 Each rule is the API server's update validation (kubernetes/kubernetes pkg/apis/<group>/validation, v1.36; the
 messages a client gets are ``field is immutable`` or the StatefulSet one quoted below), checked against the real
-kube-apiserver in tests/gitops/test_upgrade_oracle.py. ``transition.py`` adds what CustomResourceDefinitions say
+kube-apiserver in tests/gitops/test_immutable_oracle.py (every row, and a mutable neighbour of each) and
+tests/gitops/test_upgrade_oracle.py (whole chart upgrades). ``transition.py`` adds what CustomResourceDefinitions say
 through ``self == oldSelf`` rules.
 
 - Deployment, ReplicaSet, DaemonSet (apps/v1): ``spec.selector``.

@@ -24,7 +24,6 @@ old object and creates the new one, not two unrelated changes.
 from __future__ import annotations
 
 import difflib
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -249,25 +248,13 @@ def _change(key: Key, old: Mapping[str, Any] | None, new: Mapping[str, Any] | No
 
 def parse(texts: Sequence[str | bytes]) -> list[Mapping[str, Any]]:
     """The objects of YAML streams (``---`` separated), lists (``kind: List``) unrolled, empties dropped."""
+    from aicr_gen.yaml.fast import mappings
+
     out: list[Mapping[str, Any]] = []
     for text in texts:
-        for doc in parsed(text.encode() if isinstance(text, str) else text):
+        for doc in mappings(text.encode() if isinstance(text, str) else text):
             if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
                 out += [item for item in doc["items"] if isinstance(item, dict)]
             elif doc:
                 out.append(doc)
     return out
-
-
-@functools.lru_cache(maxsize=8192)
-def parsed(data: bytes) -> tuple[dict[str, Any], ...]:
-    """The mappings of a YAML stream, read once per content (the two sides of a merge share most files): yaml-rs
-    where the text is in the subset it reads as libyaml does, else libyaml. Shared: callers never change them.
-    ``YAMLError`` where it is not YAML."""
-    from aicr_gen.yaml.fast import load
-    from aicr_gen.yaml.foreign import load_all
-
-    text = data.decode(errors="replace")
-    if "\n---" not in text and not text.startswith("---") and (quick := load(text)) is not None:
-        return (quick,)
-    return tuple(doc for doc in load_all(data) if isinstance(doc, dict))

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aicr_gen.gitops.review.objects import parsed
+from aicr_gen.yaml.fast import mappings
 from aicr_gen.yaml.foreign import load_one
 
 DEPLOYER_ORDER = ("argocd", "flux", "helmfile", "helm", "argocd-helm")
@@ -107,7 +107,7 @@ def releases(tree: Mapping[str, bytes], path: str, changed: frozenset[str] | Non
 def _docs(tree: Mapping[str, bytes], name: str) -> tuple[dict[str, Any], ...]:
     data = tree.get(name)
     try:
-        return () if data is None else parsed(data)
+        return () if data is None else mappings(data)
     except Exception:  # a file the deployer could not read either: it defines nothing
         return ()
 
@@ -302,7 +302,7 @@ def _helmrelease(tree: Mapping[str, bytes], path: str, doc: Mapping[str, Any],
 
 
 def _components(tree: Mapping[str, bytes], deployer: str) -> list[Release]:
-    recipe = next(iter(parsed(tree.get("recipe.yaml", b"{}"))), {})
+    recipe = next(iter(mappings(tree.get("recipe.yaml", b"{}"))), {})
     folders = _component_names(tree, deployer)
     by_name = {component: folder for folder, component in sorted(folders.items())}
     out: list[Release] = []
@@ -334,7 +334,9 @@ def _inline(values: Any) -> str:
 
 
 def _merged(texts: list[str]) -> str:
-    """Value files and inline values as one YAML text, later keys over earlier (Helm's coalescing of maps)."""
+    """Value files and inline values as one YAML text, merged as Helm and AICR merge values layers (a map over a
+    map merges, a null deletes its key, anything else replaces: ``render.values.merge_layer``)."""
+    from aicr_gen.render.values import merge_layer
     from aicr_gen.yaml.dump import dump
 
     texts = [text for text in texts if text.strip()]
@@ -342,17 +344,5 @@ def _merged(texts: list[str]) -> str:
         return texts[0] if texts else ""
     merged: dict[str, Any] = {}
     for text in texts:
-        merged = _coalesce(merged, load_one(text) or {})
+        merged = merge_layer(merged, load_one(text) or {})
     return dump(merged)
-
-
-def _coalesce(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if value is None:
-            out.pop(key, None)  # Helm: a null removes the key
-        elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _coalesce(out[key], value)
-        else:
-            out[key] = value
-    return out

@@ -64,7 +64,7 @@ def kube_version(tree: Mapping[str, bytes]) -> str:
     """The lowest Kubernetes version the tree's recipe allows, ``X.Y.Z`` ('' when it says none). The recipe is
     large and only this constraint matters: it is found in the text as sync writes it (name, then value), and
     only parsed when written otherwise."""
-    from aicr_gen.gitops.review.objects import parsed
+    from aicr_gen.yaml.fast import mappings
 
     data = tree.get("recipe.yaml", b"")
     quick = _CONSTRAINT.search(data)
@@ -72,7 +72,7 @@ def kube_version(tree: Mapping[str, bytes]) -> str:
         value = quick[1].decode(errors="replace")
     else:
         try:
-            recipe = next(iter(parsed(data)), {}) if b"K8s.server.version" in data else {}
+            recipe = next(iter(mappings(data)), {}) if b"K8s.server.version" in data else {}
         except Exception:  # a broken recipe renders with helm's default
             recipe = {}
         value = next((str(item.get("value", "")) for item in recipe.get("constraints") or []
