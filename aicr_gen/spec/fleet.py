@@ -371,6 +371,14 @@ def waves_of(fleet_doc: Document) -> list[dict[str, Any]]:
     return list(_get(fleet_doc.data, ("rollout", "waves")) or [])
 
 
+def _wave_index(name: Any, labels: Mapping[str, Any], waves: list[dict[str, Any]]) -> list[int]:
+    """The indexes of the waves that take a cluster named ``name`` with ``labels``: listed in ``clusters``, or
+    every label of ``selector`` equal."""
+    return [index for index, wave in enumerate(waves)
+            if name in (wave.get("clusters") or [])
+            or (wave.get("selector") and all(labels.get(key) == value for key, value in wave["selector"].items()))]
+
+
 def wave_of(doc: Document, fleet_doc: Document) -> int | None:
     """The index of the wave of the fleet ``doc``'s cluster is in (None when the fleet has no waves); exit 2 when
     it is in none or in several."""
@@ -378,10 +386,7 @@ def wave_of(doc: Document, fleet_doc: Document) -> int | None:
     if not waves:
         return None
     name = _get(doc.data, ("metadata", "name"))
-    labels = _get(doc.data, ("metadata", "labels")) or {}
-    found = [index for index, wave in enumerate(waves)
-             if name in (wave.get("clusters") or [])
-             or (wave.get("selector") and all(labels.get(key) == value for key, value in wave["selector"].items()))]
+    found = _wave_index(name, _get(doc.data, ("metadata", "labels")) or {}, waves)
     named = [repr(waves[index]["name"]) for index in found]
     if len(found) == 1:
         return found[0]
@@ -392,6 +397,57 @@ def wave_of(doc: Document, fleet_doc: Document) -> int | None:
                                "or give it the labels a wave's selector matches")
     raise doc.error(where, f"cluster {name!r} is in waves {' and '.join(named)} of the fleet {fleet_doc.source}; "
                            "a cluster is in exactly one wave: take it out of all but one")
+
+
+_PARSED: dict[tuple[str, str], Any] = {}
+"""Fleet files' data by (resolved file, sha256 of the bytes), for ``wave_name`` and ``baseline_view``: a fleet's
+thousand clusters parse it once."""
+
+
+def _fleet_data(data: bytes, file: Path) -> Any:
+    import hashlib
+
+    from aicr_gen.yaml import load_bytes
+
+    key = (str(file), hashlib.sha256(data).hexdigest())
+    if key not in _PARSED:
+        try:
+            _PARSED[key] = load_bytes(data, str(file)).data
+        except InvalidInputError:
+            _PARSED[key] = None
+    return _PARSED[key]
+
+
+def wave_name(name: str, labels: Mapping[str, str], fleet_file: Path) -> str | None:
+    """The name of the one wave of the fleet at ``fleet_file`` that takes the cluster ``name`` with ``labels``;
+    None when the fleet has no waves, cannot be read, or the cluster is not in exactly one (loading the spec
+    refuses that)."""
+    try:
+        data = _fleet_data(fleet_file.read_bytes(), fleet_file.resolve())
+    except OSError:
+        return None
+    waves = _get(data, ("rollout", "waves"))
+    if not isinstance(waves, list) or not all(isinstance(wave, dict) for wave in waves):
+        return None
+    found = _wave_index(name, labels, waves)
+    return str(waves[found[0]].get("name")) if len(found) == 1 else None
+
+
+def baseline_view(data: bytes, file: Path, wave: str) -> bytes:
+    """What of the fleet file ``data`` a cluster of ``wave`` is rendered from, as canonical JSON: the fleet less
+    its rollout, but every wave's membership and the wave's own baseline (its ``spec``). Editing another wave's
+    baseline, a soak, gates or the retention leaves it the same; an unreadable file is its bytes."""
+    import json
+
+    parsed = _fleet_data(data, file)
+    if not isinstance(parsed, dict):
+        return data
+    waves = _get(parsed, ("rollout", "waves"))
+    members = [{key: item.get(key) for key in ("name", "clusters", "selector", *(("spec",) if
+               item.get("name") == wave else ()))} for item in waves if isinstance(item, dict)] \
+        if isinstance(waves, list) else waves
+    view = {**{key: value for key, value in parsed.items() if key != "rollout"}, "waves": members, "wave": wave}
+    return json.dumps(view, sort_keys=True, separators=(",", ":"), default=str).encode()
 
 
 def _with_wave(doc: Document, fleet_doc: Document,

@@ -4,6 +4,7 @@ fleet line it came from; a bad wave is refused at its line, by ``lint`` and by e
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -120,4 +121,16 @@ def test_a_bump_of_the_first_wave_moves_only_its_clusters_trees(cli: Any, tmp_pa
     changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
     assert any(name.startswith("clusters/a/") for name in changed)
     assert not any(name.startswith("clusters/b/") for name in changed)  # the prod wave's tree stays as it was
+    # and so does its inputs record: it names the part of the fleet the prod wave renders from
+    assert ".aicr-gen/inputs/clusters/b.json" not in changed
+    record = json.loads((repo / ".aicr-gen/inputs/clusters/b.json").read_text())
+    assert "fleet.yaml#wave=prod" in record["inputs"]
     assert "gpu-operator v26.3.3 -> v26.4.0" in git(repo, "log", "-1", "--format=%B")
+    assert cli("sync", "--check", *specs, "--repo", str(repo)).code == 0
+    # a soak or a gate is no input of any tree; the prod wave's own baseline is of its trees only
+    write_fleet(repo / "fleet.yaml", [{**canary, "spec": {"versions": {"gpu-operator": "v26.4.0"}}, "soak": "1h"},
+                                      {**PROD, "spec": {"versions": {"gpu-operator": "v26.4.0"}}}])
+    stale = cli("sync", "--check", *specs, "--repo", str(repo))
+    assert stale.code == 1
+    assert "fleet.yaml#wave=prod changed (spec.extends)" in stale.err + stale.out
+    assert "1 of 2 tree(s) up to date with HEAD; stale: clusters/b" in stale.out + stale.err

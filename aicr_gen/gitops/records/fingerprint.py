@@ -23,6 +23,10 @@ from typing import Any, NamedTuple
 
 EMBEDDED_CATALOG = "aicr-gen:catalog"
 SHIPPED_POLICIES = "aicr-gen:policies"
+WAVE = "#wave="
+"""Between a fleet's repository path and the name of the cluster's wave, when the fleet has rollout waves: the
+input is then the part of the fleet the wave's clusters render from (``fleet.baseline_view``), so a bump of the
+first wave's baseline leaves the other waves' records fresh."""
 
 
 class Inputs(NamedTuple):
@@ -62,8 +66,13 @@ def _sources(cluster: Any, spec_file: str, root: Path) -> tuple[list[Source], li
     base = spec_path.parent
     spec = cluster.spec
     render: list[Source] = [(name_of(spec_path, root), spec_path, "")]
-    read = [(spec.extends, "spec.extends")] if spec.extends is not None else []
-    read += [(folder, "spec.catalogs") for folder in spec.catalogs]
+    if spec.extends is not None:
+        from aicr_gen.spec.fleet import wave_name
+
+        fleet = base / spec.extends
+        wave = wave_name(cluster.metadata.name, cluster.metadata.labels or {}, fleet)
+        render.append((name_of(fleet, root) + (f"{WAVE}{wave}" if wave else ""), fleet, "spec.extends"))
+    read = [(folder, "spec.catalogs") for folder in spec.catalogs]
     if spec.sentinel is not None and spec.sentinel.rules is not None:
         read.append((spec.sentinel.rules, "spec.sentinel.rules"))
     render += [(name_of(base / text, root), base / text, field) for text, field in read]
@@ -84,19 +93,31 @@ class Digests:
     clusters)."""
 
     def __init__(self) -> None:
-        self._seen: dict[Path, str] = {}
+        self._seen: dict[tuple[Path, str], str] = {}
 
-    def of(self, path: Path) -> str:
+    def of(self, path: Path, name: str = "") -> str:
+        """The digest of the input ``name`` at ``path``: a fleet's wave (``WAVE`` in the name) is its view."""
         place = path.resolve()
-        found = self._seen.get(place)
+        wave = name.partition(WAVE)[2]
+        found = self._seen.get((place, wave))
         if found is None:
-            found = self._seen[place] = digest(place)
+            found = self._seen[(place, wave)] = _wave_digest(place, wave) if wave else digest(place)
         return found
 
     def inputs(self, places: tuple[Mapping[str, Path], Mapping[str, Path]]) -> Inputs:
         render, policies = places
-        return Inputs({name: self.of(path) for name, path in sorted(render.items())},
-                      {name: self.of(path) for name, path in sorted(policies.items())})
+        return Inputs({name: self.of(path, name) for name, path in sorted(render.items())},
+                      {name: self.of(path, name) for name, path in sorted(policies.items())})
+
+
+def _wave_digest(path: Path, wave: str) -> str:
+    from aicr_gen.spec.fleet import baseline_view
+
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        return hashlib.sha256(f"unreadable {err.errno}".encode()).hexdigest()
+    return hashlib.sha256(baseline_view(data, path, wave)).hexdigest()
 
 
 def digest(path: Path) -> str:

@@ -76,9 +76,11 @@ class Record(NamedTuple):
         from aicr_gen.policy.shipped import shipped_root
 
         shipped = {fingerprint.EMBEDDED_CATALOG: embedded_root(), fingerprint.SHIPPED_POLICIES: shipped_root()}
-        return ({name: shipped.get(name, root / name) for name in self.inputs},
-                {name: shipped.get(name, root / name) for name in self.policies})
 
+        def place(name: str) -> Path:
+            return shipped.get(name, root / name.partition(fingerprint.WAVE)[0])
+
+        return {name: place(name) for name in self.inputs}, {name: place(name) for name in self.policies}
 
     def keyed(self) -> list[collisions.Keyed]:
         """The tree's Argo CD and Flux objects with their control planes (none when the record lacks them)."""
