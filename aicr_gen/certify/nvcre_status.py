@@ -108,10 +108,11 @@ def _string_map(doc: Document, obj: Mapping[str, Any], path: FieldPath, key: str
 def parse_certifications(raw: bytes, source: str) -> list[Certification]:
     """Every Certification (with status) in ``raw``: one object or a ``List`` (``kubectl get -o yaml``)."""
     doc = load_bytes(raw, source)
-    return [_certification(doc, path, item) for path, item in _items(doc, ("Certification",), "Certification")]
+    return [certification_at(doc, path, item) for path, item in _items(doc, ("Certification",), "Certification")]
 
 
-def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certification:
+def certification_at(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certification:
+    """The Certification ``obj`` at ``path`` of ``doc`` (errors name its fields there)."""
     api = _str(doc, obj, path, "apiVersion", required=True)
     if not api.startswith(_GROUPS):
         raise doc.error((*path, "apiVersion"), f"{api!r} is not an NVCRE Certification "
@@ -137,7 +138,8 @@ def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certi
             raise doc.error(cpath, "expected a mapping")
         conditions.append(Condition(type=_str(doc, cond, cpath, "type", required=True),
                                     status=_str(doc, cond, cpath, "status", required=True),
-                                    reason=_str(doc, cond, cpath, "reason"), message=_str(doc, cond, cpath, "message")))
+                                    reason=_str(doc, cond, cpath, "reason"), message=_str(doc, cond, cpath, "message"),
+                                    changed=_str(doc, cond, cpath, "lastTransitionTime")))
     categories = []
     for i, cat in enumerate(_list(doc, status, status_path, "categoryStatuses")):
         cpath = (*status_path, "categoryStatuses", i)
@@ -166,7 +168,7 @@ def _certification(doc: Document, path: FieldPath, obj: dict[str, Any]) -> Certi
                          api_version=api, labels=_string_map(doc, meta, meta_path, "labels"),
                          annotations=_string_map(doc, meta, meta_path, "annotations"), spec=spec,
                          target_nodes=target_nodes, conditions=tuple(conditions), categories=tuple(categories),
-                         line=doc.line_of(path))
+                         line=doc.line_of(path), created=_str(doc, meta, meta_path, "creationTimestamp"))
 
 
 def _failed_row(row: Any, where: str, category: str) -> FailedNode:

@@ -186,6 +186,8 @@ class Condition:
     status: str
     reason: str
     message: str
+    changed: str = ""
+    """``lastTransitionTime`` (RFC 3339), when given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +225,8 @@ class Certification:
     conditions: tuple[Condition, ...]
     categories: tuple[CategoryStatus, ...]
     line: int = 1
+    created: str = ""
+    """``metadata.creationTimestamp`` (RFC 3339), when given."""
 
     def condition(self, kind: str) -> Condition | None:
         return next((c for c in self.conditions if c.type == kind), None)

@@ -44,6 +44,8 @@ COMMANDS = (
     ("plan", "what merging would change in each cluster: specs rendered as sync would, compared with the tree "
              "committed at a base (writes nothing to the repository)", "aicr_gen.commands.plan"),
     ("fleet", "render the entry points of many clusters in one repository", "aicr_gen.commands.fleet"),
+    ("rollout", "a fleet's rollout in waves: gate verdicts from what each cluster proves, and the commits that "
+                "move the next wave", "aicr_gen.commands.rollout"),
     ("mirror", "air-gapped sites: the charts and images a tree pulls", "aicr_gen.commands.mirror"),
     ("completion", "print a shell completion script", "aicr_gen.cli.completion"),
 )

@@ -40,6 +40,10 @@ class Options(NamedTuple):
     force: bool = False
     push: bool = False
     jobs: int | None = None
+    preface: tuple[str, ...] = ()
+    """Lines of the message before what changed (``rollout``: the evidence a wave moved on)."""
+    trailers: tuple[str, ...] = ()
+    """Trailers after aicr-gen's own (``rollout``: ``Rollout-Wave: prod``)."""
 
 
 class Outcome(NamedTuple):
@@ -172,17 +176,18 @@ def commit_specs(repo: Repo, specs: Sequence[str], options: Options) -> Outcome:
     blobs.update({input_names[name]: data for name, data in inputs.items()})
     with writing(repo):
         store(repo, blobs)
-    text = _message(synced, rendered, len(surveys), options.title, own_inputs)
+    text = _message(synced, rendered, len(surveys), options, own_inputs)
     outcome = sync(repo, where, managed, text, inputs=input_names, force=options.force, push=options.push)
     return Outcome(outcome, len(synced), [item.path for item in surveys], len(todo), bool(inputs))
 
 
-def _message(synced: Sequence[commit_message.Synced], rendered: Sequence[Rendered], given: int, title: str | None,
+def _message(synced: Sequence[commit_message.Synced], rendered: Sequence[Rendered], given: int, options: Options,
              own_inputs: Mapping[str, Sequence[str]]) -> str:
     only = synced[0] if len(synced) == 1 else None
+    extra = commit_message.Extra(options.preface, options.trailers)
     if given == 1 and only is not None and only.changes is not None:
-        return commit_message.message(only.name, only.path, only.changes, only.recipe, title=title,
-                                      inputs=own_inputs[rendered[0].spec_file])
-    return commit_message.fleet_message(synced, given, title=title,
+        return commit_message.message(only.name, only.path, only.changes, only.recipe, title=options.title,
+                                      inputs=own_inputs[rendered[0].spec_file], extra=extra)
+    return commit_message.fleet_message(synced, given, title=options.title, extra=extra,
                                         inputs=sorted({name for names in own_inputs.values() for name in names}))
 

@@ -31,6 +31,17 @@ from aicr_gen.text.oneline import one_line
 CLUSTERS = 1000  # cluster lines of a fleet message before the rest is counted
 
 
+class Extra(NamedTuple):
+    """What a caller adds: lines before what changed, and trailers after aicr-gen's own (each written with
+    ``one_line``; a trailer must be ``Token: value``)."""
+
+    preface: Sequence[str] = ()
+    trailers: Sequence[str] = ()
+
+
+NO_EXTRA = Extra()
+
+
 class Synced(NamedTuple):
     """A cluster the commit changes: its name, folder, what changed (None: only its inputs record) and the
     sha256 of its recipe."""
@@ -66,7 +77,7 @@ def cluster_line(item: Synced) -> str:
 
 
 def message(name: str, path: str, changes: Changes, recipe: str, *, title: str | None = None,
-            inputs: Sequence[str] = ()) -> str:
+            inputs: Sequence[str] = (), extra: Extra = NO_EXTRA) -> str:
     """The message of a commit changing one cluster: a title (``--message``, else ``aicr-gen: sync NAME:
     HEADLINE``), what changed for a reviewer, then the trailers (``recipe``: the sha256 of its recipe)."""
     sections = change_sections(changes)
@@ -87,11 +98,11 @@ def message(name: str, path: str, changes: Changes, recipe: str, *, title: str |
     sections += ["", *(f"  {kind:<7} {path}/{file}" for kind, file in listed[:LINES])]
     if len(listed) > LINES:
         sections.append(f"  ... and {len(listed) - LINES} more")
-    return _join(_title(title, f"aicr-gen: sync {name}: {headline(changes)}"), sections, recipe)
+    return _join(_title(title, f"aicr-gen: sync {name}: {headline(changes)}"), sections, recipe, extra)
 
 
 def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = None,
-                  inputs: Sequence[str] = ()) -> str:
+                  inputs: Sequence[str] = (), extra: Extra = NO_EXTRA) -> str:
     """The message of a commit over several specs (``synced`` changed, of ``given``): every change once, with
     the clusters it is in."""
     ordered = sorted(synced, key=lambda item: item.path)
@@ -109,7 +120,7 @@ def fleet_message(synced: Sequence[Synced], given: int, *, title: str | None = N
     else:
         summary = fleet_headline([item.changes for item in changed if item.changes is not None])
         default = f"aicr-gen: sync {len(ordered)} cluster{'' if len(ordered) == 1 else 's'}: {summary}"
-    return _join(_title(title, default), sections, hashlib.sha256(listing.encode()).hexdigest())
+    return _join(_title(title, default), sections, hashlib.sha256(listing.encode()).hexdigest(), extra)
 
 
 def _title(title: str | None, default: str) -> str:
@@ -121,9 +132,16 @@ def _title(title: str | None, default: str) -> str:
     return given or one_line(default)
 
 
-def _join(title: str, sections: Sequence[str], recipe: str) -> str:
-    """The message: the title, the sections (each on its one line), then the trailers as the last paragraph."""
-    return "\n".join([title, "", *(one_line(line) for line in sections), "", *trailers(recipe)]) + "\n"
+def _join(title: str, sections: Sequence[str], recipe: str, extra: Extra) -> str:
+    """The message: the title, the caller's preface, the sections (each on its one line), then the trailers as
+    the last paragraph."""
+    for trailer in extra.trailers:
+        token, sep, value = trailer.partition(": ")
+        if not (sep and value.strip() and token.replace("-", "").isalnum()):
+            raise ValueError(f"not a trailer: {trailer!r}")
+    preface = [*extra.preface, ""] if extra.preface else []
+    return "\n".join([title, "", *(one_line(line) for line in [*preface, *sections]), "", *trailers(recipe),
+                      *(one_line(line) for line in extra.trailers)]) + "\n"
 
 
 def trailers(recipe: str) -> list[str]:
