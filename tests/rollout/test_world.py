@@ -112,7 +112,7 @@ def test_status_goes_only_through_the_status_subresource(api: Api, kind: str) ->
             "spec": spec, "status": status}
     created = api.apply(body, world.JOB_MANAGER)
     assert "status" not in created
-    written = world._put_status(api, created, status, world.NVCRE_MANAGER)
+    written = world.put_status(api, created, status, world.NVCRE_MANAGER)
     assert written["status"] == status
     path = api.path(nvcre.API_VERSION, api.resource(nvcre.API_VERSION, kind)[0], NAMESPACE, name)  # type: ignore[index]
     api.call("PUT", path, {**written, "status": {"conditions": []}})

@@ -131,7 +131,7 @@ def _namespace(api: Api, name: str) -> None:
     api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "aicr-gen-tests")
 
 
-def _put_status(api: Api, obj: Mapping[str, Any], status: Mapping[str, Any], manager: str) -> dict[str, Any]:
+def put_status(api: Api, obj: Mapping[str, Any], status: Mapping[str, Any], manager: str) -> dict[str, Any]:
     """``Status().Update``: the stored object with ``status`` replaced, PUT to ``/status`` (its resourceVersion
     makes it an optimistic-concurrency update, as custom resources require)."""
     meta = obj["metadata"]
@@ -246,7 +246,7 @@ def certification(api: Api, *, name: str, namespace: str, stack_digest: str | No
               "categoryStatuses": [{"domain": entry.domain, "variant": entry.variant,
                                     "workflowRef": {"name": workflow_name, "namespace": namespace},
                                     "status": outcome}]}
-    return _put_status(api, cert, status, NVCRE_MANAGER)
+    return put_status(api, cert, status, NVCRE_MANAGER)
 
 
 def _workflow(api: Api, cert: Mapping[str, Any], name: str, job: str, run: _Run) -> dict[str, Any]:
@@ -283,7 +283,7 @@ def _workflow(api: Api, cert: Mapping[str, Any], name: str, job: str, run: _Run)
         orchestration |= {"excludedNodes": cordoned, "exclusionReason": "cordoned (spec.unschedulable)"}
     status = {"conditions": _conditions(run, _WORKFLOW_REASONS, workflow["metadata"]["generation"]),
               "namespace": meta["namespace"], "orchestration": orchestration}
-    return _put_status(api, workflow, status, NVCRE_MANAGER)
+    return put_status(api, workflow, status, NVCRE_MANAGER)
 
 
 def _measurement(api: Api, run: _Run, namespace: str, job: str, bus_bw: float) -> dict[str, Any]:
@@ -308,7 +308,7 @@ def _measurement(api: Api, run: _Run, namespace: str, job: str, bus_bw: float) -
         said = ("JobCompleted", f"Job {job} reached a terminal state")
         status |= {"completionTime": run.completed_at,
                    "conditions": [_condition("Complete", True, said, run.completed_at, generation)]}
-    return _put_status(api, measurement, status, NVCRE_MANAGER)
+    return put_status(api, measurement, status, NVCRE_MANAGER)
 
 
 # ---------------------------------------------------------------------------------------------- deployers
