@@ -196,10 +196,10 @@ def _argo(obj: Mapping[str, Any]) -> Deployed:
     status, said = _text(health.get("status")), _text(health.get("message"))
     if sync.get("status") == "Synced" and status == "Healthy":
         state, detail = "healthy", "Synced, Healthy"
-    elif status == "Degraded" or operation.get("phase") in ("Failed", "Error"):
-        state = "failed"
-        detail = f"{status or 'sync'} {operation.get('phase', '')}".strip() + \
-            f": {said or operation.get('message', '')}"
+    elif status == "Degraded":
+        state, detail = "failed", f"Degraded: {said}".rstrip(": ")
+    elif operation.get("phase") in ("Failed", "Error"):
+        state, detail = "failed", f"sync {operation['phase']}: {_text(operation.get('message'))}".rstrip(": ")
     else:
         state, detail = "progressing", f"{sync.get('status') or 'Unknown'}, {status or 'Unknown'}"
     applied = _text(operation.get("finishedAt")) if operation.get("phase") == "Succeeded" and \

@@ -23,13 +23,14 @@ def _flow(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
-def _block(key: str, value: Any, indent: int) -> str:
-    """``key: value`` in block style, continuation lines shifted by ``indent`` (the key's column) (no final newline)."""
+def _block(key: str, value: Any, indent: int, newline: str) -> str:
+    """``key: value`` in block style, continuation lines shifted by ``indent`` (the key's column), lines ended by
+    ``newline`` (no final one)."""
     if not isinstance(value, dict) or not value:
         return f"{key}: {_flow(value)}"
     text = yaml.safe_dump({key: value}, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
     lines = text.rstrip("\n").split("\n")
-    return "\n".join([lines[0], *(" " * indent + line for line in lines[1:])])
+    return newline.join([lines[0], *(" " * indent + line for line in lines[1:])])
 
 
 def _child(node: yaml.Node, key: str) -> tuple[yaml.Node, yaml.Node] | None:
@@ -41,9 +42,12 @@ def _child(node: yaml.Node, key: str) -> tuple[yaml.Node, yaml.Node] | None:
 
 
 def _line_end(text: str, index: int) -> int:
-    """The index just past the content of the line holding ``index - 1`` (before its newline)."""
+    """The index just past the content of the line holding ``index`` (before its line break, ``\\n`` or
+    ``\\r\\n``)."""
     end = text.find("\n", index)
-    return len(text) if end < 0 else end
+    if end < 0:
+        return len(text)
+    return end - 1 if end > index and text[end - 1] == "\r" else end
 
 
 def set_wave_spec(text: str, source: str, index: int, value: dict[str, Any]) -> str:
@@ -60,6 +64,7 @@ def set_wave_spec(text: str, source: str, index: int, value: dict[str, Any]) -> 
     if waves is None or not isinstance(waves[1], yaml.SequenceNode) or len(waves[1].value) <= index:
         raise InvalidInputError(f"{source}: has no rollout.waves[{index}]{fix}")
     wave = waves[1].value[index]
+    newline = "\r\n" if "\r\n" in text else "\n"
     found = _child(wave, "spec")
     if getattr(wave, "flow_style", False):
         data = load_bytes(text[wave.start_mark.index:wave.end_mark.index].encode(), source).data
@@ -67,15 +72,15 @@ def set_wave_spec(text: str, source: str, index: int, value: dict[str, Any]) -> 
     elif found is None:
         first = wave.value[0][0]
         end = _line_end(text, _last_content(text, wave.start_mark.index, wave.end_mark.index))
-        edited = text[:end] + "\n" + " " * first.start_mark.column + _block("spec", value, first.start_mark.column) \
-            + text[end:]
+        edited = text[:end] + newline + " " * first.start_mark.column + _block(
+            "spec", value, first.start_mark.column, newline) + text[end:]
     else:
         key, node = found
         if getattr(node, "flow_style", False) or not isinstance(node, yaml.MappingNode) or not node.value:
             edited = text[:node.start_mark.index] + _flow(value) + text[node.end_mark.index:]
         else:
             end = _line_end(text, _last_content(text, node.start_mark.index, node.end_mark.index))
-            edited = text[:key.start_mark.index] + _block("spec", value, key.start_mark.column) + text[end:]
+            edited = text[:key.start_mark.index] + _block("spec", value, key.start_mark.column, newline) + text[end:]
     _check(text, edited, source, index=index, value=value, fix=fix)
     return edited
 
