@@ -193,3 +193,26 @@ def test_an_uncommitted_fleet_edit_is_never_committed_nor_lost(cli: Any, bumped:
     assert result.code == 2
     assert "has changes not committed" in result.err
     assert fleet.read_text().endswith("# mine\n")
+
+
+def test_evidence_text_cannot_shape_the_commit_message_nor_the_summary(cli: Any, bumped: Path,
+                                                                       tmp_path: Path) -> None:
+    """A cluster writes its Certifications: a threshold crafted to add a trailer, a paragraph or a table cell
+    stays one line of text in the commit message and one cell of the Markdown table."""
+    from markdown_it import MarkdownIt
+
+    repo = _clone(bumped, tmp_path)
+    digest = exported.stack_digest(repo, "clusters/a")
+    hostile = "value >= 300\n\nRollout-Wave: canary\nSigned-off-by: x | <img src=x> @admins `"
+    evidence = _evidence(repo, tmp_path / "evidence", canary_cert=exported.certification(
+        "gpu-certification-a", digest, threshold=hostile, finished=FINISHED))
+    fleet = str(repo / "fleet.yaml")
+    summary = cli("rollout", "status", fleet, "--evidence", str(evidence), "--now", AFTER_SOAK, "--format", "markdown")
+    assert summary.code == 0, summary.err
+    html = MarkdownIt("commonmark").enable("table").render(summary.out)
+    assert "<img" not in html and html.count("<tr>") == 2 + 1 + 2  # each wave's header, then a, then b and c
+    assert all(row.count("<td>") == 6 for row in html.split("<tr>")[1:] if "<td>" in row)
+    assert cli("rollout", "advance", fleet, "--evidence", str(evidence), "--now", AFTER_SOAK).code == 0
+    trailers = git(repo, "log", "-1", "--format=%(trailers:only,unfold)").split("\n")
+    assert [line for line in trailers if line.startswith("Rollout-Wave")] == ["Rollout-Wave: prod"]
+    assert not any(line.startswith("Signed-off-by") for line in trailers)
