@@ -13,7 +13,7 @@ Rollback sets a wave's baseline back to what it was before the newest commit of 
 ``Rollout-Rollback``. Rolling back the first wave moves the target itself, so ``advance`` then brings the waves
 that had the new baseline back, wave by wave, through the same gates.
 
-The fleet file is edited in the work tree (``fleet_edit``), which must hold it as HEAD does (no uncommitted
+The fleet file is edited in place in the work tree (``yaml.edit``), which must hold it as HEAD does (no uncommitted
 edit of it is ever committed or lost), and put back as it was when the commit is not made.
 """
 
@@ -108,7 +108,7 @@ def commit_move(repo: Repo, fleet_file: Path, specs: Sequence[str], move: Move, 
     made."""
     from aicr_gen.gitops import sync_specs
     from aicr_gen.gitops.records.fingerprint import name_of
-    from aicr_gen.rollout.fleet_edit import set_wave_spec
+    from aicr_gen.yaml.edit import set_value
 
     root = Path(repo.working_tree_dir).resolve()
     place = fleet_file.resolve()
@@ -120,7 +120,8 @@ def commit_move(repo: Repo, fleet_file: Path, specs: Sequence[str], move: Move, 
         raise InvalidInputError(f"{fleet_file}: has changes not committed; commit or stash them first (a rollout "
                                 "commits the fleet file as HEAD has it, with only the wave's baseline changed)")
     original = place.read_bytes()
-    edited = set_wave_spec(original.decode("utf-8"), str(fleet_file), move.position, move.value).encode("utf-8")
+    edited = set_value(original.decode("utf-8"), str(fleet_file), ("rollout", "waves", move.position, "spec"),
+                       move.value).encode("utf-8")
     head = repo.run("rev-parse", "HEAD")
     _replace(place, edited)
     try:

@@ -113,11 +113,20 @@ class Wave(Strict):
     spec: WaveSpec = Field(default_factory=WaveSpec, description="The wave's baseline over the fleet's spec")
 
 
+class Retention(Strict):
+    """Which Certifications the fleet's jobs created ``rollout prune`` keeps."""
+
+    keep: int = Field(5, ge=1, le=1000, description="The newest finished Certifications kept per job (trigger) and "
+                                                    "pool; the newest result and newest pass of the stack a cluster "
+                                                    "runs are kept too, whatever their age")
+
+
 class Rollout(Strict):
     """Ordered waves: every cluster extending the fleet is in exactly one; a change reaches a wave's baseline
     first in the first wave and moves on wave by wave."""
 
     waves: list[Wave] = Field(min_length=1, max_length=limits.MAX_ENTRIES, description="The waves, in order")
+    retention: Retention = Field(default_factory=Retention, description="Certifications rollout prune keeps")
 
 
 def _fleet_model() -> type[BaseModel]:

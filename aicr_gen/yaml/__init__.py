@@ -1,7 +1,8 @@
 """YAML for aicr-gen, the one package that imports PyYAML, yaml-rs or any other YAML library: ``load`` (strict,
 bounded, file:line errors), ``fast`` (its yaml-rs path), ``dump`` (deterministic YAML and JSON), field paths for
 messages (from ``located``), ``bounds`` (the limits every load keeps), ``stream`` (several documents in one
-text), ``foreign`` (YAML others write, read as PyYAML reads it). Callers import from here:
+text), ``foreign`` (YAML others write, read as PyYAML reads it), ``edit`` (one value set in place,
+every other byte kept). Callers import from here:
 ``from aicr_gen.yaml import load_text, dump``."""
 
 from aicr_gen.located import FieldPath, format_path

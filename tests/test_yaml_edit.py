@@ -1,5 +1,6 @@
-"""The fleet file edit of ``rollout advance`` and ``rollback``: one wave's ``spec`` set, every other byte kept, the
-result read back; what cannot be edited that way is refused (exit 2), never written wrong."""
+"""``yaml.edit.set_value``, as ``rollout advance`` and ``rollback`` use it on a fleet file: one wave's ``spec`` set,
+every other byte kept, the result read back; what cannot be edited that way is refused (exit 2), never written
+wrong."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 import yaml
 
 from aicr_gen.errors import InvalidInputError
-from aicr_gen.rollout.fleet_edit import set_wave_spec
+from aicr_gen.yaml.edit import set_value
 
 BUMP = {"versions": {"gpu-operator": "v26.4.0"}, "overrides": {"set": ["gpu-operator:driver.version=590.44.01"]}}
 FLEET = """\
@@ -41,6 +42,10 @@ rollout:
       spec: {versions: {gpu-operator: old}}
 # end
 """
+
+
+def set_wave_spec(text: str, source: str, index: int, value: dict[str, object]) -> str:
+    return set_value(text, source, ("rollout", "waves", index, "spec"), value)
 
 
 def _wave(text: str, index: int) -> dict[str, object]:
