@@ -129,20 +129,20 @@ def _read(item: Mapping[str, Any]) -> Decision:
     return decision
 
 
-def _protected(finished: list[Decision], protected: Set[str]) -> dict[int, str]:
-    """Index in ``finished`` (newest first) -> why it is kept for a protected stack digest: the newest passed and
-    the newest finished of each digest and pool."""
-    found: dict[int, str] = {}
+def _evidence(finished: list[Decision], protected: Set[str]) -> dict[tuple[str, str], str]:
+    """``(namespace, name)`` -> why it is kept for a protected stack digest, of the ``finished`` ones (newest
+    first): the newest passed and the newest finished of each digest and pool."""
+    found: dict[tuple[str, str], str] = {}
     seen: set[tuple[str, str, str, bool]] = set()
-    for index, decision in enumerate(finished):
+    for decision in finished:
         if decision.digest not in protected:
             continue
         for passed in (True, False) if decision.state == PASSED else (False,):
             key = (decision.namespace, decision.pool, decision.digest, passed)
             if key not in seen:
                 seen.add(key)
-                found.setdefault(index, f"newest {'passed' if passed else 'result'} of protected stack "
-                                        f"{decision.digest[:len('sha256:') + 12]}")
+                found.setdefault((decision.namespace, decision.name), f"newest {'passed' if passed else 'result'} "
+                                 f"of protected stack {decision.digest[:len('sha256:') + 12]}")
     return found
 
 
@@ -155,22 +155,22 @@ def plan(items: Iterable[Mapping[str, Any]], keep: int, protected: Set[str] = fr
     read = [_read(item) for item in items]
     ours = sorted((decision for decision in read if decision.trigger),
                   key=lambda decision: (_created(decision), decision.name), reverse=True)
-    finished = [decision for decision in ours if not decision.reason]
-    evidence = _protected(finished, protected)
+    evidence = _evidence([decision for decision in ours if not decision.reason], protected)
     ranks: dict[tuple[str, str, str], int] = {}
-    ranked: list[Decision] = []
-    for index, decision in enumerate(finished):
+    decided: list[Decision] = []
+    for decision in ours:
+        if decision.reason:  # settled: going or running
+            decided.append(decision)
+            continue
         group = (decision.namespace, decision.pool, decision.trigger)
         rank = ranks[group] = ranks.get(group, 0) + 1
         if rank <= keep:
-            ranked.append(replace(decision, reason=f"newest finished #{rank} of its job (keeps {keep})"))
-        elif index in evidence:
-            ranked.append(replace(decision, reason=evidence[index]))
+            decided.append(replace(decision, reason=f"newest finished #{rank} of its job (keeps {keep})"))
+        elif (decision.namespace, decision.name) in evidence:
+            decided.append(replace(decision, reason=evidence[decision.namespace, decision.name]))
         else:
-            ranked.append(replace(decision, action="delete", reason=f"older than the {keep} newest finished of its "
-                                                                    "job"))
-    settled = iter(ranked)
-    decided = [decision if decision.reason else next(settled) for decision in ours]
+            decided.append(replace(decision, action="delete",
+                                   reason=f"older than the {keep} newest finished of its job"))
     decided.sort(key=lambda decision: (decision.namespace, decision.pool, decision.trigger))  # stable: newest first
     others = sorted((decision for decision in read if not decision.trigger),
                     key=lambda decision: (decision.namespace, decision.name))

@@ -136,3 +136,12 @@ def test_foreign_objects_need_nothing_we_read() -> None:
     """Someone else's object may lack what ours always have: it is kept, never read further."""
     found = plan([{"metadata": {"name": "x", "labels": {"app": "other"}}}, {"metadata": None}, cert("a", 1)], 1)
     assert deleted(found) == [] and [decision.action for decision in found.decisions] == ["keep"] * 3
+
+
+def test_namespaces_never_share_a_group() -> None:
+    def elsewhere(item: dict[str, Any]) -> dict[str, Any]:
+        return {**item, "metadata": {**item["metadata"], "namespace": "gpu-certify"}}
+
+    found = plan([cert("a", 1), cert("b", 2), elsewhere(cert("a", 3)), elsewhere(cert("b", 4))], 1, {D})
+    assert [(victim.namespace, victim.name) for victim in found.victims] == [("gpu-certify", "a"),
+                                                                             ("nvcre-system", "a")]
