@@ -305,6 +305,9 @@ def test_post_change_hooks(full: Path) -> None:
     argocd = _load(full / "post-change" / "argocd" / "job.yaml")
     assert argocd["metadata"]["annotations"] == {"argocd.argoproj.io/hook": "PostSync",
                                                  "argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation"}
+    # its template too: a hook, left out of the Application's sync status, so a new template alone never syncs it
+    template = _load(full / "post-change" / "argocd" / "configmap.yaml")
+    assert template["metadata"]["annotations"] == argocd["metadata"]["annotations"]
     flux = _load(full / "post-change" / "flux" / "flux-kustomization.yaml")
     assert flux["apiVersion"] == "kustomize.toolkit.fluxcd.io/v1"
     assert flux["spec"]["dependsOn"] == [{"name": "aicr-stack"}]

@@ -206,6 +206,61 @@ def test_post_change_certification_changes_exactly_when_the_stack_does(tmp_path:
     assert unrelated["argocd/012-gpu-operator/application.yaml"] == base["argocd/012-gpu-operator/application.yaml"]
 
 
+def _pools_tree(tmp_path: Path, deployers: list[str], edit: Any = lambda spec: None) -> dict[str, bytes]:
+    """The pools example with a cluster-wide certification too, every job on, rendered for ``deployers``."""
+    import copy
+
+    from tests.gitops.test_pools import example, write
+
+    data = copy.deepcopy(example())
+    data["spec"].update(deployers=deployers, certification={"categories": ["diagnostics/dcgm-level4"],
+                                                            "schedule": "0 5 * * 0", "postChange": True})
+    edit(data["spec"])
+    folder = tmp_path / "-".join(deployers)
+    folder.mkdir(parents=True)
+    return dict(render_tree(load_spec(write(folder, data)), folder))
+
+
+def _template_digests(tree: dict[str, bytes]) -> dict[str, str | None]:
+    """Folder -> the stack digest of the Certification template its job creates from (every job of the tree)."""
+    found: dict[str, str | None] = {}
+    for path, body in tree.items():
+        document = yaml.safe_load(body) if path.endswith("configmap.yaml") and "certification/" in path else None
+        if document and "certification.yaml" in document.get("data", {}):
+            template = yaml.safe_load(document["data"]["certification.yaml"])
+            assert template["kind"] == "Certification" and "generateName" in template["metadata"]
+            found[path.rpartition("/")[0]] = (template["metadata"].get("annotations") or {}).get(STACK_DIGEST)
+    return found
+
+
+@pytest.fixture(scope="module")
+def every_deployer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    return _pools_tree(tmp_path_factory.mktemp("digest"), ["argocd", "flux", "helm", "helmfile"])
+
+
+@pytest.mark.parametrize("deployers", [["argocd", "flux", "helm", "helmfile"], ["argocd"], ["flux"], ["helm"],
+                                       ["helmfile"]])
+def test_every_certification_a_job_creates_names_the_stack_of_its_tree(
+        every_deployer: dict[str, bytes], tmp_path: Path, deployers: list[str]) -> None:
+    """A rollout's ``certified`` gate matches a Certification to a tree by its stack digest: each job's template
+    carries it (the cluster's and each pool's, schedule and post-change), whichever deployer applies the tree, and
+    it is the digest the post-change Application of the Argo CD bundle carries."""
+    tree = every_deployer if len(deployers) > 1 else _pools_tree(tmp_path, deployers)
+    app = yaml.safe_load(every_deployer["argocd/extra-certification-post-change-argocd/application.yaml"])
+    digest = app["spec"]["source"]["kustomize"]["commonAnnotations"][STACK_DIGEST]
+    jobs = [f"{owner}certification/{job}" for owner in ("", "pools/gb200/", "pools/h100/")
+            for job in ("schedule", "post-change/argocd", "post-change/flux/job")]
+    assert _template_digests(tree) == dict.fromkeys(jobs, digest)
+    if deployers == ["helm"]:  # a new stack, a new digest in every template
+        recipe = yaml.safe_load(tree["recipe.yaml"])
+        current = next(ref["version"] for ref in recipe["componentRefs"] if ref["name"] == "gpu-operator")
+        major, minor = current.lstrip("v").split(".")[:2]
+        bumped = _pools_tree(tmp_path / "bumped", deployers, lambda spec: spec.setdefault("versions", {}).update(
+            {"gpu-operator": f"v{major}.{int(minor) + 1}.0"}))
+        (after,) = set(_template_digests(bumped).values())
+        assert after != digest and after is not None and after.startswith("sha256:")
+
+
 def test_certification_lives_beside_nvcre() -> None:
     from aicr_gen.gitops.trees.render_tree import certification_namespace
 

@@ -1,5 +1,6 @@
 """Requests to one API server through the official client: the reads of a snapshot capture (GET only, paged),
-cm:// ConfigMaps and their server-side apply (field manager ``aicr-gen``).
+cm:// ConfigMaps and their server-side apply (field manager ``aicr-gen``), lists and deletes of one kind of object
+(a retention's).
 
 Requests are built by ``ApiClient.param_serialize`` and sent by ``ApiClient.call_api``: the same request, auth,
 TLS, proxy and redirect handling as the generated ``CoreV1Api`` methods, whose module alone takes ~0.6 s to import;
@@ -253,6 +254,20 @@ class Cluster:
                                 content_type=APPLY_PATCH)
         except NotFoundError:  # an apply creates the ConfigMap: only its namespace can be missing
             raise self._missing_namespace(namespace, name) from None
+
+    def delete(self, path: str, what: str, *, params: Mapping[str, str] | None = None, uid: str = "",
+               propagation: str = "Background") -> dict[str, Any] | None:
+        """Delete the object at ``path`` (``{name}`` placeholders filled from ``params``), its dependents as
+        ``propagation`` says and, given ``uid``, only if it is still that object (a namesake created since is
+        refused with 409). The server's answer (the object, still there with a ``deletionTimestamp`` while its
+        finalizers hold it, or a Status), or None when it was already gone."""
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        try:
+            return self.request("DELETE", path, what, params=params, body=body, content_type="application/json")
+        except NotFoundError:
+            return None
 
     def _namespace_missing(self, namespace: str) -> bool:
         try:

@@ -11,8 +11,9 @@ def certification_bundle(cert_spec: Certification, name: str, namespace: str, se
                          stack_digest: str, *, field: str = "spec.certification",
                          labels: dict[str, str] | None = None) -> Bundle:
     """The certification bundle of a spec's certification block at ``field`` (checked when the spec was loaded),
-    named ``name`` and targeting ``selector``; the Flux post-change job carries the digest of the stack, so it
-    runs again when the stack changes (Argo CD's gets it from its Application: see ``render_tree``)."""
+    named ``name`` and targeting ``selector``; every job's Certification template carries ``stack_digest`` (the
+    stack it certifies), and so does the Flux post-change Job, so it runs again when the stack changes (Argo CD's
+    post-change Application gets it as an annotation instead: see ``render_tree``)."""
     from aicr_gen.certify import cron, nvcre
     from aicr_gen.spec.validate import certification_options
     entries = [nvcre.category(item, f"{field}.categories {item!r}") for item in cert_spec.categories]
