@@ -1,5 +1,5 @@
-"""``aicr-gen rollout status|advance|rollback FLEET [SPEC...]``: a fleet's rollout in waves, gated on what each
-cluster proves (``aicr_gen/rollout/``).
+"""``aicr-gen rollout status|advance|rollback|prune FLEET [SPEC...]``: a fleet's rollout in waves, gated on what
+each cluster proves (``aicr_gen/rollout/``), and the retention of the Certifications that prove it.
 
 Exit codes: 0 ok (status: every gate passed or is waiting; advance: advanced, waiting or complete); 1 a gate
 failed (status lists it; advance halts on it); 2 invalid input (nothing written); 3 evidence could not be read
@@ -77,6 +77,18 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     _common(rollback, evidence=False)
     rollback.add_argument("--wave", required=True, metavar="NAME", help="the wave to roll back")
     rollback.add_argument("--push", action="store_true", help="push the commit to its upstream")
+    prune = subcommands.add_parser(
+        "prune", help="delete the Certifications the fleet's jobs made beyond the fleet's rollout.retention",
+        description="Per cluster (through its kubeconfig context), keep the newest rollout.retention.keep finished "
+                    "Certifications of each job and pool, the running ones, and the newest result and pass of the "
+                    "stack its tree runs; delete the rest of those our jobs made.")
+    _common(prune, evidence=False)
+    prune.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig of the clusters' contexts")
+    prune.add_argument("--context", action="append", default=[], metavar="CLUSTER=CTX",
+                       help="kubeconfig context of a cluster (repeatable)")
+    prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+    prune.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    prune.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
 
 
 def _now(text: str | None) -> datetime:
@@ -160,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.rollout_command == "rollback":
         return _rollback(args)
+    if args.rollout_command == "prune":
+        return _prune(args)
     fleet_file, doc, repo, found, document = _status(args)
     if args.rollout_command == "status":
         _verdict(document, at_target_only=False)
@@ -188,6 +202,27 @@ def _rollback(args: argparse.Namespace) -> int:
     fleet_file, doc, repo, found = _fleet(args)
     move = rollback_move(repo, fleet_file, str(doc.data["metadata"]["name"]), waves_of(doc), args.wave)
     _commit(repo, fleet_file, found, move, push=args.push)
+    return OK
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.gitops.trees.fleet_sources import pairs
+    from aicr_gen.report.rollout import pruned
+    from aicr_gen.rollout.prune import prune_fleet
+    from aicr_gen.rollout.read import expectations
+
+    contexts = pairs(args.context, "--context")
+    _, doc, repo, found = _fleet(args)
+    expected, recipes = expectations(repo, found)
+    keep = int(((doc.data.get("rollout") or {}).get("retention") or {}).get("keep", 5))
+    rows = prune_fleet(found, expected, recipes, keep=keep, kubeconfig=args.kubeconfig, contexts=contexts,
+                       dry_run=args.dry_run)
+    write_text(args.output, pruned(rows, args.format, dry_run=args.dry_run))
+    unreachable = [row.cluster for row in rows if row.plan is None]
+    if unreachable:
+        raise UnreachableError(f"{len(unreachable)} cluster(s) could not be pruned ({', '.join(unreachable[:10])}"
+                               f"{' ...' if len(unreachable) > 10 else ''}); their rows say why")
     return OK
 
 

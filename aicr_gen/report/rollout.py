@@ -109,6 +109,30 @@ def markdown(document: Mapping[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     return "\n".join([*head, *kept, *([note] if note else [])]) + "\n"
 
 
+def pruned(rows: Sequence[Any], fmt: str, *, dry_run: bool) -> str:
+    """``rollout prune``'s report (``rollout.prune.Pruned`` rows): per cluster what was (or would be) deleted and
+    why, as a table or JSON."""
+    if fmt == "json":
+        from aicr_gen.yaml import dump_json
+
+        return dump_json({"kind": "RolloutPrune", "dryRun": dry_run, "clusters": [
+            {"name": row.cluster, "namespace": row.namespace, "error": row.error or None,
+             "decisions": [{"name": item.name, "action": item.action, "reason": item.reason, "trigger": item.trigger,
+                            "pool": item.pool, "created": item.created} for item in row.plan.decisions]
+             if row.plan is not None else []} for row in rows]})
+    verb = "would delete" if dry_run else "deleted"
+    lines = []
+    for row in rows:
+        if row.plan is None:
+            lines.append(f"{row.cluster} ({row.namespace}): unreachable: {row.error}")
+            continue
+        victims = row.plan.victims
+        lines.append(f"{row.cluster} ({row.namespace}): {verb} {len(victims)}, kept "
+                     f"{len(row.plan.decisions) - len(victims)}")
+        lines += [f"  {item.name}: {item.reason}" for item in victims]
+    return "\n".join(lines) + "\n"
+
+
 def render(document: Mapping[str, Any], fmt: str) -> str:
     """``document`` in one of ``FORMATS``."""
     if fmt == "json":

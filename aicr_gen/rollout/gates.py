@@ -7,7 +7,9 @@ A verdict is ``pass``, ``wait`` (not yet: nothing failed), ``fail`` (a gate fail
 - ``certified``: for each certification of the cluster's tree (cluster-wide and per pool), the newest finished
   Certification stamped with the tree's stack digest decides: PASSED passes (``certified 412 GB/s >= 300``),
   FAILED or INCOMPLETE fails with NVCRE's reasons; none finished yet waits (running, or none of this stack yet).
-  A Certification of another stack never counts: it certified something else.
+  A Certification of another stack never counts: it certified something else; nor does one created before the
+  deployer applied the tree (when ``healthy`` knows that time): a scheduled job synced ahead of the stack stamps
+  the new digest while the old stack still runs.
 - ``healthy``: the deployer's object (Argo CD Application or Flux Kustomization of the cluster's root) applied a
   revision whose tree of the cluster is the one at the rollout's commit, and is Synced and Healthy (Ready). An
   older revision, or a newer one that changed the cluster's tree again, waits; Degraded, a failed operation or a
@@ -117,14 +119,16 @@ def _measured(run: Run) -> tuple[str, str] | None:
     return None
 
 
-def certified(expected: Expected, evidence: Evidence) -> Verdict:
-    """The ``certified`` gate (see the module's docstring)."""
+def certified(expected: Expected, evidence: Evidence, applied: str = "") -> Verdict:
+    """The ``certified`` gate (see the module's docstring); ``applied``: when the deployer applied the tree (a
+    Certification created before certified the stack that ran then, whatever its stamp says)."""
     if not expected.pools:
         return Verdict(FAIL, "the tree runs no certification; set spec.certification (or drop the certified gate)")
     if not expected.stack:
         return Verdict(FAIL, "no certification job of the tree names the stack it certifies; set "
                              "spec.certification.postChange: true (or a schedule)")
-    verdicts = [_certified_pool(expected.stack, pool, [run for run in evidence.runs if run.pool == pool])
+    verdicts = [_certified_pool(expected.stack, pool, [run for run in evidence.runs if run.pool == pool
+                                                       and not _before(run.created, applied)])
                 for pool in expected.pools]
     worst = max(verdicts, key=lambda verdict: ORDER[verdict.status])
     if worst.status != PASS:
@@ -227,7 +231,7 @@ def cluster_verdicts(expected: Expected, observed: Observed, gates: Sequence[str
     applied = healthy(expected, evidence, observed.trees)
     for gate in gates:
         if gate == "certified":
-            out[gate] = certified(expected, evidence)
+            out[gate] = certified(expected, evidence, applied.since if applied.status == PASS else "")
         elif gate == "healthy":
             out[gate] = applied
         elif gate == "no-drift":

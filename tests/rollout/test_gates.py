@@ -148,7 +148,7 @@ def test_quarantine_and_the_breaker() -> None:
 
 
 def _observed(certified_at: str, applied_at: str) -> gates.Observed:
-    found = read(*exported.certification("c", STACK, finished=certified_at),
+    found = read(*exported.certification("c", STACK, created=applied_at, finished=certified_at),
                  exported.application(HEAD, finished=applied_at), *exported.nodes(1))
     return gates.Observed(found, "", {HEAD: True}, _row("ok"), "2026-12-01T12:00:00Z")
 
@@ -169,13 +169,13 @@ def _status(now: str, members: list[tuple[gates.Expected, gates.Observed]],
 
 def test_a_wave_soaks_from_its_latest_proof_then_the_next_wave_advances() -> None:
     members = [(expected("a"), _observed("2026-12-01T11:00:00Z", "2026-12-01T09:00:00Z")),
-               (expected("b"), _observed("2026-12-01T10:00:00Z", "2026-12-01T13:30:00Z")),
+               (expected("b"), _observed("2026-12-01T14:00:00Z", "2026-12-01T13:30:00Z")),
                (expected("p", "prod"), _observed("2026-12-01T10:00:00Z", "2026-12-01T09:00:00Z"))]
     soaking = _status("2026-12-02T10:00:00Z", members)
-    assert soaking["waves"][0]["text"] == "soaking, 3h30m left"  # from b's apply at 13:30
+    assert soaking["waves"][0]["text"] == "soaking, 4h left"  # from b's certification at 14:00
     assert soaking["next"] == {"action": "wait", "wave": "prod", "from": "canary",
-                               "reasons": ["canary: soaking, 3h30m left"]}
-    done = _status("2026-12-02T13:30:00Z", members)
+                               "reasons": ["canary: soaking, 4h left"]}
+    done = _status("2026-12-02T14:00:00Z", members)
     assert done["waves"][0]["text"] == "passed, soaked 1d"
     assert done["waves"][1]["text"] == "passed (on the previous baseline)"
     assert done["next"]["action"] == "advance"
@@ -216,3 +216,12 @@ def test_span(seconds: float, text: str) -> None:
 def test_now_is_an_aware_time() -> None:
     assert gates.when("2026-12-01T10:00:00Z") == datetime(2026, 12, 1, 10, tzinfo=UTC)
     assert gates.when("yesterday") is None
+
+
+def test_a_certification_created_before_the_apply_certified_the_old_stack() -> None:
+    early = exported.certification("early", STACK, created="2026-12-01T08:00:00Z", finished="2026-12-01T08:30:00Z")
+    found = read(*early, exported.application(HEAD, finished="2026-12-01T09:00:00Z"))
+    assert gates.certified(expected(), found).status == "pass"
+    assert gates.certified(expected(), found, "2026-12-01T09:00:00Z").status == "wait"
+    verdicts = gates.cluster_verdicts(expected(), gates.Observed(found, "", {HEAD: True}), ["certified", "healthy"])
+    assert verdicts["certified"].text == f"no Certification of stack {STACK[:19]} yet"
