@@ -224,7 +224,7 @@ def live(cluster: ClusterSpec, deployer: str, kubeconfig: str | None, context: s
             items += [{"kind": "ConfigMap", "apiVersion": "v1", **item} for item in breaker if isinstance(item, dict)]
     except UnreachableError as err:
         return Read(None, str(err), None)
-    found = evidence([Document(f"context {context}", {"kind": "List", "items": items}, {})])
+    found = evidence([Document(f"context {context}", {"kind": "List", "items": items}, {})], gpu_nodes_listed=True)
     agent = cluster.spec.snapshot
     if agent is None:
         return Read(found, "", None, "the spec has no spec.snapshot.configmap")
