@@ -159,8 +159,9 @@ class Fleet(NamedTuple):
 
 
 @pytest.fixture
-def fleet(bumped: Path, tmp_path: Path, apis: dict[str, Api], kubeconfig: str) -> Fleet:  # noqa: F811
-    """A copy of the bumped repository, every cluster proving its tree at HEAD (a test changes what it needs)."""
+def fleet(apis: dict[str, Api], kubeconfig: str, bumped: Path, tmp_path: Path) -> Fleet:  # noqa: F811
+    """A copy of the bumped repository, every cluster proving its tree at HEAD (a test changes what it needs); the
+    planes come first, so that without them the tests skip before the repository is built."""
     found = Fleet(_clone(bumped, tmp_path), kubeconfig, apis)
     for name in CLUSTERS:
         found.prove(name)
@@ -318,6 +319,32 @@ def test_an_unreachable_cluster_is_unknown_and_exit_3(cli: Any, fleet: Fleet) ->
     assert {row["name"]: row["status"] for wave in document["waves"] for row in wave["clusters"]} == {
         "a": "pass", "b": "pass", "c": "unknown"}
     assert document["next"]["action"] == "advance"  # c is of the wave behind the target: the canary decides
+
+
+def test_a_flux_clusters_kustomization_reads_live_as_exported(fleet: Fleet, tmp_path: Path) -> None:
+    """The Flux path of the reader (the fleet deploys with Argo CD): the root Kustomization in ``flux-system``,
+    its status written through ``/status`` by kustomize-controller, read live is what its export says."""
+    from aicr_gen.rollout.evidence import Deployed
+    from aicr_gen.rollout.read import exported as exported_read
+    from aicr_gen.rollout.read import live
+    from aicr_gen.spec.load import load_spec
+
+    api, head = fleet.apis["a"], fleet.head()
+    world.flux_kustomization(api, revision=head, at=APPLIED)
+    try:
+        world.export(api, tmp_path / "a")
+        (tmp_path / "a" / "snapshot.yaml").write_text(api.call(
+            "GET", f"/api/v1/namespaces/{AGENT[0]}/configmaps/{AGENT[1]}")["data"]["snapshot.yaml"], encoding="utf-8")
+        read = live(load_spec(str(fleet.repo / "clusters" / "a.yaml")), "flux", fleet.kubeconfig, "a")
+    finally:
+        api.call("DELETE", "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations/aicr-stack")
+    assert read.evidence is not None, read.error
+    assert read.evidence.deployed == (Deployed("Kustomization", "flux-system", "aicr-stack", head, "healthy", "Ready",
+                                               APPLIED),)
+    files = exported_read(tmp_path, "a")
+    assert files.evidence is not None
+    assert read.evidence.runs == files.evidence.runs and read.evidence.quarantine == files.evidence.quarantine
+    assert read.snapshot == files.snapshot
 
 
 # ------------------------------------------------------------------------------------------- least privilege
