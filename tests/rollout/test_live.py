@@ -308,6 +308,20 @@ def test_a_breaker_of_that_name_elsewhere_never_hides_a_tripped_one(cli: Any, fl
         "status": "fail", "text": "NVSentinel circuit breaker TRIPPED", "since": ""}
 
 
+def test_the_quarantine_evidence_of_a_listing() -> None:
+    """Without a cluster (the quick loop): a TRIPPED breaker wins over a ConfigMap of that name listed before it,
+    and listed GPU nodes, even none, are counted where no Node read is no evidence."""
+    from aicr_gen.rollout.evidence import Quarantine, evidence
+    from aicr_gen.yaml import Document
+
+    breakers = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": world.BREAKER, "namespace": space},
+                 "data": data} for space, data in (("billing", {"failureThreshold": "5"}),
+                                                   ("nvsentinel", {"status": "TRIPPED"}))]
+    listing = [Document("listing", {"kind": "List", "items": breakers}, {})]
+    assert evidence(listing).quarantine == Quarantine(None, (), "TRIPPED")
+    assert evidence(listing, gpu_nodes_listed=True).quarantine == Quarantine(0, (), "TRIPPED")
+
+
 def test_an_unreachable_cluster_is_unknown_and_exit_3(cli: Any, fleet: Fleet) -> None:
     status = fleet.rollout(cli, "status", AFTER_SOAK, "--context", "c=c-dead", "--format", "json")
     assert status.code == 3, status.err
