@@ -17,8 +17,12 @@ fine export):
   ``status.observedGeneration`` is the object's generation), ``lastAppliedRevision`` (``<branch>@sha1:<hex>``) and
   ``Stalled``.
 - ``Node``: NVSentinel's fault-quarantine marks a node it quarantines with the annotation ``quarantineHealthEvent``
-  (its own lifecycle manager tests that key); only GPU nodes (label ``nvidia.com/gpu.present=true``) count.
-- ConfigMap ``circuit-breaker``: ``data.status`` TRIPPED means NVSentinel stopped quarantining cluster-wide.
+  (its own lifecycle manager tests that key); only GPU nodes (label ``nvidia.com/gpu.present=true``) count. No
+  Node read is no evidence (exported: no Node in the files), unless the GPU nodes were listed (live): then none is
+  0 GPU nodes, as an export of a cluster without GPU-labelled nodes says.
+- ConfigMap ``circuit-breaker``: ``data.status`` TRIPPED means NVSentinel stopped quarantining cluster-wide. Its
+  namespace is NVSentinel's release namespace, so every ConfigMap of that name is read, and one TRIPPED wins: a
+  ConfigMap of that name elsewhere (another application's) never hides a tripped breaker.
 """
 
 from __future__ import annotations
@@ -119,9 +123,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def evidence(docs: Sequence[Document]) -> Evidence:
-    """The evidence in ``docs`` (documents read from one cluster); a Certification that is not one is an
-    input error naming its file and field."""
+def evidence(docs: Sequence[Document], *, gpu_nodes_listed: bool = False) -> Evidence:
+    """The evidence in ``docs`` (documents read from one cluster; ``gpu_nodes_listed``: they hold every GPU Node
+    of the cluster, even none); a Certification that is not one is an input error naming its file and field."""
     from aicr_gen.certify.nvcre_status import certification_at
 
     found: dict[tuple[str, str], list[tuple[Document, FieldPath, dict[str, Any]]]] = {}
@@ -148,7 +152,7 @@ def evidence(docs: Sequence[Document]) -> Evidence:
     deployed += [_flux(obj) for _d, _p, obj in found.get(("kustomize.toolkit.fluxcd.io", "Kustomization"), [])]
     return Evidence(tuple(sorted(runs, key=lambda run: (run.created, run.name), reverse=True)), tuple(deployed),
                     _quarantine([obj for _d, _p, obj in found.get(("", "Node"), [])],
-                                [obj for _d, _p, obj in found.get(("", "ConfigMap"), [])]))
+                                [obj for _d, _p, obj in found.get(("", "ConfigMap"), [])], gpu_nodes_listed))
 
 
 def _thresholds(spec: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -227,10 +231,12 @@ def _flux(obj: Mapping[str, Any]) -> Deployed:
                     detail, applied)
 
 
-def _quarantine(nodes: Sequence[Mapping[str, Any]], configmaps: Sequence[Mapping[str, Any]]) -> Quarantine:
+def _quarantine(nodes: Sequence[Mapping[str, Any]], configmaps: Sequence[Mapping[str, Any]],
+                listed: bool) -> Quarantine:
     gpu = [node for node in nodes if (_get(node, "metadata", "labels") or {}).get(GPU_LABEL) == "true"]
     marked = sorted(_text(_get(node, "metadata", "name")) for node in gpu
                     if QUARANTINE in (_get(node, "metadata", "annotations") or {}))
-    breaker = next((_text(_get(item, "data", "status")).upper() for item in configmaps
-                    if _get(item, "metadata", "name") == BREAKER), "")
-    return Quarantine(len(gpu) if nodes else None, tuple(marked), breaker)
+    states = {_text(_get(item, "data", "status")).upper() for item in configmaps
+              if _get(item, "metadata", "name") == BREAKER}
+    breaker = next((state for state in ("TRIPPED", "CLOSED") if state in states), "")
+    return Quarantine(len(gpu) if nodes or listed else None, tuple(marked), breaker)

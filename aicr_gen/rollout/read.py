@@ -16,7 +16,10 @@ our Certifications (label ``app.kubernetes.io/managed-by=aicr-gen``) with NVCRE'
 BandwidthMeasurements, the deployer's Applications (``spec.argocd.namespace``) or Kustomizations
 (``flux-system``), the GPU nodes and NVSentinel's ``circuit-breaker`` ConfigMap, and reads the snapshot the spec's
 agent writes (``spec.snapshot.configmap``); ``READERS`` clusters at a time. A kind whose CRD is not installed
-lists as none; a cluster that cannot be reached is ``unknown`` with the reason.
+lists as none; a cluster that cannot be reached is ``unknown`` with the reason. The context needs no more than
+``list`` of those kinds and ``get`` of the snapshot ConfigMap: the breaker is listed by the field selector
+``metadata.name=circuit-breaker``, which RBAC authorizes as that name (``resourceNames``), so no other ConfigMap
+need be readable (``READER_RULES`` in ``tests/rollout/test_live.py``).
 """
 
 from __future__ import annotations
@@ -224,7 +227,7 @@ def live(cluster: ClusterSpec, deployer: str, kubeconfig: str | None, context: s
             items += [{"kind": "ConfigMap", "apiVersion": "v1", **item} for item in breaker if isinstance(item, dict)]
     except UnreachableError as err:
         return Read(None, str(err), None)
-    found = evidence([Document(f"context {context}", {"kind": "List", "items": items}, {})])
+    found = evidence([Document(f"context {context}", {"kind": "List", "items": items}, {})], gpu_nodes_listed=True)
     agent = cluster.spec.snapshot
     if agent is None:
         return Read(found, "", None, "the spec has no spec.snapshot.configmap")
