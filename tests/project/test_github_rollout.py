@@ -17,7 +17,7 @@ import yaml
 
 from tests.conftest import ROOT, tool
 from tests.gitops.test_sync import git
-from tests.project.test_github import ACTION, _load, _run_step, _step
+from tests.project.test_github import ACTION, SYNC_STEP, _load, _run_step, _spec_files, _step
 from tests.rollout import exported
 from tests.rollout.test_rollout import bumped
 
@@ -125,7 +125,7 @@ def test_status_writes_the_matrix_to_the_summary_and_commits_nothing(bumped: Pat
     assert text.startswith("earlier steps\n### aicr-gen rollout status\n\n**Next: advance prod (from canary)**\n")
     assert "| a | pass | certified 412 GB/s >= 300 |" in text
     assert run.outputs == {"action": "advance", "commit": "", "branch": "", "code": "0",
-                           "status": str(run.temp / "aicr-gen-rollout.md"),
+                           "status": str(run.temp / "aicr-gen-rollout-body.md"),
                            "json": str(run.temp / "aicr-gen-rollout.json")}
     assert Path(run.outputs["status"]).read_text() == text.removeprefix("earlier steps\n")
     assert git(work, "branch", "--show-current").strip() == "main"
@@ -190,6 +190,36 @@ def test_evidence_that_cannot_be_read_fails_the_status_with_exit_3(bumped: Path,
     assert run.failed is not None
     assert run.failed.stdout.startswith("::error::aicr-gen rollout: the evidence of some clusters could not be read")
     assert "no evidence folder" in run.summary.read_text()
+
+
+def test_the_pull_request_body_fits_github_and_keeps_the_failing_rows(bumped: Path, tmp_path: Path) -> None:
+    """A fleet of 1,500 more passing clusters: the job summary lists them all, the pull request's body (65,536
+    characters at most) leaves them out and keeps the canary that failed."""
+    work = _clone(bumped, tmp_path)
+    evidence = _evidence(work, tmp_path / "evidence", failing_canary=True)
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    (wrapper / "aicr-gen").write_text(f"""#!{sys.executable}
+import json, subprocess, sys
+code = subprocess.run([sys.executable, "-m", "aicr_gen", *sys.argv[1:]], check=False).returncode
+with open(sys.argv[sys.argv.index("--output") + 1], "r+", encoding="utf-8") as file:
+    document = json.load(file)
+    prod = document["waves"][1]["clusters"]
+    prod += [{{**prod[0], "name": f"p{{index:04}}"}} for index in range(1500)]
+    file.seek(0)
+    json.dump(document, file)
+sys.exit(code)
+""")
+    (wrapper / "aicr-gen").chmod(0o755)
+    path = os.pathsep.join([str(wrapper), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    run = Run(work, tmp_path, {"ROLLOUT": "status", "EVIDENCE": str(evidence)}, path)
+    assert run.outputs["code"] == "1" and run.outputs["action"] == "halt"
+    summary = run.summary.read_text()
+    body = Path(run.outputs["status"]).read_text()
+    assert len(summary) > 100_000 and "| p1499 | pass |" in summary
+    assert len(body) <= 65_536 and "| p1499 |" not in body
+    assert "**gpu-certification-a FAILED: 280 GB/s, needs >= 300**" in body
+    assert "Clusters that passed every gate are not listed" in body
 
 
 def test_hostile_input_values_are_arguments_never_code(bumped: Path, tmp_path: Path) -> None:
@@ -301,6 +331,12 @@ def test_example_workflow_pushes_the_advance_and_proposes_it_then_keeps_its_desc
     work = _clone(bumped, tmp_path)
     origin = tmp_path / "origin.git"
     evidence = _evidence(work, tmp_path / "evidence")
+    # the action's steps before the rollout, with the workflow's inputs: the specs lint and their trees are in sync
+    files = _spec_files(work, "clusters/*.yaml", tmp_path)
+    assert sorted(files.splitlines()) == ["clusters/a.yaml", "clusters/b.yaml", "clusters/c.yaml"]
+    for name, env in (("Lint ClusterSpecs", {"POLICIES": ""}), (SYNC_STEP, {"REPO": "."})):
+        proc = _run_step(name, {"SPEC_FILES": files, **env}, work)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
     run = Run(work, tmp_path, {"EVIDENCE": str(evidence)})
     assert run.code == 0, run.step.stdout + run.step.stderr
     status = run.outputs["status"]
