@@ -23,7 +23,6 @@ from tests.rollout.test_rollout import bumped
 
 EXAMPLE = ROOT / "examples" / "github" / "rollout.yml"
 ROLLOUT_STEP = "Rollout"
-FAIL_STEP = "Fail on the rollout's verdict"
 PR_STEP = "Push the rollout branch and open or update its pull request"
 BRANCH = "aicr-gen/rollout-prod"
 SOAKED = timedelta(days=2)  # the canary's soak is 24h
@@ -70,7 +69,7 @@ def _clone(bumped: Path, tmp_path: Path) -> Path:
 
 
 class Run:
-    """One run of the action's rollout steps: the Rollout step, then the failing step when its if: holds."""
+    """One run of the action's Rollout step: the process, its outputs and the job summary."""
 
     def __init__(self, work: Path, tmp_path: Path, env: dict[str, str], path: str | None = None) -> None:
         self.temp = tmp_path / "runner-temp"
@@ -82,19 +81,13 @@ class Run:
                "RUNNER_TEMP": str(self.temp), "GITHUB_STEP_SUMMARY": str(self.summary),
                "GITHUB_OUTPUT": str(output), **env, **({"PATH": path} if path else {})}
         self.step = _run_step(ROLLOUT_STEP, env, work)
+        self.code = self.step.returncode
         self.text = output.read_text()
         self.outputs = dict(line.split("=", 1) for line in self.text.splitlines())
-        self.failed: subprocess.CompletedProcess[str] | None = None
-        if self.outputs.get("code") in ("1", "3"):  # the step's if:, tested below
-            self.failed = _run_step(FAIL_STEP, {"CODE": self.outputs["code"], "ROLLOUT_JSON": self.outputs["json"]},
-                                    work)
 
     @property
-    def code(self) -> int:
-        """The action's outcome: the first step that failed."""
-        if self.step.returncode:
-            return self.step.returncode
-        return self.failed.returncode if self.failed else 0
+    def errors(self) -> list[str]:
+        return [line for line in self.step.stdout.splitlines() if line.startswith("::error")]
 
 
 def test_the_rollout_mode_is_inputs_steps_and_outputs_of_the_action() -> None:
@@ -111,9 +104,8 @@ def test_the_rollout_mode_is_inputs_steps_and_outputs_of_the_action() -> None:
     assert step["env"] == {"ROLLOUT": "${{ inputs.rollout }}", "FLEET": "${{ inputs.fleet }}",
                            "EVIDENCE": "${{ inputs.evidence }}", "KUBECONFIG_PATH": "${{ inputs.kubeconfig }}",
                            "REPO": "${{ inputs.repo }}"}
-    assert _step(FAIL_STEP)["if"] == "steps.rollout.outputs.code == '1' || steps.rollout.outputs.code == '3'"
     names = [step.get("name") for step in action["runs"]["steps"]]
-    assert names[-2:] == [ROLLOUT_STEP, FAIL_STEP]  # after lint and sync-check: a stale tree never advances
+    assert names[-1] == ROLLOUT_STEP  # after lint and sync-check: a stale tree never advances
 
 
 def test_status_writes_the_matrix_to_the_summary_and_commits_nothing(bumped: Path, tmp_path: Path) -> None:
@@ -124,9 +116,8 @@ def test_status_writes_the_matrix_to_the_summary_and_commits_nothing(bumped: Pat
     text = run.summary.read_text()
     assert text.startswith("earlier steps\n### aicr-gen rollout status\n\n**Next: advance prod (from canary)**\n")
     assert "| a | pass | certified 412 GB/s >= 300 |" in text
-    assert run.outputs == {"action": "advance", "commit": "", "branch": "", "code": "0",
-                           "status": str(run.temp / "aicr-gen-rollout-body.md"),
-                           "json": str(run.temp / "aicr-gen-rollout.json")}
+    assert run.outputs == {"action": "advance", "commit": "", "branch": "",
+                           "status": str(run.temp / "aicr-gen-rollout-body.md")}
     assert Path(run.outputs["status"]).read_text() == text.removeprefix("earlier steps\n")
     assert git(work, "branch", "--show-current").strip() == "main"
     assert git(work, "rev-parse", "HEAD") == git(bumped, "rev-parse", "HEAD")
@@ -170,25 +161,24 @@ def test_a_canary_below_its_nccl_threshold_halts_and_fails_with_the_reason(bumpe
     work = _clone(bumped, tmp_path)
     evidence = _evidence(work, tmp_path / "evidence", failing_canary=True)
     run = Run(work, tmp_path, {"EVIDENCE": str(evidence)})
-    assert run.step.returncode == 0, run.step.stdout + run.step.stderr  # the outputs are set ...
-    assert run.outputs["action"] == "halt" and run.outputs["commit"] == "" and run.outputs["code"] == "1"
-    assert run.failed is not None and run.code == 1  # ... and the next step fails
+    assert run.code == 1, run.step.stdout + run.step.stderr
+    assert run.outputs["action"] == "halt" and run.outputs["commit"] == ""  # set for the workflow's next steps
     reason = "canary/a certified: gpu-certification-a FAILED: 280 GB/s, needs >= 300"
     text = run.summary.read_text()
     assert "**Next: halt: prod waits for canary**" in text and f"- {reason}" in text
-    (annotation,) = run.failed.stdout.splitlines()
-    assert annotation == ("::error::aicr-gen rollout: a gate failed (the job summary has every cluster's verdicts); "
-                          f"next: halt%0A- {reason}")
+    assert run.errors == ["::error::aicr-gen rollout: a gate failed (the job summary has every cluster's verdicts); "
+                          f"next: halt%0A- {reason}"]
     assert git(work, "rev-parse", "HEAD") == git(bumped, "rev-parse", "HEAD")
 
 
 def test_evidence_that_cannot_be_read_fails_the_status_with_exit_3(bumped: Path, tmp_path: Path) -> None:
     work = _clone(bumped, tmp_path)
-    evidence = _evidence(work, tmp_path / "evidence", missing=("b",))
+    evidence = _evidence(work, tmp_path / "evidence", missing=("a",))
     run = Run(work, tmp_path, {"ROLLOUT": "status", "EVIDENCE": str(evidence)})
-    assert run.outputs["code"] == "3" and run.code == 3
-    assert run.failed is not None
-    assert run.failed.stdout.startswith("::error::aicr-gen rollout: the evidence of some clusters could not be read")
+    assert run.code == 3 and run.outputs["action"] == "halt"
+    (error,) = run.errors
+    assert error.startswith("::error::aicr-gen rollout: the evidence of some clusters could not be read (the job "
+                            f"summary says why); next: halt%0A- canary/a certified: no evidence folder {evidence}/a%0A")
     assert "no evidence folder" in run.summary.read_text()
 
 
@@ -213,7 +203,7 @@ sys.exit(code)
     (wrapper / "aicr-gen").chmod(0o755)
     path = os.pathsep.join([str(wrapper), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     run = Run(work, tmp_path, {"ROLLOUT": "status", "EVIDENCE": str(evidence)}, path)
-    assert run.outputs["code"] == "1" and run.outputs["action"] == "halt"
+    assert run.code == 1 and run.outputs["action"] == "halt"
     summary = run.summary.read_text()
     body = Path(run.outputs["status"]).read_text()
     assert len(summary) > 100_000 and "| p1499 | pass |" in summary
