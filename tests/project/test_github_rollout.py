@@ -68,6 +68,15 @@ def _clone(bumped: Path, tmp_path: Path) -> Path:
     return work
 
 
+def _on_path(tmp_path: Path, name: str, script: str) -> str:
+    """A PATH whose ``name`` is ``script`` (before this Python's aicr-gen and the rest of PATH)."""
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(script)
+    (folder / name).chmod(0o755)
+    return os.pathsep.join([str(folder), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
 class Run:
     """One run of the action's Rollout step: the process, its outputs and the job summary."""
 
@@ -187,9 +196,7 @@ def test_the_pull_request_body_fits_github_and_keeps_the_failing_rows(bumped: Pa
     characters at most) leaves them out and keeps the canary that failed."""
     work = _clone(bumped, tmp_path)
     evidence = _evidence(work, tmp_path / "evidence", failing_canary=True)
-    wrapper = tmp_path / "bin"
-    wrapper.mkdir()
-    (wrapper / "aicr-gen").write_text(f"""#!{sys.executable}
+    path = _on_path(tmp_path, "aicr-gen", f"""#!{sys.executable}
 import json, subprocess, sys
 code = subprocess.run([sys.executable, "-m", "aicr_gen", *sys.argv[1:]], check=False).returncode
 with open(sys.argv[sys.argv.index("--output") + 1], "r+", encoding="utf-8") as file:
@@ -200,8 +207,6 @@ with open(sys.argv[sys.argv.index("--output") + 1], "r+", encoding="utf-8") as f
     json.dump(document, file)
 sys.exit(code)
 """)
-    (wrapper / "aicr-gen").chmod(0o755)
-    path = os.pathsep.join([str(wrapper), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     run = Run(work, tmp_path, {"ROLLOUT": "status", "EVIDENCE": str(evidence)}, path)
     assert run.code == 1 and run.outputs["action"] == "halt"
     summary = run.summary.read_text()
@@ -217,12 +222,8 @@ def test_hostile_input_values_are_arguments_never_code(bumped: Path, tmp_path: P
     name that is no DNS label names no branch."""
     work = _clone(bumped, tmp_path)
     trace = tmp_path / "trace"
-    wrapper = tmp_path / "bin"
-    wrapper.mkdir()
-    (wrapper / "aicr-gen").write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" > {trace}\n'
-                                      f'exec {sys.executable} -m aicr_gen "$@"\n')
-    (wrapper / "aicr-gen").chmod(0o755)
-    path = os.pathsep.join([str(wrapper), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    path = _on_path(tmp_path, "aicr-gen", f'#!/bin/sh\nprintf "%s\\0" "$@" > {trace}\n'
+                                          f'exec {sys.executable} -m aicr_gen "$@"\n')
     hostile = "fleet.yaml\naction=complete\n$(touch pwned) `touch pwned` --push"
     for mode in ("status", "advance"):
         run = Run(work, tmp_path, {"ROLLOUT": mode, "FLEET": hostile, "EVIDENCE": "$(touch pwned)"}, path)
@@ -302,13 +303,10 @@ def _pull_request_step(work: Path, tmp_path: Path, outputs: dict[str, str],
     finds the open pull request ``number`` (none when empty)."""
     calls = tmp_path / "gh-calls"
     calls.write_text("")
-    fake = tmp_path / "fake-bin"
-    fake.mkdir(exist_ok=True)
-    (fake / "gh").write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" >> {calls}\nprintf "\\n" >> {calls}\n'
-                             f'if [ "$1 $2" = "pr list" ]; then printf "%s\\n" "$FAKE_PR"; fi\n')
-    (fake / "gh").chmod(0o755)
+    path = _on_path(tmp_path, "gh", f'#!/bin/sh\nprintf "%s\\0" "$@" >> {calls}\nprintf "\\n" >> {calls}\n'
+                                    f'if [ "$1 $2" = "pr list" ]; then printf "%s\\n" "$FAKE_PR"; fi\n')
     script = next(script for name, script in _workflow_scripts() if name == PR_STEP)
-    env = {**os.environ, "PATH": os.pathsep.join([str(fake), os.environ.get("PATH", "")]), "FAKE_PR": number,
+    env = {**os.environ, "PATH": path, "FAKE_PR": number,
            "GH_TOKEN": "test-token", "BRANCH": outputs["branch"], "COMMIT": outputs["commit"],
            "STATUS_FILE": outputs["status"], "BASE": "main"}
     proc = subprocess.run(["bash", "-c", script], cwd=work, capture_output=True, text=True, check=False, env=env)
