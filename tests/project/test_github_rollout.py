@@ -297,16 +297,18 @@ def test_example_workflow_passes_actionlint() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def _pull_request_step(work: Path, tmp_path: Path, outputs: dict[str, str],
-                       number: str = "") -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
+def _pull_request_step(work: Path, tmp_path: Path, outputs: dict[str, str], number: str = "",
+                       drafts: bool = True) -> tuple[subprocess.CompletedProcess[str], list[list[str]]]:
     """The workflow's pull-request step with the action's outputs, ``gh`` a stand-in that records its calls and
-    finds the open pull request ``number`` (none when empty)."""
+    finds the open pull request ``number`` (none when empty); without ``drafts`` (a private repository on GitHub
+    Free) making a draft fails."""
     calls = tmp_path / "gh-calls"
     calls.write_text("")
     path = _on_path(tmp_path, "gh", f'#!/bin/sh\nprintf "%s\\0" "$@" >> {calls}\nprintf "\\n" >> {calls}\n'
-                                    f'if [ "$1 $2" = "pr list" ]; then printf "%s\\n" "$FAKE_PR"; fi\n')
+                                    f'if [ "$1 $2" = "pr list" ]; then printf "%s\\n" "$FAKE_PR"; fi\n'
+                                    f'if [ "$1 $2 $3" = "pr ready --undo" ] && [ -z "$DRAFTS" ]; then exit 1; fi\n')
     script = next(script for name, script in _workflow_scripts() if name == PR_STEP)
-    env = {**os.environ, "PATH": path, "FAKE_PR": number,
+    env = {**os.environ, "PATH": path, "FAKE_PR": number, "DRAFTS": "yes" if drafts else "",
            "GH_TOKEN": "test-token", "BRANCH": outputs["branch"], "COMMIT": outputs["commit"],
            "STATUS_FILE": outputs["status"], "BASE": "main"}
     proc = subprocess.run(["bash", "-c", script], cwd=work, capture_output=True, text=True, check=False, env=env)
@@ -347,13 +349,17 @@ def test_example_workflow_pushes_the_advance_and_proposes_it_then_keeps_its_desc
     proc, calls = _pull_request_step(work, tmp_path, again.outputs, number="42")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert git(origin, "rev-parse", BRANCH).strip() == run.outputs["commit"]
-    assert calls == [listing, ["pr", "edit", "42", "--title", title, "--body-file", status]]
+    assert calls == [listing, ["pr", "edit", "42", "--title", title, "--body-file", status], ["pr", "ready", "42"]]
 
-    # then the canary fails its NCCL threshold: a halt, and the open pull request's description says why
+    # then the canary fails its NCCL threshold: a halt; the open pull request's description says why, and it is
+    # a draft until a run advances again
     git(work, "switch", "-q", "main")
     halted = Run(work, tmp_path, {"EVIDENCE": str(_evidence(work, tmp_path / "failing", failing_canary=True))})
     assert halted.code == 1 and halted.outputs["action"] == "halt" and halted.outputs["commit"] == ""
     proc, calls = _pull_request_step(work, tmp_path, halted.outputs, number="42")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert calls == [listing, ["pr", "edit", "42", "--body-file", status]]
+    assert calls == [listing, ["pr", "edit", "42", "--body-file", status], ["pr", "ready", "--undo", "42"]]
+    proc, calls = _pull_request_step(work, tmp_path, halted.outputs, number="42", drafts=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "::warning::pull request 42 could not be made a draft" in proc.stdout
     assert "canary/a certified: gpu-certification-a FAILED: 280 GB/s, needs >= 300" in Path(status).read_text()
