@@ -65,7 +65,7 @@ def test_action_is_composite_with_documented_inputs() -> None:
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {"specs", "policies", "sync-check", "repo", "plan", "base", "token", "baseline",
                                      "target", "kubeconfig", "fail-on-drift", "fleet-drift", "snapshots", "version",
-                                     "fail-on-blocked", "charts", "offline"}
+                                     "fail-on-blocked", "charts", "offline", "rollout", "fleet", "evidence"}
     assert action["inputs"]["fail-on-blocked"]["default"] == "true"
     assert action["inputs"]["offline"]["default"] == "false"
     assert action["inputs"]["plan"]["default"] == "true" and action["inputs"]["token"]["default"] == ""
