@@ -2,8 +2,9 @@
 each cluster proves (``aicr_gen/rollout/``), and the retention of the Certifications that prove it.
 
 Exit codes: 0 ok (status: every gate passed or is waiting; advance: advanced, waiting or complete); 1 a gate
-failed (status lists it; advance halts on it); 2 invalid input (nothing written); 3 evidence could not be read
-(the matrix is still written; 3 wins over 1, as ``diff --fleet``'s).
+failed (status lists it; advance halts on it); 2 invalid input (nothing committed; nothing written unless the
+evidence was read and only the commit was refused, e.g. on a detached HEAD); 3 evidence could not be read (the
+matrix is still written; 3 wins over 1, as ``diff --fleet``'s).
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ def _common(parser: argparse.ArgumentParser, *, evidence: bool) -> None:
         parser.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                             help="output format (default: table)")
         parser.add_argument("--output", "-o", metavar="FILE", help="write the status to FILE (default: stdout)")
+        parser.add_argument("--markdown", metavar="FILE", help="also write the status as Markdown to FILE (a job "
+                            "summary: at most 1 MiB)")
+        parser.add_argument("--body", metavar="FILE", help="also write the status as Markdown within a pull "
+                            "request body's 65,536 characters to FILE (passing clusters left out first)")
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -126,7 +131,7 @@ def _status(args: argparse.Namespace) -> tuple[Path, Any, Repo, list[Member], di
     from aicr_gen.cel.durations import seconds
     from aicr_gen.edges.output import write_text
     from aicr_gen.gitops.trees.fleet_sources import pairs
-    from aicr_gen.report.rollout import render
+    from aicr_gen.report.rollout import BODY_LIMIT, SUMMARY_LIMIT, markdown, render
     from aicr_gen.rollout import gates
     from aicr_gen.rollout.read import expectations, observe
     from aicr_gen.spec.fleet import waves_of
@@ -144,8 +149,12 @@ def _status(args: argparse.Namespace) -> tuple[Path, Any, Repo, list[Member], di
     expected, recipes = expectations(repo, found)
     observed = observe(repo, found, expected, recipes, folder=folder, kubeconfig=args.kubeconfig, contexts=contexts)
     document = gates.status(str(args.fleet), waves_of(doc), list(zip(expected, observed, strict=True)), now,
-                            lambda wave: seconds(str(wave.get("soak", "0s"))) or 0.0)
+                            lambda wave: seconds(str(wave.get("soak", "0s"))) or 0.0,
+                            name=str(doc.data["metadata"]["name"]))
     write_text(args.output, render(document, args.format))
+    for target, limit in ((args.markdown, SUMMARY_LIMIT), (args.body, BODY_LIMIT)):
+        if target:
+            write_text(target, markdown(document, limit))
     return fleet_file, doc, repo, found, document
 
 

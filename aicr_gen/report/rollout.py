@@ -16,6 +16,8 @@ from aicr_gen.text.tables import aligned
 FORMATS = ("table", "markdown", "json")
 SUMMARY_LIMIT = 1_000_000
 """Characters of Markdown at most: GitHub takes up to 1 MiB per step in ``$GITHUB_STEP_SUMMARY``."""
+BODY_LIMIT = 65_000
+"""Characters of a pull request body's Markdown at most: GitHub refuses a body over 65,536."""
 GATES = ("certified", "healthy", "no-drift", "no-quarantine")
 MARK = {PASS: "ok", WAIT: "wait", FAIL: "FAIL", UNKNOWN: "??"}
 

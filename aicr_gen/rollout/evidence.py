@@ -4,7 +4,8 @@
 Objects are told apart by apiVersion group and kind; anything else is ignored (``kubectl get all -o yaml`` is a
 fine export):
 
-- ``Certification`` (``nvcre.nvidia.com``): a ``Run`` with the stack it certifies (annotation
+- ``Certification`` (``nvcre.nvidia.com``) that our jobs made (label ``app.kubernetes.io/managed-by=aicr-gen``, as a
+  live read lists them; anybody else's is ignored): a ``Run`` with the stack it certifies (annotation
   ``aicr-gen.dev/stack-digest``), its pool and trigger labels, NVCRE's result (``Certification.result``), when it
   was created and when it finished (the ``lastTransitionTime`` of its True ``Succeeded``/``Failed`` condition), the
   thresholds of its spec and what was measured. NVCRE keeps no measured value in a Certification's status: the
@@ -31,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from aicr_gen.certify.cron import STACK_DIGEST, TRIGGER_LABEL
-from aicr_gen.certify.nvcre import POOL_LABEL
+from aicr_gen.certify.nvcre import MANAGED_BY, POOL_LABEL
 from aicr_gen.yaml import Document, FieldPath
 
 QUARANTINE = "quarantineHealthEvent"
@@ -136,6 +137,8 @@ def evidence(docs: Sequence[Document], *, gpu_nodes_listed: bool = False) -> Evi
     measured = _measured([obj for _d, _p, obj in found.get(("nvcre.nvidia.com", "BandwidthMeasurement"), [])])
     runs = []
     for doc, path, obj in found.get(("nvcre.nvidia.com", "Certification"), []):
+        if not MANAGED_BY.items() <= (_get(obj, "metadata", "labels") or {}).items():
+            continue  # not one our jobs made (live reads list only ours)
         cert = certification_at(doc, path, obj)
         result, reasons = cert.result()
         workflows = [_text(_get(item, "workflowRef", "name")) for item in _get(obj, "status", "categoryStatuses")

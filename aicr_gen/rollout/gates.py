@@ -247,7 +247,7 @@ def _worst(verdicts: Sequence[str]) -> str:
 
 
 def status(fleet: str, waves: Sequence[Mapping[str, Any]], clusters: Sequence[tuple[Expected, Observed]],
-           now: datetime, soak_of: Callable[[Mapping[str, Any]], float]) -> dict[str, Any]:
+           now: datetime, soak_of: Callable[[Mapping[str, Any]], float], *, name: str = "") -> dict[str, Any]:
     """The rollout's status document: every wave (in order) with its clusters' gate verdicts, its own verdict
     and soak, and the next step (see the module's docstring)."""
     target = _canonical(waves[0].get("spec") or {}) if waves else ""
@@ -266,7 +266,7 @@ def status(fleet: str, waves: Sequence[Mapping[str, Any]], clusters: Sequence[tu
     decision = _next(rows)
     counts = {state: sum(1 for row in rows for item in row["clusters"] if item["status"] == state)
               for state in (PASS, WAIT, FAIL, UNKNOWN)}
-    return {"kind": KIND, "fleet": fleet, "now": now.isoformat().replace("+00:00", "Z"),
+    return {"kind": KIND, "fleet": fleet, "fleetName": name, "now": now.isoformat().replace("+00:00", "Z"),
             "summary": {"waves": len(rows), "clusters": sum(len(row["clusters"]) for row in rows), **counts},
             "next": decision, "waves": rows}
 

@@ -198,13 +198,21 @@ def test_the_pull_request_body_fits_github_and_keeps_the_failing_rows(bumped: Pa
     evidence = _evidence(work, tmp_path / "evidence", failing_canary=True)
     path = _on_path(tmp_path, "aicr-gen", f"""#!{sys.executable}
 import json, subprocess, sys
+from aicr_gen.report.rollout import BODY_LIMIT, markdown
 code = subprocess.run([sys.executable, "-m", "aicr_gen", *sys.argv[1:]], check=False).returncode
-with open(sys.argv[sys.argv.index("--output") + 1], "r+", encoding="utf-8") as file:
+def given(flag):
+    return sys.argv[sys.argv.index(flag) + 1]
+with open(given("--output"), "r+", encoding="utf-8") as file:
     document = json.load(file)
     prod = document["waves"][1]["clusters"]
     prod += [{{**prod[0], "name": f"p{{index:04}}"}} for index in range(1500)]
     file.seek(0)
     json.dump(document, file)
+# the Markdown of the inflated document, as aicr-gen renders --markdown and --body
+with open(given("--markdown"), "w", encoding="utf-8") as file:
+    file.write(markdown(document))
+with open(given("--body"), "w", encoding="utf-8") as file:
+    file.write(markdown(document, BODY_LIMIT))
 sys.exit(code)
 """)
     run = Run(work, tmp_path, {"ROLLOUT": "status", "EVIDENCE": str(evidence)}, path)

@@ -225,3 +225,10 @@ def test_a_certification_created_before_the_apply_certified_the_old_stack() -> N
     assert gates.certified(expected(), found, "2026-12-01T09:00:00Z").status == "wait"
     verdicts = gates.cluster_verdicts(expected(), gates.Observed(found, "", {HEAD: True}), ["certified", "healthy"])
     assert verdicts["certified"].text == f"no Certification of stack {STACK[:19]} yet"
+
+
+def test_only_certifications_our_jobs_made_count() -> None:
+    foreign = exported.certification("theirs", STACK)
+    foreign[0]["metadata"]["labels"] = {"team": "ml"}
+    foreign[0]["spec"] = "not a spec"  # nor is anybody else's read: it cannot fail the read either
+    assert gates.certified(expected(), read(*foreign)).status == "wait"

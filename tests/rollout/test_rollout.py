@@ -216,3 +216,17 @@ def test_evidence_text_cannot_shape_the_commit_message_nor_the_summary(cli: Any,
     trailers = git(repo, "log", "-1", "--format=%(trailers:only,unfold)").split("\n")
     assert [line for line in trailers if line.startswith("Rollout-Wave")] == ["Rollout-Wave: prod"]
     assert not any(line.startswith("Signed-off-by") for line in trailers)
+
+
+def test_one_read_writes_json_the_summary_and_a_pull_request_body(cli: Any, bumped: Path, tmp_path: Path) -> None:
+    repo = _clone(bumped, tmp_path)
+    evidence = _evidence(repo, tmp_path / "evidence")
+    files = {name: tmp_path / name for name in ("status.json", "summary.md", "body.md")}
+    result = cli("rollout", "status", str(repo / "fleet.yaml"), "--evidence", str(evidence), "--now", BEFORE_SOAK,
+                 "--format", "json", "-o", str(files["status.json"]), "--markdown", str(files["summary.md"]),
+                 "--body", str(files["body.md"]))
+    assert result.code == 0, result.err
+    document = json.loads(files["status.json"].read_text())
+    assert document["fleetName"] == "prod" and document["next"]["action"] == "wait"
+    for name in ("summary.md", "body.md"):
+        assert "**Next: wait: prod waits for canary**" in files[name].read_text()
