@@ -48,6 +48,8 @@ def _common(parser: argparse.ArgumentParser, *, evidence: bool) -> None:
         parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig of the clusters' contexts")
         parser.add_argument("--context", action="append", default=[], metavar="CLUSTER=CTX",
                             help="kubeconfig context of a cluster (repeatable)")
+        parser.add_argument("--argocd-context", metavar="CTX", help="kubeconfig context of the shared Argo CD that "
+                            "holds the clusters' Applications (default: each cluster's own context)")
         parser.add_argument("--now", metavar="TIME", help="judge soaks at this RFC 3339 time instead of the "
                             "clock (to replay a decision)")
         parser.add_argument("--format", choices=("table", "markdown", "json"), default="table",
@@ -147,7 +149,8 @@ def _status(args: argparse.Namespace) -> tuple[Path, Any, Repo, list[Member], di
         raise InvalidInputError(f"--evidence {args.evidence}: no such folder; give the folder holding <cluster>/ "
                                 "folders of exported evidence")
     expected, recipes = expectations(repo, found)
-    observed = observe(repo, found, expected, recipes, folder=folder, kubeconfig=args.kubeconfig, contexts=contexts)
+    observed = observe(repo, found, expected, recipes, folder=folder, kubeconfig=args.kubeconfig, contexts=contexts,
+                       argocd_context=args.argocd_context)
     document = gates.status(str(args.fleet), waves_of(doc), list(zip(expected, observed, strict=True)), now,
                             lambda wave: seconds(str(wave.get("soak", "0s"))) or 0.0,
                             name=str(doc.data["metadata"]["name"]))

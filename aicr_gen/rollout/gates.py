@@ -10,7 +10,8 @@ A verdict is ``pass``, ``wait`` (not yet: nothing failed), ``fail`` (a gate fail
   A Certification of another stack never counts: it certified something else; nor does one created before the
   deployer applied the tree (when ``healthy`` knows that time): a scheduled job synced ahead of the stack stamps
   the new digest while the old stack still runs.
-- ``healthy``: the deployer's object (Argo CD Application or Flux Kustomization of the cluster's root) applied a
+- ``healthy``: the deployer's object (Argo CD Application or Flux Kustomization of the cluster's root, named as
+  the tree names it: ``<cluster>-aicr-stack`` in a shared Argo CD, read where ``read.deployer_place`` says) applied a
   revision whose tree of the cluster is the one at the rollout's commit, and is Synced and Healthy (Ready). An
   older revision, or a newer one that changed the cluster's tree again, waits; Degraded, a failed operation or a
   Stalled Kustomization fails. helm and helmfile have no deployer object: the gate fails naming the fix.
@@ -67,7 +68,8 @@ class Expected(NamedTuple):
     pools: tuple[str, ...]
     """The certifications of the tree: "" cluster-wide, else a pool name."""
     roots: tuple[str, ...]
-    """Names the deployer's root object may have (``aicr-stack``, ``<cluster>-aicr-stack``)."""
+    """The name of the deployer's root object (``aicr-stack``; ``<cluster>-aicr-stack`` in a shared Argo CD); none
+    for a deployer without one."""
 
 
 class Observed(NamedTuple):

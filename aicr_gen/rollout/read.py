@@ -15,7 +15,9 @@ spec's ``spec.snapshot.context``, else the context named like the cluster (never
 our Certifications (label ``app.kubernetes.io/managed-by=aicr-gen``) with NVCRE's Workflows and
 BandwidthMeasurements, the deployer's Applications (``spec.argocd.namespace``) or Kustomizations
 (``flux-system``), the GPU nodes and NVSentinel's ``circuit-breaker`` ConfigMap, and reads the snapshot the spec's
-agent writes (``spec.snapshot.configmap``); ``READERS`` clusters at a time. A kind whose CRD is not installed
+agent writes (``spec.snapshot.configmap``); ``READERS`` clusters at a time. The deployer's root object is read
+where it lives (``deployer_place``): a shared Argo CD's through ``--argocd-context``, a Flux spoke's on its hub.
+Exported, it must be in the cluster's own folder (export it from the hub there). A kind whose CRD is not installed
 lists as none; a cluster that cannot be reached is ``unknown`` with the reason. The context needs no more than
 ``list`` of those kinds and ``get`` of the snapshot ConfigMap: the breaker is listed by the field selector
 ``metadata.name=circuit-breaker``, which RBAC authorizes as that name (``resourceNames``), so no other ConfigMap
@@ -109,6 +111,7 @@ def _deployer(cluster: ClusterSpec) -> str:
 def expectations(repo: Repo, found: Sequence[Member]) -> tuple[list[Expected], dict[str, list[dict[str, Any]]]]:
     """What each cluster's tree at HEAD says (``Expected``), and each cluster's recipe componentRefs."""
     from aicr_gen.edges.git_objects import read_blobs
+    from aicr_gen.gitops.trees.render_tree import deployer_options
     from aicr_gen.yaml import load_bytes
 
     paths = {item.cluster.metadata.name: item.cluster.spec.repo.path for item in found}
@@ -137,7 +140,7 @@ def expectations(repo: Repo, found: Sequence[Member]) -> tuple[list[Expected], d
             if "recipe.yaml" in names else {}
         recipes[name] = list((recipe or {}).get("componentRefs") or [])
         deployer = _deployer(item.cluster)
-        roots = ("aicr-stack", f"{name}-aicr-stack") if deployer == "argocd" else ("aicr-stack", name)
+        roots = (deployer_options(item.cluster, deployer, path).app_name,) if deployer in ("argocd", "flux") else ()
         out.append(Expected(name, item.spec_file, item.wave, path, deployer, stack, tuple(pools), roots))
     return out, recipes
 
@@ -200,31 +203,72 @@ _LISTS = (
 """What every cluster lists: kind, path, label selector."""
 
 
-def live(cluster: ClusterSpec, deployer: str, kubeconfig: str | None, context: str) -> Read:
-    """The evidence of one cluster read through ``context``."""
+class Place(NamedTuple):
+    """Where a cluster's deployer object lives: the kubeconfig context and the namespace."""
+
+    context: str
+    namespace: str
+
+
+def deployer_place(cluster: ClusterSpec, deployer: str, context: str, contexts: Mapping[str, str],
+                   argocd_context: str | None) -> Place | None:
+    """Where ``live`` lists the deployer object of ``cluster`` (None: a deployer without one): Argo CD's
+    Applications in ``spec.argocd.namespace``, through ``argocd_context`` when the Argo CD is shared (one Argo CD
+    for many clusters) and it is given, else the cluster's own ``context``; a Flux spoke's Kustomization on its hub
+    (``spec.flux.hub``'s context, picked as any cluster's), in the namespace named after the spoke; else the
+    cluster's own Flux in ``flux-system``."""
+    if deployer == "argocd":
+        settings = cluster.spec.argocd
+        shared = settings is not None and settings.is_shared()
+        return Place(argocd_context if shared and argocd_context else context,
+                     settings.namespace if settings is not None else "argocd")
+    if deployer == "flux":
+        hub = cluster.spec.flux.hub if cluster.spec.flux is not None else None
+        if hub is not None:
+            return Place(contexts.get(hub) or hub, cluster.metadata.name)
+        return Place(context, "flux-system")
+    return None
+
+
+_DEPLOYER = {"argocd": ("Application", "/apis/argoproj.io/v1alpha1/namespaces/{namespace}/applications"),
+             "flux": ("Kustomization", "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/{namespace}/kustomizations")}
+
+
+def _listed(api: Any, lists: Sequence[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
+    from aicr_gen.edges.kube.client import NotFoundError
+
+    items: list[dict[str, Any]] = []
+    for kind, path, selector in lists:
+        try:
+            listed = api.list_items(path, f"{kind} list", selector)
+        except NotFoundError:
+            listed = []  # the CRD is not installed: none of that kind
+        items += [{"kind": kind, "apiVersion": _API[kind], **item} for item in listed]
+    return items
+
+
+def live(cluster: ClusterSpec, deployer: str, kubeconfig: str | None, context: str,
+         place: Place | None = None) -> Read:
+    """The evidence of one cluster read through ``context``, its deployer object at ``place``."""
     from aicr_gen.drift.load import load_snapshot
-    from aicr_gen.edges.kube.client import NotFoundError, connect
+    from aicr_gen.edges.kube.client import connect
     from aicr_gen.yaml import Document
 
+    lists = list(_LISTS)
+    elsewhere: list[tuple[str, str, str | None]] = []
+    if place is not None:
+        kind, path = _DEPLOYER[deployer]
+        (lists if place.context == context else elsewhere).append((kind, path.format(namespace=place.namespace),
+                                                                   None))
     try:
         with connect(kubeconfig, context) as api:
-            items: list[dict[str, Any]] = []
-            lists = list(_LISTS)
-            if deployer == "argocd":
-                namespace = cluster.spec.argocd.namespace if cluster.spec.argocd is not None else "argocd"
-                lists.append(("Application", f"/apis/argoproj.io/v1alpha1/namespaces/{namespace}/applications", None))
-            elif deployer == "flux":
-                lists.append(("Kustomization", "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/"
-                                               "kustomizations", None))
-            for kind, path, selector in lists:
-                try:
-                    listed = api.list_items(path, f"{kind} list", selector)
-                except NotFoundError:
-                    listed = []  # the CRD is not installed: none of that kind
-                items += [{"kind": kind, "apiVersion": _API[kind], **item} for item in listed]
+            items = _listed(api, lists)
             breaker = api.request("GET", "/api/v1/configmaps", "circuit-breaker ConfigMap",
                                   query=[("fieldSelector", "metadata.name=circuit-breaker")]).get("items") or []
             items += [{"kind": "ConfigMap", "apiVersion": "v1", **item} for item in breaker if isinstance(item, dict)]
+        if elsewhere and place is not None:
+            with connect(kubeconfig, place.context) as hub:
+                items += _listed(hub, elsewhere)
     except UnreachableError as err:
         return Read(None, str(err), None)
     found = evidence([Document(f"context {context}", {"kind": "List", "items": items}, {})], gpu_nodes_listed=True)
@@ -252,7 +296,7 @@ def context_of(cluster: ClusterSpec, contexts: Mapping[str, str]) -> str:
 
 def observe(repo: Repo, found: Sequence[Member], expected: Sequence[Expected],
             recipes: Mapping[str, list[dict[str, Any]]], *, folder: Path | None, kubeconfig: str | None,
-            contexts: Mapping[str, str]) -> list[Observed]:
+            contexts: Mapping[str, str], argocd_context: str | None = None) -> list[Observed]:
     """What each cluster proves (``expected``'s order)."""
     from aicr_gen.drift.diff import helm_releases
     from aicr_gen.drift.fleet import Cluster, cells, cluster_status
@@ -262,8 +306,10 @@ def observe(repo: Repo, found: Sequence[Member], expected: Sequence[Expected],
         try:
             if folder is not None:
                 return exported(folder, member.cluster.metadata.name)
-            return live(member.cluster, expected[index].deployer, kubeconfig,
-                        context_of(member.cluster, contexts))
+            context = context_of(member.cluster, contexts)
+            deployer = expected[index].deployer
+            return live(member.cluster, deployer, kubeconfig, context,
+                        deployer_place(member.cluster, deployer, context, contexts, argocd_context))
         except AicrGenError as err:
             return err
 

@@ -61,9 +61,10 @@ def certification(name: str, digest: str, *, outcome: str = "Succeeded", bus_bw:
     return out
 
 
-def application(revision: str, *, name: str = "aicr-stack", synced: bool = True, health: str = "Healthy",
+def application(revision: str, *, name: str = "nvidia-stack", synced: bool = True, health: str = "Healthy",
                 finished: str = "2026-12-01T09:30:00Z") -> dict[str, Any]:
-    """The root Application as Argo CD's controller leaves it after syncing ``revision``."""
+    """The root Application (the argocd tree's: ``nvidia-stack``) as Argo CD's controller leaves it after syncing
+    ``revision``."""
     return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
             "metadata": {"name": name, "namespace": "argocd"},
             "status": {"sync": {"status": "Synced" if synced else "OutOfSync", "revision": revision},

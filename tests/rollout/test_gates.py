@@ -21,7 +21,7 @@ HEAD = "1" * 40
 def expected(name: str = "a", wave: str = "canary", *, deployer: str = "argocd", pools: tuple[str, ...] = ("",),
              stack: str = STACK) -> gates.Expected:
     return gates.Expected(name, f"clusters/{name}.yaml", wave, f"clusters/{name}", deployer, stack, pools,
-                          ("aicr-stack", f"{name}-aicr-stack"))
+                          ("nvidia-stack",) if deployer == "argocd" else ("aicr-stack",))
 
 
 def read(*objects: dict[str, Any]) -> Any:
@@ -74,18 +74,17 @@ def test_a_tree_without_a_stamped_certification_job_cannot_pass() -> None:
 
 
 @pytest.mark.parametrize(("deployed", "trees", "status", "text"), [
-    ([], {}, "wait", "no Application aicr-stack or a-aicr-stack yet"),
+    ([], {}, "wait", "no Application nvidia-stack yet"),
     ([exported.application(HEAD)], {HEAD: True}, "pass", f"Synced, Healthy at {HEAD[:12]}"),
-    ([exported.application(HEAD)], {HEAD: False}, "wait", f"Application aicr-stack at {HEAD[:12]}, not yet at this "
+    ([exported.application(HEAD)], {HEAD: False}, "wait", f"Application nvidia-stack at {HEAD[:12]}, not yet at this "
                                                            "tree"),
-    ([exported.application(HEAD)], {HEAD: None}, "wait", f"Application aicr-stack at {HEAD[:12]}, which this "
+    ([exported.application(HEAD)], {HEAD: None}, "wait", f"Application nvidia-stack at {HEAD[:12]}, which this "
                                                           "repository lacks (git fetch)"),
     ([exported.application(HEAD, health="Progressing")], {HEAD: True}, "wait",
-     f"Application aicr-stack at {HEAD[:12]}: Synced, Progressing"),
+     f"Application nvidia-stack at {HEAD[:12]}: Synced, Progressing"),
     ([exported.application(HEAD, health="Degraded")], {HEAD: True}, "fail",
-     f"Application aicr-stack at {HEAD[:12]}: Degraded"),
-    ([exported.application(HEAD, name="a-aicr-stack")], {HEAD: True}, "pass", f"Synced, Healthy at {HEAD[:12]}"),
-    ([exported.application(HEAD, name="other")], {HEAD: True}, "wait", "no Application aicr-stack or a-aicr-stack yet"),
+     f"Application nvidia-stack at {HEAD[:12]}: Degraded"),
+    ([exported.application(HEAD, name="a-nvidia-stack")], {HEAD: True}, "wait", "no Application nvidia-stack yet"),
 ])
 def test_healthy_argocd(deployed: list[dict[str, Any]], trees: dict[str, bool | None], status: str,
                         text: str) -> None:

@@ -209,11 +209,11 @@ def test_a_certified_canary_soaks_then_advance_moves_prod_and_prod_completes(cli
     waiting = json.loads(again.out)
     assert waiting["next"]["action"] == "wait"  # prod's clusters still run (and certified) the old stack
     assert _gates(waiting, "b")["healthy"] == {"status": "wait", "since": "",
-                                               "text": f"Application aicr-stack at {head[:12]}, not yet at this tree"}
+                                               "text": f"Application nvidia-stack at {head[:12]}, not yet at this tree"}
     assert _gates(waiting, "b")["certified"]["text"].startswith("no Certification of stack sha256:")
 
     for name in "bc":  # Argo CD applies the move, the post-change job certifies it
-        fleet.prove(name, applied="2026-12-02T12:30:00Z", certification={"finished_at": "2026-12-02T13:00:00Z"})
+        fleet.prove(name, applied="2026-12-01T10:00:00Z", certification={"finished_at": "2026-12-02T13:00:00Z"})
     prod_soaking = json.loads(fleet.rollout(cli, "status", "2026-12-03T13:00:00Z", "--format", "json").out)
     assert prod_soaking["waves"][1]["text"] == "soaking, 1d left"
     soaked = fleet.rollout(cli, "status", "2026-12-04T13:00:00Z", "--format", "json")
@@ -339,8 +339,8 @@ def test_a_flux_clusters_kustomization_reads_live_as_exported(fleet: Fleet, tmp_
     """The Flux path of the reader (the fleet deploys with Argo CD): the root Kustomization in ``flux-system``,
     its status written through ``/status`` by kustomize-controller, read live is what its export says."""
     from aicr_gen.rollout.evidence import Deployed
+    from aicr_gen.rollout.read import Place, live
     from aicr_gen.rollout.read import exported as exported_read
-    from aicr_gen.rollout.read import live
     from aicr_gen.spec.load import load_spec
 
     api, head = fleet.apis["a"], fleet.head()
@@ -349,7 +349,8 @@ def test_a_flux_clusters_kustomization_reads_live_as_exported(fleet: Fleet, tmp_
         world.export(api, tmp_path / "a")
         (tmp_path / "a" / "snapshot.yaml").write_text(api.call(
             "GET", f"/api/v1/namespaces/{AGENT[0]}/configmaps/{AGENT[1]}")["data"]["snapshot.yaml"], encoding="utf-8")
-        read = live(load_spec(str(fleet.repo / "clusters" / "a.yaml")), "flux", fleet.kubeconfig, "a")
+        read = live(load_spec(str(fleet.repo / "clusters" / "a.yaml")), "flux", fleet.kubeconfig, "a",
+                    Place("a", "flux-system"))
     finally:
         api.call("DELETE", "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations/aicr-stack")
     assert read.evidence is not None, read.error
@@ -359,6 +360,29 @@ def test_a_flux_clusters_kustomization_reads_live_as_exported(fleet: Fleet, tmp_
     assert files.evidence is not None
     assert read.evidence.runs == files.evidence.runs and read.evidence.quarantine == files.evidence.quarantine
     assert read.snapshot == files.snapshot
+
+
+def test_a_hub_holds_the_deployer_object(fleet: Fleet) -> None:
+    """One Argo CD for many clusters (or a Flux hub): the root object of cluster a lives on plane b, named for
+    the cluster, and is read there while the rest comes from a's own context."""
+    from aicr_gen.rollout.read import Place, deployer_place, live
+    from aicr_gen.spec.load import load_spec
+
+    hub, head = fleet.apis["b"], fleet.head()
+    world.argo_application(hub, name="a-aicr-stack", revision=head, finished_at=APPLIED)
+    cluster = load_spec(str(fleet.repo / "clusters" / "a.yaml"))
+    try:
+        read = live(cluster, "argocd", fleet.kubeconfig, "a", Place("b", "argocd"))
+    finally:
+        hub.call("DELETE", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/a-aicr-stack")
+    assert read.evidence is not None, read.error
+    assert "a-aicr-stack" in {item.name for item in read.evidence.deployed}  # beside b's own root
+    assert read.evidence.runs[0].name == "gpu-certification-a"  # the rest from a's own plane
+    from aicr_gen.spec.cluster import ArgoCD
+
+    shared = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"argocd": ArgoCD(shared=True)})})
+    assert deployer_place(shared, "argocd", "a", {}, "hub") == Place("hub", "argocd")
+    assert deployer_place(cluster, "argocd", "a", {}, "hub") == Place("a", "argocd")
 
 
 # ------------------------------------------------------------------------------------------- least privilege
@@ -427,7 +451,7 @@ def test_each_rule_of_the_reader_is_needed(apis: dict[str, Api], kubeconfig: str
     """Without any one verb of ``READER_RULES`` the live read of a cluster fails, naming the refusal: the whole
     cluster for a list, the snapshot (``no-drift``) for the agent's ConfigMap get. Kustomizations are listed for a
     Flux cluster, Applications for an Argo CD one."""
-    from aicr_gen.rollout.read import live
+    from aicr_gen.rollout.read import deployer_place, live
     from aicr_gen.spec.load import load_spec
 
     cluster = load_spec(str(bumped / "clusters" / "a.yaml"))
@@ -441,7 +465,9 @@ def test_each_rule_of_the_reader_is_needed(apis: dict[str, Api], kubeconfig: str
                      != triple]
             _reader_role(api, rules)
             _settled(api, rules)
-            read = live(cluster, "flux" if resource == "kustomizations" else "argocd", kubeconfig, "a-reader")
+            deployer = "flux" if resource == "kustomizations" else "argocd"
+            read = live(cluster, deployer, kubeconfig, "a-reader",
+                        deployer_place(cluster, deployer, "a-reader", {}, None))
             said = read.snapshot_error if (resource, verb) == ("configmaps", "get") else read.error
             assert "forbidden" in said.lower() and resource in said, (triple, read)
     finally:

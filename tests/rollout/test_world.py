@@ -203,7 +203,7 @@ def test_quarantine_marks_come_and_go_with_their_manager(api: Api) -> None:
 
 def test_the_deployers_report_the_revision_they_applied(deployers: Api) -> None:
     app = world.argo_application(deployers, revision="a" * 40, finished_at=FINISHED)
-    stored = _get(deployers, "argoproj.io/v1alpha1", "Application", "aicr-stack", "argocd")
+    stored = _get(deployers, "argoproj.io/v1alpha1", "Application", "nvidia-stack", "argocd")
     assert stored["status"] == app["status"]
     assert (stored["status"]["sync"]["status"], stored["status"]["sync"]["revision"]) == ("Synced", "a" * 40)
     assert stored["status"]["health"]["status"] == "Healthy"

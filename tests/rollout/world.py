@@ -42,8 +42,11 @@ from aicr_gen.certify.nvcre import API_VERSION, CATALOG, POOL_LABEL, target
 from aicr_gen.certify.nvcre import certification as certification_object
 from aicr_gen.certify.thresholds import compile_thresholds, evaluate
 from aicr_gen.gitops.trees.render_tree import DEFAULT_SELECTOR
+from aicr_gen.render.options import default_app_name
 from tests.cluster.converge import ARGOCD_MANAGER, FLUX_MANAGER, Api
 
+ARGOCD_ROOT = default_app_name("argocd")
+"""The root Application of a cluster's argocd tree (AICR's name, ``nvidia-stack``)."""
 CRD_FOLDER = Path(__file__).resolve().parents[1] / "cluster" / "crds" / "nvcre"
 """NVCRE's CRDs as test fixtures, written from its Go types (the folder's README says from which commit)."""
 SERVED_SECONDS = 30.0
@@ -314,8 +317,8 @@ def _measurement(api: Api, run: _Run, namespace: str, job: str, bus_bw: float) -
 # ---------------------------------------------------------------------------------------------- deployers
 
 
-def argo_application(api: Api, *, name: str = STACK, namespace: str = "argocd", revision: str, synced: bool = True,
-                     health: str = "Healthy", finished_at: str) -> dict[str, Any]:
+def argo_application(api: Api, *, name: str = ARGOCD_ROOT, namespace: str = "argocd", revision: str,
+                     synced: bool = True, health: str = "Healthy", finished_at: str) -> dict[str, Any]:
     """The stack's Argo CD Application after a sync to ``revision`` that finished at ``finished_at``: synced, it
     is ``Synced`` at ``revision`` with a Succeeded operation and a history entry; not synced, the comparison is
     ``OutOfSync`` at ``revision`` and the operation to it Failed. Status goes with the object (the CRD has no
