@@ -1,5 +1,7 @@
 """``aicr-gen fleet entry SPEC... --output DIR``: the fleet's entry points (``gitops/trees/fleet_entry.py``), written
-once for the repository from its ClusterSpecs; ``--check`` compares them with the folder instead."""
+once for the repository from its ClusterSpecs; ``--check`` compares them with the folder instead. ``aicr-gen fleet
+init``: a commented starting Fleet file (with its editor schema modeline), which ``spec init --extends`` then
+extends."""
 
 from __future__ import annotations
 
@@ -17,6 +19,17 @@ if TYPE_CHECKING:
 def arguments(parser: argparse.ArgumentParser) -> None:
     """``fleet entry SPEC... -o DIR``."""
     subcommands = parser.add_subparsers(dest="fleet_command", metavar="COMMAND", required=True)
+    init = subcommands.add_parser(
+        "init", help="write a commented starting Fleet file",
+        description="Write a Fleet: the defaults its ClusterSpecs share (deployers, repository, certification, "
+                    "snapshots), with rollout waves sketched in comments. Extend it with 'aicr-gen spec init "
+                    "--extends FLEET'.")
+    init.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (atomically; default stdout)")
+    init.add_argument("--name", default="fleet", metavar="NAME", help="metadata.name, a DNS label (default: fleet)")
+    init.add_argument("--deployer", action="append", default=[], metavar="D",
+                      help="deployer of every cluster (repeatable; default argocd)")
+    init.add_argument("--repo-url", metavar="URL", help="the Git repository the trees are committed to")
+    init.add_argument("--force", action="store_true", help="overwrite an existing -o FILE")
     entry = subcommands.add_parser(
         "entry", help="write the Argo CD ApplicationSet and the Flux entry Kustomizations of the clusters",
         description="Render, from the ClusterSpecs, argocd/applicationset.yaml (one list element per cluster with a "
@@ -33,6 +46,84 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``fleet init`` or ``fleet entry``."""
+    if args.fleet_command == "init":
+        return _init(args)
+    return _entry(args)
+
+
+def fleet_text(name: str, deployers: list[str], repo_url: str | None) -> str:
+    """A starting Fleet file: the modeline, then commented defaults that ``lint`` accepts once the repository URL
+    is set."""
+    import json
+
+    from aicr_gen.spec.cluster import API_VERSION, PLACEHOLDER_URL
+    from aicr_gen.text.schema_url import modeline
+
+    url = repo_url or PLACEHOLDER_URL
+    note = "" if repo_url else "  # a placeholder: lint and sync refuse it until you set your repository"
+    lines = [
+        modeline("fleet"),
+        "# Fleet: the defaults many ClusterSpecs share. A spec names it with spec.extends; its own values win",
+        "# (maps merge, lists and scalars replace, null removes). `aicr-gen spec show SPEC` shows where each",
+        "# value comes from.",
+        f"apiVersion: {API_VERSION}",
+        "kind: Fleet",
+        "metadata:",
+        f"  name: {name}",
+        "spec:",
+        "  deployers:",
+        *(f"    - {deployer}" for deployer in deployers),
+        "  repo:",
+        f"    url: {json.dumps(url)}{note}",
+        "    branch: main",
+        "  versions: {}  # component pins for every cluster, e.g. gpu-operator: v26.3.3",
+        "  # NVCRE certification of every cluster (its recipe must deploy nvcre, e.g. a training-kubeflow overlay):",
+        "  # certification:",
+        "  #   categories: [communication/nccl-all-reduce]",
+        "  #   thresholds: {busBandwidthGBps: \"value >= 300\"}  # GB/s: set your fabric's floor",
+        "  #   postChange: true  # certify each change the deployer applies (the rollout's certified gate reads it)",
+        "  snapshot:",
+        "    configmap: \"cm://aicr/snapshot\"  # where each cluster's snapshot agent writes (diff, rollout)",
+        "# Roll changes out in waves: every cluster in exactly one wave (by metadata.name or labels); a bump goes",
+        "# into the first wave's spec and `aicr-gen rollout advance` moves it on once the wave proved it.",
+        "# rollout:",
+        "#   waves:",
+        "#     - name: canary",
+        "#       selector: {ring: canary}",
+        "#       soak: 24h",
+        "#       spec: {versions: {}}",
+        "#     - name: prod",
+        "#       selector: {ring: prod}",
+        "#       soak: 48h",
+        "#       spec: {versions: {}}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _init(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from aicr_gen.edges.output import write_text
+    from aicr_gen.render.options import DEPLOYERS
+    from aicr_gen.text.kube_names import is_dns_label
+
+    if not is_dns_label(args.name):
+        raise InvalidInputError(f"--name {args.name!r}: give a DNS label (lower-case letters, digits, '-')")
+    deployers = args.deployer or ["argocd"]
+    for deployer in deployers:
+        if deployer not in DEPLOYERS:
+            raise InvalidInputError(f"--deployer {deployer!r}: use one of {', '.join(DEPLOYERS)}")
+    if args.output and Path(args.output).exists() and not args.force:
+        raise InvalidInputError(f"{args.output} exists; give --force to replace it")
+    write_text(args.output, fleet_text(args.name, deployers, args.repo_url))
+    if args.output:
+        sys.stderr.write(f"aicr-gen: wrote {args.output}; extend it with 'aicr-gen spec init --extends "
+                         f"{args.output} ...'\n")
+    return OK
+
+
+def _entry(args: argparse.Namespace) -> int:
     """Render the ApplicationSet and the Flux entry Kustomizations of the specs and write them to ``--output``
     (``--check``: exit 1 listing the files there that differ from them, writing nothing)."""
     from pathlib import Path

@@ -1,4 +1,6 @@
-"""``aicr-gen schema KIND``: the JSON Schema of an input kind, for editors and check-jsonschema."""
+"""``aicr-gen schema KIND``: the JSON Schema of an input kind, for editors and check-jsonschema. Each is committed
+as ``schemas/KIND.json`` (a test keeps them equal), so a release's schemas have addresses
+(``text/schema_url.py``) that the files ``spec init`` and ``fleet init`` write name in their modeline."""
 
 from __future__ import annotations
 

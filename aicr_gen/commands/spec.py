@@ -175,7 +175,10 @@ def render(query: dict[str, str], deployers: list[str], catalogs: list[str], nod
         "    # The recipe has no enabled nvcre component, so nothing would act on Certifications (policy",
         "    # certification-needs-nvcre): use a catalog with NVCRE, or install it, then list categories here.",
         "    categories: []  # e.g. - communication/nccl-all-reduce"]
+    from aicr_gen.text.schema_url import modeline
+
     lines = [
+        modeline("clusterspec"),
         "# ClusterSpec: one cluster, end to end. Check it with `aicr-gen schema clusterspec` (editor schema).",
         f"apiVersion: {API_VERSION}",
         f"kind: {KIND}",
@@ -320,7 +323,10 @@ def extending(fleet_file: str, folders: list[str], values: dict[str, str | None]
     name = name or spec_name(query)
     here = Path(output).parent if output else Path()
     relative = Path(os.path.relpath(Path(fleet_file).absolute(), here.absolute())).as_posix()
-    lines = [f"# ClusterSpec of the fleet {fleet.metadata.name}: everything not set here comes from {relative}",
+    from aicr_gen.text.schema_url import modeline
+
+    lines = [modeline("clusterspec"),
+             f"# ClusterSpec of the fleet {fleet.metadata.name}: everything not set here comes from {relative}",
              "# (`aicr-gen spec show FILE` prints the effective spec, each value with the file it comes from).",
              f"apiVersion: {API_VERSION}", f"kind: {KIND}", "metadata:",
              f"  name: {_q(name)}  # a DNS label naming the cluster", "spec:", f"  extends: {_q(relative)}",
