@@ -1,3 +1,3 @@
 """aicr-gen: reproducible, certified and watched GPU Kubernetes clusters through Git."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from aicr_gen import __version__
 from aicr_gen.cli.main import main
 from aicr_gen.commands.snapshot import configmap_payload
 from aicr_gen.drift import capture
@@ -75,7 +76,7 @@ def test_snapshot_of_recorded_eks_objects() -> None:
     snapshot = capture.build_snapshot(_recorded("version.json"), _recorded("nodes.json")["items"], SECRETS["items"],
                                       _recorded("pods.json")["items"], NOW)
     assert snapshot["kind"] == "Snapshot" and snapshot["apiVersion"] == "aicr.run/v1"
-    assert snapshot["metadata"] == {"timestamp": "2026-03-02T09:15:00Z", "version": "0.1.0", "source": "aicr-gen"}
+    assert snapshot["metadata"] == {"timestamp": "2026-03-02T09:15:00Z", "version": __version__, "source": "aicr-gen"}
     assert subtype_data(snapshot, "K8s", "server") == {"version": "v1.33.0-eks-4096722", "platform": "linux/amd64",
                                                 "goVersion": "go1.24.2"}
     assert subtype_data(snapshot, "K8s", "helm") == {
