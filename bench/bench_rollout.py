@@ -16,8 +16,8 @@ breaker ConfigMap and an AICR snapshot of the recipe's versions; every 97th clus
 Timed, whole process, at a time after the canary's soak: ``aicr-gen rollout status FLEET --evidence DIR --format
 json``, target <= 10 s for 1,000 clusters (median of R runs; peak RSS of the process tree as ``bench_fleet``
 samples it), and ``rollout advance --dry-run`` (which decides "advance ring-1 (from canary)"). ``--profile``
-prints where one status run's time goes (cProfile of the main process, top 15 by cumulative time: the specs and
-evidence read in workers show as ``run_all``);
+prints where one status run's time goes (cProfile of one run in one process: aicr_gen's top 15 by cumulative
+time, the top 10 by own time);
 ``--save-json`` keeps the status document (to compare the output of two versions of aicr-gen).
 
 The repository and the evidence are built once (two syncs of N specs: minutes) and kept under the temporary
@@ -166,17 +166,33 @@ def _runs(argv: list[str], env: dict[str, str], expect: str, runs: int) -> tuple
             max(row[2] for row in found))
 
 
+_PROFILED = """\
+import sys
+
+import aicr_gen.gitops.render_many as render_many
+from aicr_gen.cli.main import main
+
+render_many.workers_for = lambda count, jobs: 1  # one process: cProfile sees what the workers would do
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def _profile(argv: list[str], env: dict[str, str], work: Path) -> None:
-    """One status run under cProfile (the main process), top 15 by cumulative time."""
+    """One status run under cProfile, in one process: the top 15 of aicr-gen's functions by cumulative time and
+    the top 10 of all by own time."""
     import pstats
 
-    out = work / "status.prof"
-    python = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "aicr_gen"]
-    proc = subprocess.run([*python, *argv], capture_output=True, text=True, env=env, check=False)
+    out, script = work / "status.prof", work / "profiled.py"
+    script.write_text(_PROFILED)
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), str(script), *argv], capture_output=True,
+                          text=True, env=env, check=False)
     if proc.returncode != 0:
         sys.exit(f"profile run: exit {proc.returncode}\n{proc.stderr[-2000:]}")
-    print("\nprofile of one `rollout status` (cProfile, main process, top 15 by cumulative time):")
-    pstats.Stats(str(out), stream=sys.stdout).sort_stats("cumulative").print_stats(15)
+    stats = pstats.Stats(str(out), stream=sys.stdout)
+    print("\nprofile of one `rollout status` in one process (cProfile): aicr_gen, top 15 by cumulative time")
+    stats.sort_stats("cumulative").print_stats("/aicr_gen/", 15)
+    print("all functions, top 10 by own time")
+    stats.sort_stats("tottime").print_stats(10)
 
 
 def main() -> int:
