@@ -27,7 +27,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from common import Verdicts, clean_env, command
+from common import ROOT, Verdicts, clean_env, command
+
+sys.path.insert(0, str(ROOT))
+
+from tests.nvcre_elsewhere import POLICY_FILE, write_policy
 
 CRITERIA = [  # (service, accelerator, intent, os, platform), each resolvable in the embedded catalog
     ("eks", "h100", "inference", "ubuntu", "dynamo"),
@@ -55,6 +59,7 @@ spec:
       busBandwidthGBps: "value >= 300"
   sentinel:
     mode: monitor
+  policies: [{policy}]
 """
 SPEC = """\
 apiVersion: aicr-gen.dev/v1alpha1
@@ -70,7 +75,7 @@ spec:
 PINS = ("v26.3.3", "v26.4.0")
 
 
-def generate(repo: Path, count: int, fleet: str = FLEET.format(pin=PINS[0]),
+def generate(repo: Path, count: int, fleet: str = FLEET.format(pin=PINS[0], policy=POLICY_FILE),
              labels: Callable[[str], Mapping[str, str]] = lambda name: {},
              criteria: Sequence[tuple[str, ...]] = CRITERIA) -> None:
     """A Git repository holding the ``fleet`` file and ``count`` specs extending it (named ``c00000``..., on
@@ -83,6 +88,7 @@ def generate(repo: Path, count: int, fleet: str = FLEET.format(pin=PINS[0]),
     git("config", "user.email", "bench@example.invalid")
     git("config", "commit.gpgsign", "false")
     (repo / "fleet.yaml").write_text(fleet)
+    write_policy(repo)  # the fleet certifies inference clusters too: NVCRE installed outside the repository
     specs = repo / "specs"
     specs.mkdir()
     for number in range(count):

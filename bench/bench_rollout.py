@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from bench_fleet import CRITERIA, FLEET, PINS, generate, timed
+from bench_fleet import CRITERIA, FLEET, PINS, POLICY_FILE, generate, timed
 from common import Verdicts, clean_env, command, kept
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +76,7 @@ def _labels(count: int) -> dict[str, dict[str, str]]:
 
 def _fleet(count: int, canary: str) -> str:
     """bench_fleet's fleet, certifying after every change, with the waves (the canary on ``canary``)."""
-    data = yaml.safe_load(FLEET.format(pin=PINS[0]))
+    data = yaml.safe_load(FLEET.format(pin=PINS[0], policy=POLICY_FILE))
     data["spec"]["certification"]["postChange"] = True
     waves = [{**wave, "spec": {"versions": {"gpu-operator": canary if wave["name"] == "canary" else PINS[0]}}}
              for wave in WAVES]
@@ -148,6 +148,64 @@ def built(count: int, aicr_gen: list[str], rebuild: bool) -> tuple[Path, Path, d
     return repo, evidence, env
 
 
+IMAGES = ("nvcr.io/nvidia/driver:580.95.05-ubuntu24.04", "nvcr.io/nvidia/k8s/container-toolkit:v1.17.8",
+          "nvcr.io/nvidia/k8s-device-plugin:v0.17.4", "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.3.1-ubuntu22.04",
+          "nvcr.io/nvidia/cloud-native/dcgm:4.2.3-1-ubuntu22.04", "nvcr.io/nvidia/gpu-feature-discovery:v0.17.4",
+          "registry.k8s.io/nfd/node-feature-discovery:v0.17.3", "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.12.3",
+          "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.4", "nvcr.io/nvidia/nvsentinel/agent:v0.9.0",
+          "registry.k8s.io/kube-proxy:v1.33.0", "public.ecr.aws/eks/aws-vpc-cni:v1.19.6")
+
+
+def kubelet_status(node: dict[str, Any], index: int) -> dict[str, Any]:
+    """``node`` as the API server lists it: with the labels node-feature-discovery and GPU feature discovery add
+    and the status the kubelet writes (addresses, capacity, allocatable, conditions, node info, images)."""
+    gpus = {"cpu": "192", "memory": "2113929216Ki", "nvidia.com/gpu": "8", "pods": "110", "rdma/ib": "8",
+            "ephemeral-storage": "3750000000Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0"}
+    meta = {**node["metadata"], "uid": f"{index:08d}-0000-4000-8000-000000000000", "resourceVersion": str(1000 + index),
+            "creationTimestamp": "2026-11-01T00:00:00Z"}
+    meta["labels"] = {**meta["labels"], "kubernetes.io/hostname": meta["name"], "kubernetes.io/os": "linux",
+                      "kubernetes.io/arch": "amd64", "node.kubernetes.io/instance-type": "p5.48xlarge",
+                      "topology.kubernetes.io/zone": f"us-west-2{'abcd'[index % 4]}",
+                      "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8",
+                      "nvidia.com/cuda.driver-version.full": "580.95.05",
+                      **{f"feature.node.kubernetes.io/cpu-cpuid.AVX{n}": "true" for n in range(10)}}
+    conditions = [{"type": kind, "status": "True" if kind == "Ready" else "False", "reason": f"Kubelet{kind}",
+                   "message": f"kubelet reports {kind}", "lastHeartbeatTime": "2026-12-01T11:59:00Z",
+                   "lastTransitionTime": "2026-11-01T00:05:00Z"}
+                  for kind in ("MemoryPressure", "DiskPressure", "PIDPressure", "Ready")]
+    status = {"addresses": [{"type": "InternalIP", "address": f"10.{index // 250}.{index % 250}.10"},
+                            {"type": "Hostname", "address": meta["name"]}],
+              "capacity": gpus, "allocatable": {**gpus, "cpu": "191", "memory": "2097152000Ki"},
+              "conditions": conditions, "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+              "nodeInfo": {"architecture": "amd64", "bootID": f"{index:036d}", "containerRuntimeVersion":
+                           "containerd://1.7.27", "kernelVersion": "6.8.0-1016-aws", "kubeProxyVersion": "",
+                           "kubeletVersion": "v1.33.0", "machineID": f"{index:032x}", "operatingSystem": "linux",
+                           "osImage": "Ubuntu 24.04.1 LTS", "systemUUID": f"ec2{index:033d}"},
+              "images": [{"names": [f"{image.split(':')[0]}@sha256:{hashlib.sha256(image.encode()).hexdigest()}",
+                                    image], "sizeBytes": 100_000_000 + 7_919 * number}
+                         for number, image in enumerate(IMAGES)]}
+    return {**node, "metadata": meta, "status": status}
+
+
+def _with_kubelet_status(evidence: Path) -> Path:
+    """A copy of ``evidence`` whose Nodes are as the API server lists them (``kubelet_status``), built once next
+    to it (libyaml's emitter: hundreds of MiB)."""
+    key = hashlib.sha256((inspect.getsource(kubelet_status) + repr(IMAGES)).encode()).hexdigest()[:16]
+    folder = evidence.parent / f"evidence-kubelet-{key}"
+    if (folder / "done").exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    started = time.perf_counter()
+    shutil.copytree(evidence, folder)
+    for file in sorted(folder.glob("*/nodes.yaml")):
+        data = yaml.load(file.read_text(), Loader=yaml.CSafeLoader)
+        data["items"] = [kubelet_status(node, index) for index, node in enumerate(data["items"])]
+        file.write_text(yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False))
+    (folder / "done").touch()
+    print(f"built: evidence with full Nodes: {time.perf_counter() - started:.1f} s", flush=True)
+    return folder
+
+
 def _size(folder: Path) -> str:
     files = [item for item in folder.rglob("*") if item.is_file()]
     return f"{len(files)} files, {sum(item.stat().st_size for item in files) / 2**20:.0f} MiB"
@@ -201,10 +259,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one status run")
     parser.add_argument("--save-json", metavar="FILE", help="keep the status document of the runs in FILE")
+    parser.add_argument("--node-status", action="store_true", help="Nodes as the API server lists them (kubelet "
+                        "status, labels, images) instead of the tests' minimal ones")
     parser.add_argument("--rebuild", action="store_true", help="build the repository and the evidence again")
     args = parser.parse_args()
     aicr_gen = command()
     repo, evidence, env = built(args.fleet, aicr_gen, args.rebuild)
+    if args.node_status:
+        evidence = _with_kubelet_status(evidence)
     print(f"{'':6}{'evidence':<44} {args.fleet} clusters, {_size(evidence)}", flush=True)
     verdicts = Verdicts()
     with tempfile.TemporaryDirectory() as tmp:
@@ -216,7 +278,8 @@ def main() -> int:
         found = json.loads(document.read_text())
         if found["summary"]["clusters"] != args.fleet or found["next"]["action"] != "advance":
             sys.exit(f"rollout status: unexpected summary {found['summary']}, next {found['next']['action']}")
-        verdicts.check(f"rollout status, {args.fleet} clusters (JSON)", median <= TARGET_S,
+        nodes = ", full Nodes" if args.node_status else ""
+        verdicts.check(f"rollout status, {args.fleet} clusters (JSON{nodes})", median <= TARGET_S,
                        f"{median:7.2f} s   target <= {TARGET_S:g} s (CPU {cpu:.2f} s, peak {peak:.0f} MiB)")
         advance = ["rollout", "advance", str(repo / "fleet.yaml"), "--evidence", str(evidence), "--now", NOW,
                    "--dry-run"]
