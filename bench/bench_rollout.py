@@ -14,11 +14,13 @@ breaker ConfigMap and an AICR snapshot of the recipe's versions; every 97th clus
 (its gate waits).
 
 Timed, whole process, at a time after the canary's soak: ``aicr-gen rollout status FLEET --evidence DIR --format
-json``, target <= 10 s for 1,000 clusters (median of R runs; peak RSS of the process tree as ``bench_fleet``
-samples it), and ``rollout advance --dry-run`` (which decides "advance ring-1 (from canary)"). ``--profile``
-prints where one status run's time goes (cProfile of one run in one process: aicr_gen's top 15 by cumulative
-time, the top 10 by own time);
-``--save-json`` keeps the status document (to compare the output of two versions of aicr-gen).
+json``, target <= 10 s for 1,000 clusters (median of R runs; peak RSS of the process tree as ``bench_fleet`` samples
+it), and ``rollout advance --dry-run`` (which decides "advance ring-1 (from canary)"). ``--profile`` prints where
+one status run's time goes (cProfile of one run in one process: aicr_gen's top 15 by cumulative time, the top 10 by
+own time); ``--save-json`` keeps the status document (to compare the output of two versions of aicr-gen).
+``--node-status`` reads Nodes as the API server lists them instead of the fixtures' minimal ones (the kubelet's
+status, NFD and GFD labels, 12 images: about 5 KiB each, 195 MiB of evidence for 1,000 clusters), as ``kubectl get
+nodes -o yaml`` exports them.
 
 The repository and the evidence are built once (two syncs of N specs: minutes) and kept under the temporary
 folder by a digest of what they are made of; ``rollout`` reads the committed trees whatever code synced them, so
