@@ -18,14 +18,20 @@ Peak memory is the largest sum of VmRSS over the aicr-gen process and its worker
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from common import Verdicts, clean_env, command
+from common import ROOT, Verdicts, clean_env, command
+
+sys.path.insert(0, str(ROOT))
+
+from tests.nvcre_elsewhere import POLICY_FILE, write_policy
 
 CRITERIA = [  # (service, accelerator, intent, os, platform), each resolvable in the embedded catalog
     ("eks", "h100", "inference", "ubuntu", "dynamo"),
@@ -53,12 +59,13 @@ spec:
       busBandwidthGBps: "value >= 300"
   sentinel:
     mode: monitor
+  policies: [{policy}]
 """
 SPEC = """\
 apiVersion: aicr-gen.dev/v1alpha1
 kind: ClusterSpec
 metadata:
-  name: "{name}"
+  name: "{name}"{labels}
 spec:
   extends: ../fleet.yaml
   criteria: {{service: "{0}", accelerator: "{1}", intent: "{2}", os: "{3}", platform: "{4}"}}
@@ -68,8 +75,11 @@ spec:
 PINS = ("v26.3.3", "v26.4.0")
 
 
-def generate(repo: Path, count: int) -> None:
-    """A Git repository holding the fleet file and ``count`` specs extending it, committed."""
+def generate(repo: Path, count: int, fleet: str = FLEET.format(pin=PINS[0], policy=POLICY_FILE),
+             labels: Callable[[str], Mapping[str, str]] = lambda name: {},
+             criteria: Sequence[tuple[str, ...]] = CRITERIA) -> None:
+    """A Git repository holding the ``fleet`` file and ``count`` specs extending it (named ``c00000``..., on
+    ``criteria`` in turn, given ``labels(name)``), committed."""
     def git(*args: str) -> None:
         subprocess.run(["git", "-C", str(repo), *args], check=True, stdout=subprocess.DEVNULL)
 
@@ -77,12 +87,15 @@ def generate(repo: Path, count: int) -> None:
     git("config", "user.name", "aicr-gen bench")
     git("config", "user.email", "bench@example.invalid")
     git("config", "commit.gpgsign", "false")
-    (repo / "fleet.yaml").write_text(FLEET.format(pin=PINS[0]))
+    (repo / "fleet.yaml").write_text(fleet)
+    write_policy(repo)  # the fleet certifies inference clusters too: NVCRE installed outside the repository
     specs = repo / "specs"
     specs.mkdir()
     for number in range(count):
         name = f"c{number:05d}"
-        (specs / f"{name}.yaml").write_text(SPEC.format(*CRITERIA[number % len(CRITERIA)], name=name))
+        own = labels(name)
+        (specs / f"{name}.yaml").write_text(SPEC.format(*criteria[number % len(criteria)], name=name, labels=(
+            f"\n  labels: {json.dumps(dict(own), sort_keys=True)}" if own else "")))
     git("add", ".")
     git("commit", "-q", "-m", "the fleet's specs")
 

@@ -21,9 +21,7 @@ rendered: what ``plan`` costs without committed trees).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import clean_env, command
+from common import clean_env, command, kept
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = [ROOT / "examples" / name for name in ("eks-h100-inference-dynamo.yaml", "gke-h100-training-kubeflow.yaml",
@@ -161,13 +159,10 @@ def _fleet_repo(count: int, aicr_gen: list[str], pin: bool) -> tuple[Path, dict[
     from aicr_gen.gitops.records import fingerprint
 
     code = "pinned" if pin else fingerprint.code()["code"]
-    key = hashlib.sha256(repr((count, FLEET, FLEET_SPEC, FLEET_PINS, FLEET_SERVICES, code)).encode()).hexdigest()
-    base = Path(tempfile.gettempdir()) / f"aicr-gen-bench-fleet-{key[:16]}"
+    base, built = kept("fleet", (count, FLEET, FLEET_SPEC, FLEET_PINS, FLEET_SERVICES, code))
     repo, env = base / "repo", _fleet_env(base, pin)
-    if (base / "done").exists():
+    if built:
         return repo, env
-    shutil.rmtree(base, ignore_errors=True)
-    env = _fleet_env(base, pin)
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     (repo / "fleet.yaml").write_text(FLEET.format(version=FLEET_PINS[0]), encoding="utf-8")
     (repo / "specs").mkdir()

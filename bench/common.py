@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import compileall
 import functools
+import hashlib
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -43,6 +45,18 @@ def clean_env(work: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     env["AICR_GEN_CACHE_DIR"] = str(work / "cache")
     return env
+
+
+def kept(kind: str, made_of: object) -> tuple[Path, bool]:
+    """A folder under the temporary folder that outlives the bench, named by a digest of ``repr(made_of)`` (what
+    it is built from), and whether it holds a finished build (its ``done`` marker). When not, it is removed (a
+    build interrupted half-way) for the caller to build in and mark with ``done``."""
+    key = hashlib.sha256(repr(made_of).encode()).hexdigest()
+    base = Path(tempfile.gettempdir()) / f"aicr-gen-bench-{kind}-{key[:16]}"
+    if (base / "done").exists():
+        return base, True
+    shutil.rmtree(base, ignore_errors=True)
+    return base, False
 
 
 def aicr_bin() -> str | None:

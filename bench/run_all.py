@@ -28,6 +28,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("bench_rules.py", ["--runs", "3"]),
     ("bench_plan.py", ["--runs", "2", "--clusters", "20"]),
     ("bench_fleet.py", ["--clusters", "1000"]),
+    ("bench_rollout.py", ["--runs", "3"]),
     ("bench_reports.py", ["--runs", "21"]),
     ("bench_kube.py", ["3"]),
 ]

@@ -2,15 +2,17 @@
 ``expectations``), and what each cluster proves, read from an exported folder or through kubeconfig contexts
 (``observe``).
 
-The clusters of a fleet are the ClusterSpecs given, else every spec whose inputs record at HEAD names the fleet
-file (``sync`` wrote one per tree). From HEAD's tree of each cluster: its stack digest and its certifications (the
-``certification/`` folders, cluster-wide and per pool), its recipe (``recipe.yaml``, the versions ``no-drift``
-compares with) and the tree's object id (``healthy`` compares it with the tree at the revision the deployer
+The clusters of a fleet are the ClusterSpecs given, else every spec whose inputs record at HEAD names the fleet file
+(``sync`` wrote one per tree), loaded in worker processes as ``sync`` loads them (``run_all``). From HEAD's tree of
+each cluster: its stack digest and its certifications (the ``certification/`` folders, cluster-wide and per pool),
+its recipe (``recipe.yaml``, the versions ``no-drift`` compares with; each distinct blob read once, as a fleet's
+trees share a few) and the tree's object id (``healthy`` compares it with the tree at the revision the deployer
 applied, read with one ``git cat-file --batch-check``).
 
 Exported evidence: ``EVIDENCE/<cluster>/`` holds any YAML or JSON files of ``kubectl get -o yaml`` output (a
 ``List`` or one object each); a file holding an AICR ``Snapshot`` is the cluster's snapshot for ``no-drift``. A
-cluster without its folder is ``unknown``. Live evidence: through the context ``--context CLUSTER=CTX``, else the
+cluster without its folder is ``unknown``. The folders are read in worker processes (``run_all``: CPU bound). Live
+evidence: through the context ``--context CLUSTER=CTX``, else the
 spec's ``spec.snapshot.context``, else the context named like the cluster (never the current context), aicr-gen lists
 our Certifications (label ``app.kubernetes.io/managed-by=aicr-gen``) with NVCRE's Workflows and
 BandwidthMeasurements, the deployer's Applications (``spec.argocd.namespace``) or Kustomizations
@@ -58,8 +60,8 @@ class Member(NamedTuple):
 def members(repo: Repo, fleet_file: Path, specs: Sequence[str]) -> list[Member]:
     """The fleet's clusters: ``specs``, else those whose inputs record at HEAD names ``fleet_file``; each loaded
     (every problem at once, exit 2) and in exactly one wave."""
+    from aicr_gen.gitops.render_many import run_all, workers_for
     from aicr_gen.spec.fleet import wave_name
-    from aicr_gen.spec.load import load_spec
 
     root = Path(repo.working_tree_dir).resolve()
     listed = list(specs) or _recorded(repo, root, fleet_file)
@@ -68,14 +70,16 @@ def members(repo: Repo, fleet_file: Path, specs: Sequence[str]) -> list[Member]:
                                 "specs, or sync them first (aicr-gen sync SPEC...)")
     found: list[Member] = []
     failed: list[str] = []
-    for spec_file in listed:
-        try:
-            cluster = load_spec(spec_file)
-        except InvalidInputError as err:
-            failed.append(str(err))
+    target = fleet_file.resolve()
+    for spec_file, cluster in zip(listed, run_all(_loaded, listed, workers_for(len(listed), None), str),
+                                  strict=True):
+        if isinstance(cluster, _Failed):
+            if not isinstance(cluster.error, InvalidInputError):
+                raise cluster.error
+            failed.append(str(cluster.error))
             continue
         extends = cluster.spec.extends
-        if extends is None or (Path(spec_file).resolve().parent / extends).resolve() != fleet_file.resolve():
+        if extends is None or (Path(spec_file).resolve().parent / extends).resolve() != target:
             failed.append(f"{spec_file}: spec.extends does not name {fleet_file}; give only the fleet's specs")
             continue
         wave = wave_name(cluster.metadata.name, cluster.metadata.labels or {}, fleet_file)
@@ -87,6 +91,23 @@ def members(repo: Repo, fleet_file: Path, specs: Sequence[str]) -> list[Member]:
         raise InvalidInputError("\n".join(failed) if len(failed) == 1 else
                                 f"{len(failed)} spec(s) failed; nothing was read:\n" + "\n".join(failed))
     return found
+
+
+class _Failed(NamedTuple):
+    """The error of one spec or cluster, returned (``run_all`` would raise an error it is given back): every
+    cluster's is reported at once."""
+
+    error: AicrGenError
+
+
+def _loaded(spec_file: str) -> ClusterSpec | _Failed:
+    """``load_spec(spec_file)``, or its error."""
+    from aicr_gen.spec.load import load_spec
+
+    try:
+        return load_spec(spec_file)
+    except AicrGenError as err:
+        return _Failed(err)
 
 
 def _recorded(repo: Repo, root: Path, fleet_file: Path) -> list[str]:
@@ -129,6 +150,7 @@ def expectations(repo: Repo, found: Sequence[Member]) -> tuple[list[Expected], d
     blobs = read_blobs(repo, wanted)
     out: list[Expected] = []
     recipes: dict[str, list[dict[str, Any]]] = {}
+    loaded: dict[str, Any] = {}  # blob -> its recipe: a fleet's trees share a few recipes, each is read once
     for item in found:
         name, path = item.cluster.metadata.name, item.cluster.spec.repo.path
         names = files[path]
@@ -136,8 +158,10 @@ def expectations(repo: Repo, found: Sequence[Member]) -> tuple[list[Expected], d
         stack = next((hit.group(1).decode() for rel, sha in sorted(names.items())
                       if _CERTIFICATION.match(rel) and rel.endswith("configmap.yaml")
                       and (hit := _DIGEST.search(blobs[sha]))), "")
-        recipe = load_bytes(blobs[names["recipe.yaml"]], f"HEAD:{path}/recipe.yaml").data \
-            if "recipe.yaml" in names else {}
+        blob = names.get("recipe.yaml")
+        if blob is not None and blob not in loaded:
+            loaded[blob] = load_bytes(blobs[blob], f"HEAD:{path}/recipe.yaml").data
+        recipe = loaded[blob] if blob is not None else {}
         recipes[name] = list((recipe or {}).get("componentRefs") or [])
         deployer = _deployer(item.cluster)
         roots = (deployer_options(item.cluster, deployer, path).app_name,) if deployer in ("argocd", "flux") else ()
@@ -192,6 +216,14 @@ def exported(folder: Path, cluster: str) -> Read:
         else:
             docs.append(doc)
     return Read(evidence(docs), "", snapshot, "" if snapshot is not None else f"no Snapshot in {place}")
+
+
+def _exported_or_error(place: tuple[Path, str]) -> Read | _Failed:
+    """``exported(*place)``, or its error."""
+    try:
+        return exported(*place)
+    except AicrGenError as err:
+        return _Failed(err)
 
 
 _LISTS = (
@@ -301,17 +333,15 @@ def observe(repo: Repo, found: Sequence[Member], expected: Sequence[Expected],
     from aicr_gen.drift.diff import helm_releases
     from aicr_gen.drift.fleet import Cluster, cells, cluster_status
 
-    def one(index: int) -> Read | AicrGenError:
+    def one(index: int) -> Read | _Failed:
         member = found[index]
         try:
-            if folder is not None:
-                return exported(folder, member.cluster.metadata.name)
             context = context_of(member.cluster, contexts)
             deployer = expected[index].deployer
             return live(member.cluster, deployer, kubeconfig, context,
                         deployer_place(member.cluster, deployer, context, contexts, argocd_context))
         except AicrGenError as err:
-            return err
+            return _Failed(err)
 
     if folder is None:
         from aicr_gen.edges.kube.client import preload
@@ -320,9 +350,12 @@ def observe(repo: Repo, found: Sequence[Member], expected: Sequence[Expected],
         with ThreadPoolExecutor(max(1, min(READERS, len(found)))) as pool:
             reads = list(pool.map(one, range(len(found))))
     else:
-        reads = [one(index) for index in range(len(found))]
-    failed = [f"{found[index].cluster.metadata.name}: {item}" for index, item in enumerate(reads)
-              if isinstance(item, AicrGenError)]
+        from aicr_gen.gitops.render_many import run_all, workers_for
+
+        reads = run_all(_exported_or_error, [(folder, member.cluster.metadata.name) for member in found],
+                        workers_for(len(found), None), str)
+    failed = [f"{found[index].cluster.metadata.name}: {item.error}" for index, item in enumerate(reads)
+              if isinstance(item, _Failed)]
     if failed:
         raise InvalidInputError(failed[0] if len(failed) == 1 else
                                 f"{len(failed)} cluster(s) gave evidence aicr-gen cannot read:\n" + "\n".join(failed))
