@@ -46,7 +46,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aicr_gen import __version__
-from aicr_gen.errors import UnreachableError
+from aicr_gen.errors import InvalidInputError, UnreachableError
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -336,12 +336,30 @@ class Cluster:
                                 "cluster and your kubeconfig context")
 
 
+CLUSTER_EXTRA = "the official Kubernetes client, aicr-gen's cluster extra"
+INSTALL_CLUSTER = ("pipx install --force 'aicr-gen[cluster] @ git+https://github.com/aicr-gen/aicr-gen@v{version}' "
+                   "(pip: pip install 'aicr-gen[cluster]', or pip install kubernetes)")
+
+
+def require_client() -> None:
+    """Exit 2 naming the install when the official client is missing: it is the ``cluster`` extra, left out of
+    the pre-commit hooks' environment (lint and sync-check never talk to a cluster; it is most of that install)."""
+    import importlib.util
+
+    if importlib.util.find_spec("kubernetes") is None:
+        from aicr_gen import __version__
+
+        raise InvalidInputError(f"talking to a cluster needs {CLUSTER_EXTRA}, which is not installed: "
+                                + INSTALL_CLUSTER.format(version=__version__))
+
+
 def preload() -> None:
     """Import the official client and what loading a kubeconfig needs, in this thread: several threads importing
     it for the first time at once can see its modules half-initialised (``diff --fleet`` reads ConfigMaps in
     threads)."""
     import importlib
 
+    require_client()
     for module in ("kubernetes.client", "kubernetes.client.exceptions", "kubernetes.config.kube_config", "urllib3",
                    "yaml"):
         importlib.import_module(module)
@@ -349,6 +367,7 @@ def preload() -> None:
 
 def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluster:
     """A cluster client for ``context`` of the user's kubeconfig, or in-cluster (see ``aicr_gen.edges.kube.config``)."""
+    require_client()
     from kubernetes.client import ApiClient
 
     from aicr_gen.edges.kube.config import load
