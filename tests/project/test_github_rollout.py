@@ -272,10 +272,10 @@ def test_example_workflow_advances_on_a_schedule_with_least_privilege() -> None:
     job = workflow["jobs"]["advance"]
     assert job["permissions"] == {"contents": "write", "pull-requests": "write"}
     uses = [step["uses"] for step in job["steps"] if "uses" in step]
-    assert uses == ["actions/checkout@v4", "example-org/aicr-gen@v0"]  # no other third-party action
+    assert uses == ["actions/checkout@v4", "aicr-gen/aicr-gen@v0.2.0"]  # no other third-party action
     checkout = job["steps"][0]
     assert checkout["with"]["fetch-depth"] == 0
-    action = next(step for step in job["steps"] if step.get("uses", "").startswith("example-org/aicr-gen@"))
+    action = next(step for step in job["steps"] if step.get("uses", "").startswith("aicr-gen/aicr-gen@"))
     assert action["id"] == "rollout"
     assert action["with"] == {"specs": "clusters/*.yaml", "plan": "false", "rollout": "advance",
                               "fleet": "fleet.yaml", "kubeconfig": "${{ runner.temp }}/kubeconfig"}
