@@ -9,10 +9,8 @@ exist only in the built site. The reference is of this checkout's ``aicr_gen``, 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -22,21 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from aicr_gen.cli.table import build_parser  # noqa: E402
+from aicr_gen.cli.table import build_parser, walk  # noqa: E402
 from aicr_gen.commands.schema import KINDS, schema_of  # noqa: E402
 from aicr_gen.yaml import dump_json  # noqa: E402
 
 COLUMNS = "102"  # argparse wraps help to $COLUMNS - 2 (aicr_gen/cli/table.py)
-
-
-def commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[
-        tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """Every (sub)command of ``parser`` with its path of names, parents first, in the order ``--help`` lists them."""
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from commands(sub, (*path, name))
 
 
 def commands_page() -> str:
@@ -47,7 +35,7 @@ def commands_page() -> str:
     saved = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = COLUMNS
     try:
-        for path, parser in commands(build_parser()):
+        for path, parser in walk(build_parser()):
             level = "##" if len(path) <= 1 else "###"
             lines += [f"{level} {' '.join(('aicr-gen', *path))}", "", "```text", parser.format_help().rstrip(),
                       "```", ""]

@@ -5,7 +5,6 @@ the docs landing on a page and a heading that exist."""
 
 from __future__ import annotations
 
-import argparse
 import html
 import importlib.util
 import json
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from aicr_gen.cli.table import COMMANDS, build_parser
+from aicr_gen.cli.table import COMMANDS, build_parser, walk
 from aicr_gen.commands.schema import KINDS, schema_of
 from tests.conftest import ROOT
 
@@ -74,17 +73,9 @@ def test_mermaid_survives_for_the_theme_to_draw(site: Path) -> None:
         assert '<pre class="mermaid"><code>flowchart' in _page(site, page), page
 
 
-def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    yield path
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _walk(sub, (*path, name))
-
-
 def test_the_command_reference_holds_every_command_and_its_help(site: Path) -> None:
     text = _page(site, "reference/commands.md")
-    paths = list(_walk(build_parser()))
+    paths = [path for path, _parser in walk(build_parser())]
     assert {path[0] for path in paths if path} == {name for name, _help, _module in COMMANDS}
     for path in paths:
         name = " ".join(("aicr-gen", *path))
