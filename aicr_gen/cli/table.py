@@ -18,6 +18,7 @@ from aicr_gen.errors import INVALID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs ~6 ms to import, as much as a quick command's own work
+    from collections.abc import Iterator
     from typing import Any
 
 # (command, its help, the module that defines its arguments and runs it), in the order --help lists them
@@ -100,3 +101,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if command in (None, name):
             importlib.import_module(module).arguments(sub)
     return parser
+
+
+def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[
+        tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every (sub)command's parser of ``parser`` with its path of names (``()`` for ``parser`` itself), parents
+    first, in the order ``--help`` lists them: what the help tests and the docs' command reference walk."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from walk(sub, (*path, name))

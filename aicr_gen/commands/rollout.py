@@ -122,7 +122,7 @@ def _fleet(args: argparse.Namespace) -> tuple[Path, Any, Repo, list[Member]]:
     fleet_file = Path(args.fleet)
     _, doc = load_fleet(fleet_file)
     if not waves_of(doc):
-        raise InvalidInputError(f"{fleet_file}: has no rollout.waves; add them (README: Rollout waves)")
+        raise InvalidInputError(f"{fleet_file}: has no rollout.waves; add them (docs/fleets.md: Rollout waves)")
     repo = open_repo(args.repo if args.repo is not None else str(fleet_file.resolve().parent))
     return fleet_file, doc, repo, members(repo, fleet_file, expand(args.spec_files) if args.spec_files else [])
 

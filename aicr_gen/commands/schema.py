@@ -5,7 +5,6 @@ as ``schemas/KIND.json`` (a test keeps them equal), so a release's schemas have 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from aicr_gen.errors import OK
 
@@ -15,6 +14,8 @@ KINDS = ("recipe", "overlay", "mixin", "registry", "criteria", "clusterspec", "f
 def arguments(parser: argparse.ArgumentParser) -> None:
     """``schema KIND``."""
     parser.add_argument("kind", choices=KINDS, help="the input kind whose schema to print")
+    parser.add_argument("--output", "-o", metavar="FILE",
+                        help="write the schema to FILE, e.g. clusterspec.schema.json for an editor (default: stdout)")
 
 
 def schema_of(kind: str) -> dict[str, object]:
@@ -36,8 +37,9 @@ def schema_of(kind: str) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the schema of ``args.kind`` as JSON."""
+    """Print the schema of ``args.kind`` as JSON, or write it to ``--output``."""
+    from aicr_gen.edges.output import write_text
     from aicr_gen.yaml import dump_json
 
-    sys.stdout.write(dump_json(schema_of(args.kind)))
+    write_text(args.output, dump_json(schema_of(args.kind)))
     return OK

@@ -84,7 +84,7 @@ def members(repo: Repo, fleet_file: Path, specs: Sequence[str]) -> list[Member]:
             continue
         wave = wave_name(cluster.metadata.name, cluster.metadata.labels or {}, fleet_file)
         if wave is None:
-            failed.append(f"{fleet_file}: has no rollout.waves; add them (README: Rollout waves)")
+            failed.append(f"{fleet_file}: has no rollout.waves; add them (docs/fleets.md: Rollout waves)")
             break
         found.append(Member(spec_file, cluster, wave))
     if failed:

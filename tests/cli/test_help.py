@@ -7,25 +7,14 @@ import argparse
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from aicr_gen.cli.table import build_parser
+from aicr_gen.cli.table import build_parser, walk
 from tests.conftest import ROOT
 
-
-def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[
-        tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _walk(sub, (*path, name))
-
-
-COMMANDS = list(_walk(build_parser()))
+COMMANDS = list(walk(build_parser()))
 IDS = [" ".join(path) or "aicr-gen" for path, _ in COMMANDS]
 
 
@@ -50,7 +39,7 @@ def test_a_run_builds_the_same_parser_as_the_whole_tree(path: tuple[str, ...],
     # a run builds only its subcommand's parser; help, usage and defaults must not notice
     if not path:
         return
-    alone = dict(_walk(build_parser(path[0])))[path]
+    alone = dict(walk(build_parser(path[0])))[path]
     assert (alone.prog, alone.format_help(), [(action.dest, action.default) for action in alone._actions]) == \
         (parser.prog, parser.format_help(), [(action.dest, action.default) for action in parser._actions])
 

@@ -76,6 +76,12 @@ def test_schemas_are_valid_json_schema(cli: Any, kind: str) -> None:
     assert schema["additionalProperties"] is False
 
 
+def test_schema_output_writes_what_it_prints(cli: Any, tmp_path: Path) -> None:
+    target = tmp_path / "editors" / "clusterspec.schema.json"
+    assert cli("schema", "clusterspec", "-o", str(target)).code == 0
+    assert target.read_text(encoding="utf-8") == cli("schema", "clusterspec").out
+
+
 def test_emitted_recipes_validate_against_the_recipe_schema(cli: Any) -> None:
     schema = json.loads(cli("schema", "recipe").out)
     recipe = json.loads(cli("recipe", *QUICKSTART, "--format", "json").out)

@@ -1,7 +1,7 @@
 """A corpus of changes that must not pass (issue 25, deliver 7): stale, dead, invalid and hidden changes to one
 small GitOps repository, each driven through the gates it claims and checked for what the gate prints.
 
-The repository is the README's layout, built once per module: ``fleet.yaml`` at the root (a catalog folder, a
+The repository is the layout the docs describe, built once per module: ``fleet.yaml`` at the root (a catalog folder, a
 policy and a rules file), cluster ``a`` written by ``aicr-gen spec init --extends fleet.yaml`` on the embedded
 catalog's eks/h100/training/kubeflow recipe (NVCRE runs its certification) with a mirror and its lock, and
 cluster ``b`` extending the same fleet with two GPU pools; both synced by the hooks' own aicr-gen, hooks installed

@@ -2,7 +2,7 @@
 file, a policy, a catalog folder, a mirror lock) starts the pre-commit hooks and the example workflow, and a
 commit that changes one alone fails naming it; a file no tree reads starts neither.
 
-Each layout the README documents is a real GitOps repository, synced by ``aicr-gen sync`` and with the hooks
+Each layout the docs describe is a real GitOps repository, synced by ``aicr-gen sync`` and with the hooks
 installed by ``pre-commit install``; each case edits one input, stages it and runs ``git commit``, as a user (or
 Renovate's fleet bump) does. The workflow's ``paths:`` filters and the hook's ``files:`` are checked against the
 same list of input paths.
@@ -146,7 +146,7 @@ def _synced(repo: Path, hook_repo: Path, home: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def fleet_layout(tmp_path_factory: pytest.TempPathFactory, hook_repo: Path, pre_commit_home: Path) -> Path:
-    """README "Fleets": fleet.yaml at the root, two clusters extending it, the fleet naming a catalog folder, a
+    """docs/fleets.md: fleet.yaml at the root, two clusters extending it, the fleet naming a catalog folder, a
     policy and a rules file."""
     repo = tmp_path_factory.mktemp("fleet-layout")
     shutil.copytree(ROOT / "overlays", repo / "catalog", ignore=shutil.ignore_patterns("__pycache__"))
@@ -160,7 +160,7 @@ def fleet_layout(tmp_path_factory: pytest.TempPathFactory, hook_repo: Path, pre_
 
 @pytest.fixture(scope="module")
 def gitops_layout(tmp_path_factory: pytest.TempPathFactory, hook_repo: Path, pre_commit_home: Path) -> Path:
-    """README "GitOps" and "Air-gapped sites": a spec under clusters/ with its rules file and mirror lock beside
+    """docs/gitops.md and docs/airgap.md: a spec under clusters/ with its rules file and mirror lock beside
     it (``aicr-gen mirror lock`` writes clusters/site-a.lock.yaml)."""
     from aicr_gen.commands.mirror import wanted
     from aicr_gen.mirror import lock
@@ -414,7 +414,7 @@ def test_a_new_spec_never_synced_says_so(fleet_layout: Path, tmp_path: Path) -> 
 
 
 def test_spec_patterns_skip_the_inputs_beside_the_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``clusters/*.yaml`` (the hook's, the action's and the README's default) among a fleet, a mirror lock, a
+    """``clusters/*.yaml`` (the hook's, the action's and the docs' default) among a fleet, a mirror lock, a
     policy and a rules file: aicr-gen's patterns and the action's Find ClusterSpecs step both give the spec only;
     a file named outright is kept (and refused if it is no spec)."""
     from aicr_gen.spec.patterns import expand

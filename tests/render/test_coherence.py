@@ -284,7 +284,7 @@ LEAVES = {
     "gke-cos": Leaf(("--service", "gke", "--accelerator", "h100", "--intent", "training", "--os", "cos",
                      "--platform", "kubeflow")),
     "ocp-training": Leaf(("--service", "ocp", "--intent", "training"),
-                         # AICR renders this unset value as <no value>; aicr-gen refuses it (README)
+                         # AICR renders this unset value as <no value>; aicr-gen refuses it (docs/bundles.md)
                          ("--set", "prometheus-adapter-ocp:serviceAccount.name=prometheus-adapter")),
     "eks-slurm-aicr-accounting": Leaf(("--service", "eks", "--accelerator", "h100", "--intent", "training",
                                        "--os", "ubuntu", "--platform", "slurm",

@@ -4,7 +4,7 @@ base and of the merge in, ``ObjectChange`` values out).
 Objects are matched by (API group, kind, namespace, name); a namespaced object with no namespace gets the unit's
 namespace, as ``helm template -n`` and the deployer's destination give it. Before they are compared, what would
 change on every render or says nothing about the change is filtered out, and secrets are redacted (each rule is
-listed in the README, "Plan: rendered objects"):
+listed in docs/pull-requests.md, "Plan: rendered objects"):
 
 - labels ``helm.sh/chart``, ``app.kubernetes.io/version`` and ``chart`` (a chart's version stamped on every object;
   the change shows where the version is used: the image);
