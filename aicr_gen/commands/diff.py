@@ -52,8 +52,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", action="append", default=[], metavar="NAME",
                         help="kubeconfig context for cm:// sources; with --fleet CLUSTER=NAME (repeatable)")
     parser.add_argument("--fail-on-drift", action="store_true", help="exit 1 when anything drifted")
-    parser.add_argument("--format", choices=("table", "json", "yaml", "markdown"), default="table",
-                        help="output format (default: table)")
+    parser.add_argument("--format", choices=("table", "json", "yaml", "markdown", "deepdiff"), default="table",
+                        help="output format (default: table); deepdiff: DeepDiff's report of the same readings, as "
+                             "JSON")
+    parser.add_argument("--delta", metavar="FILE", help="also write DeepDiff's Delta that turns the baseline snapshot "
+                        "into the target (JSON; apply it with deepdiff: baseline + Delta(text, "
+                        "deserializer=json_loads))")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
     parser.add_argument("--emit-validation-request", metavar="FILE",
                         help="when the GPU stack drifted, write a ValidationRequest for the affected GPU nodes")
@@ -80,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
     from aicr_gen.edges.output import write_text
     from aicr_gen.report import drift as drift_report
 
+    if args.delta and (args.fleet or args.spec):
+        raise InvalidInputError("--delta turns a baseline snapshot into the target; give --baseline SNAPSHOT "
+                                "--target SNAPSHOT")
     if args.fleet:
         return _fleet(args)
     if args.spec:
@@ -94,13 +101,28 @@ def run(args: argparse.Namespace) -> int:
     base_kind, baseline = _load(args.baseline, args)
     target_kind, target = _load(args.target, args)
     _snapshot_only(target_kind, args.target)
+    if args.delta and base_kind != "Snapshot":
+        raise InvalidInputError(f"--delta: --baseline {args.baseline} is a recipe; a Delta turns a baseline snapshot "
+                                "into the target")
     if base_kind == "Snapshot":
         result = diff.diff_snapshots(baseline, target, args.baseline, args.target)
     else:
         result = diff.diff_recipe(baseline, target, args.baseline, args.target)
     if args.emit_validation_request:
         _emit_request(args.emit_validation_request, result["changes"], target)
-    write_text(args.output, drift_report.render(result, args.format))
+    if args.format == "deepdiff":
+        from aicr_gen.drift import deep
+
+        left, right = (diff.readings(baseline), diff.readings(target)) if base_kind == "Snapshot" else \
+            diff.recipe_readings(baseline, diff.helm_releases(target))
+        text = deep.render(deep.report(left, right))
+    else:
+        text = drift_report.render(result, args.format)
+    if args.delta:
+        from aicr_gen.drift import deep
+
+        write_text(args.delta, deep.delta(baseline, target))
+    write_text(args.output, text)
     return DRIFT if args.fail_on_drift and result["summary"]["total"] else OK
 
 
@@ -134,7 +156,8 @@ def _spec(args: argparse.Namespace) -> int:
         target_kind, target = _load(args.target, args)
         _snapshot_only(target_kind, args.target)
         result = diff.diff_recipe(recipe, target, args.spec, args.target)
-        text = drift_report.render(result, args.format)
+        text = _deep(*diff.recipe_readings(recipe, diff.helm_releases(target))) if args.format == "deepdiff" \
+            else drift_report.render(result, args.format)
     else:
         from aicr_gen.gitops.trees.recipes import resolve_pools
         resolution = resolve_pools(cluster, base)
@@ -148,11 +171,28 @@ def _spec(args: argparse.Namespace) -> int:
                              (resolution.drivers.get(pool.name) or {}).get("version"))
                  for pool in cluster.spec.pools if not args.pool or pool.name in args.pool]
         result = pool_drift(resolution.merged, pools, target, args.spec, args.target)
-        text = pool_report.render(result, args.format)
+        text = _pooled_deep(result) if args.format == "deepdiff" else pool_report.render(result, args.format)
     if args.emit_validation_request:
         _emit_request(args.emit_validation_request, result["changes"], target)
     write_text(args.output, text)
     return DRIFT if args.fail_on_drift and result["summary"]["total"] else OK
+
+
+def _deep(left: dict[str, Any], right: dict[str, Any]) -> str:
+    from aicr_gen.drift import deep
+
+    return deep.render(deep.report(left, right))
+
+
+def _pooled_deep(result: dict[str, Any]) -> str:
+    """A pooled spec's DeepDiff reports: ``shared`` and one per pool, each over its changes' readings."""
+    from aicr_gen.drift import deep
+
+    parts: dict[str, list[dict[str, Any]]] = {"shared": []}
+    parts.update({str(pool["name"]): [] for pool in result["pools"]})
+    for entry in result["changes"]:
+        parts[str(entry.get("pool") or "shared")].append(entry)
+    return deep.render({name: deep.report(*deep.from_changes(entries)) for name, entries in parts.items()})
 
 
 def _snapshot_only(kind: str, source: str) -> None:
@@ -174,14 +214,28 @@ def _fleet(args: argparse.Namespace) -> int:
         raise InvalidInputError(f"--fleet compares each cluster with its own recipe; drop {given[0]}")
     sources = fleet_sources.survey(args.fleet, fleet_sources.pairs(args.snapshot, "--snapshot"),
                                    fleet_sources.pairs(args.context, "--context"))
-    document = fleet.matrix(fleet_sources.read(sources, args.kubeconfig))
-    write_text(args.output, fleet_format.render(document, args.format))
+    clusters = fleet_sources.read(sources, args.kubeconfig)
+    document = fleet.matrix(clusters)
+    write_text(args.output, _fleet_deep(clusters) if args.format == "deepdiff"
+               else fleet_format.render(document, args.format))
     unreachable = [cluster for cluster in document["clusters"] if cluster["status"] == fleet.UNREACHABLE]
     if unreachable:
         names = ", ".join(cluster["name"] for cluster in unreachable)
         raise UnreachableError(f"{len(unreachable)} of {len(document['clusters'])} clusters unreachable ({names}); "
                                "their rows say why")
     return DRIFT if args.fail_on_drift and document["summary"]["drifted"] else OK
+
+
+def _fleet_deep(clusters: list[Any]) -> str:
+    """Per cluster, DeepDiff's report of its recipe's enabled components against its live releases (an
+    unreachable cluster: its error)."""
+    from aicr_gen.drift import deep
+    from aicr_gen.drift.diff import recipe_readings
+    from aicr_gen.resolve.refs import is_enabled
+
+    return deep.render({cluster.name: {"error": cluster.error} if cluster.releases is None else deep.report(
+        *recipe_readings({"componentRefs": [ref for ref in cluster.refs if is_enabled(ref)]}, cluster.releases))
+        for cluster in sorted(clusters, key=lambda item: item.name)})
 
 
 def _emit_request(file: str, changes: list[dict[str, Any]], target: dict[str, Any]) -> None:

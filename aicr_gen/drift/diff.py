@@ -386,6 +386,17 @@ def diff_snapshots(baseline: Mapping[str, Any], target: Mapping[str, Any], basel
     return result(baseline_source, target_source, compare(*normalise_pair(baseline, target)))
 
 
+def readings(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """Every reading of a snapshot the diff compares, node lists (and other lists of scalars) split into one path
+    per member as ``compare`` splits those that differ: what ``diff --format deepdiff`` gives DeepDiff, so that
+    DeepDiff finds the changes ``compare`` lists, by the same paths."""
+    nodes = _NodeSets()
+    out: dict[str, Any] = {}
+    for path, value in normalise(snapshot).items():
+        out.update(_expand(path, nodes.unpack(value)))
+    return out
+
+
 # ---------------------------------------------------------------- recipe vs snapshot
 
 
@@ -428,7 +439,8 @@ def flux_release_name(name: str, target_namespace: str, release: str = "") -> st
 
 def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline_source: str = "recipe",
                 target_source: str = "target") -> dict[str, Any]:
-    """Recipe (desired) vs snapshot (live), in the same change shape; baseline = recipe, target = live.
+    """Recipe (desired) vs snapshot (live), in the same change shape; baseline = recipe, target = live: the changes
+    between ``recipe_readings``.
 
     * ``removed K8s.helm.<component>``: a componentRef with no Helm release in the cluster
       (baseline: the recipe's version, or chart when unversioned);
@@ -439,8 +451,18 @@ def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline
     A component's release is named like it, or ``<namespace>-<component>`` as Flux names the release of a
     HelmRelease without ``releaseName`` (AICR's flux bundles).
     """
-    live = helm_releases(snapshot)
-    changes: list[dict[str, Any]] = []
+    left, right = recipe_readings(recipe, helm_releases(snapshot))
+    return result(baseline_source, target_source, sort(_changes(left, right)))
+
+
+def recipe_readings(recipe: Mapping[str, Any],
+                    live: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The readings ``diff_recipe`` compares (desired, live), flat and with its rules applied: a live value equal
+    to the recipe's by those rules (a version without its ``v``, a namespace or chart as text) is the recipe's, a
+    field either side leaves unset is not read, a component with no release is one reading of the recipe's side,
+    and a release no component names one of the live side (``live``: ``helm_releases`` of the snapshot)."""
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
     known: set[str] = set()
     for ref in _list(recipe.get("componentRefs")):
         if not isinstance(ref, Mapping) or not ref.get("name"):
@@ -452,19 +474,19 @@ def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline
         release = live.get(name) or live.get(flux)
         known.add(flux if name not in live else name)
         if release is None:
-            changes.append(change("removed", path, baseline=ref.get("version") or ref.get("chart") or name))
+            left[path] = ref.get("version") or ref.get("chart") or name
             continue
         want, have = ref.get("version"), release.get("version")
-        if want and not same_version(want, have):
-            changes.append(change("modified", f"{path}.version", baseline=want, target=have))
+        if want:
+            left[f"{path}.version"], right[f"{path}.version"] = want, want if same_version(want, have) else have
         for field in ("namespace", "chart"):
             want, have = ref.get(field), release.get(field)
-            if want and have and _text(want) != _text(have):
-                changes.append(change("modified", f"{path}.{field}", baseline=want, target=have))
+            if want and have:
+                left[f"{path}.{field}"], right[f"{path}.{field}"] = want, want if _text(want) == _text(have) else have
     for name in live.keys() - known:
         release = live[name]
-        changes.append(change("added", f"K8s.helm.{name}", target=release.get("version") or release.get("chart")))
-    return result(baseline_source, target_source, sort(changes))
+        right[f"K8s.helm.{name}"] = release.get("version") or release.get("chart")
+    return left, right
 
 
 # ---------------------------------------------------------------- GPU stack
