@@ -22,6 +22,8 @@ SUMMARY_LIMIT = 1_000_000
 """Characters of Markdown at most: GitHub takes up to 1 MiB per step in ``$GITHUB_STEP_SUMMARY``."""
 NONE = "-"
 OTHERS = "other releases"
+COLOURS = {fleet.OK: "#2e7d32", fleet.DRIFTED: "#f9a825", fleet.UNREACHABLE: "#c62828"}
+"""The pie's slice per cluster status and its colour."""
 
 
 def summary_line(document: Mapping[str, Any]) -> str:
@@ -90,8 +92,7 @@ def _md_row(cells: Sequence[str]) -> str:
 def pictures(document: Mapping[str, Any]) -> list[str]:
     """The pie of clusters by status and the bar chart of drift by component (see the module rules)."""
     summary = document["summary"]
-    lines = mermaid.pie("clusters", [(status, summary[status]) for status in (fleet.OK, fleet.DRIFTED,
-                                                                              fleet.UNREACHABLE)]) \
+    lines = mermaid.pie("clusters", [(status, summary[status], colour) for status, colour in COLOURS.items()]) \
         if summary["clusters"] > 1 else []
     drifted: dict[str, int] = {}
     for cluster in document["clusters"]:

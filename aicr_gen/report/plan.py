@@ -42,7 +42,8 @@ DIFF_LINES = 60  # lines of one object's diff in the comment; the full plan has 
 OBJECTS = 25  # objects listed per application in the comment
 VERDICT_GROUPS = 30
 REASONS = 8  # reasons listed per verdict in the header
-PIE = ("high-risk", "policy error", "changes", "unchanged")
+PIE = {"high-risk": "#c62828", "policy error": "#ef6c00", "changes": "#1f77b4", "unchanged": "#9e9e9e"}
+"""The pie's slice per kind of cluster and its colour, most severe first."""
 
 
 def as_json(plan: Plan) -> str:
@@ -186,7 +187,8 @@ def _header(plan: Plan) -> list[str]:
     lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
     if len(plan.clusters) > 1:
         kinds = Counter(_kind(cluster) for cluster in plan.clusters)
-        lines += ["", *mermaid.pie("clusters in this plan", [(kind, kinds[kind]) for kind in PIE])]
+        lines += ["", *mermaid.pie("clusters in this plan",
+                                   [(kind, kinds[kind], colour) for kind, colour in PIE.items()])]
     shared = grouped([(cluster.name, [_text(line) for line in risk_lines(cluster)])
                       for cluster in _ordered(plan.clusters)])
     risks = [f"**{_text(names[0])}**: {risk}" if len(names) == 1 else f"{risk} on {_names(names)}"
@@ -206,10 +208,10 @@ def _header(plan: Plan) -> list[str]:
 def _kind(cluster: ClusterPlan) -> str:
     """The slice of ``PIE`` a cluster counts in."""
     if cluster.highRisk:
-        return PIE[0]
+        return "high-risk"
     if any(item.severity == "error" for item in cluster.policies):
-        return PIE[1]
-    return PIE[2] if cluster.changed else PIE[3]
+        return "policy error"
+    return "changes" if cluster.changed else "unchanged"
 
 
 def _verdicts(plan: Plan, budget: int | None) -> list[str]:

@@ -127,6 +127,11 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
+def _axis_size(size: int) -> str:
+    """Bytes as short as a chart's axis wants them: ``8B``, ``32M``, ``1G``, ``31.99M``."""
+    return human_size(size).replace(" ", "").replace("iB", "")
+
+
 def _gbps(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -335,7 +340,7 @@ def _nccl_charts(runs: Sequence[NcclRun]) -> list[str]:
                   for run in group]
         title = f"{tests[0]}: bus bandwidth by message size" if len(tests) == 1 else "bus bandwidth by message size"
         lines += [*mermaid.xychart(title, "message size",
-                                   [human_size(size) for size in sizes], "busbw GB/s", series), ""]
+                                   [_axis_size(size) for size in sizes], "busbw GB/s", series), ""]
     if len(axes) > CHARTS:
         lines += [f"{len(axes) - CHARTS} more sets of message sizes are not drawn (--format json has them).", ""]
     return lines

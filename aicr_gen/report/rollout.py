@@ -84,7 +84,7 @@ def picture(document: Mapping[str, Any]) -> list[str]:
     steps = []
     for wave in document["waves"]:
         states = [cluster["status"] for cluster in wave["clusters"]]
-        text = (f"{wave['name']}: {states.count(PASS)} passed / {states.count(WAIT)} waiting / "
+        text = (f"{mermaid.plain(wave['name'])}: {states.count(PASS)} passed / {states.count(WAIT)} waiting / "
                 f"{states.count(FAIL) + states.count(UNKNOWN)} failed")
         if wave["name"] == document["next"]["wave"]:
             text += f" (next: {document['next']['action']})"
