@@ -4,7 +4,8 @@ folded in ``<details>``).
 
 The nccl chart (``aicr_gen.text.mermaid``) draws each run's busbw per message size, the better of out-of-place and
 in-place as ``busBandwidthGBps`` takes it: one line per run (its nodes and log line name it), one chart per set of
-message sizes the runs share, at most ``CHARTS`` charts.
+message sizes the runs share, at most ``CHARTS`` charts. The text report draws the same in its per-size table: a
+last column of ``#`` as long as the row's busbw, ``BAR`` of them at the run's peak.
 
 Every string that came from an input file is escaped for its target: control characters never reach a
 terminal, and in Markdown (``aicr_gen.text.markdown``) nothing from it breaks a table, opens HTML, links or mentions.
@@ -32,6 +33,7 @@ from aicr_gen.text.markdown import text as md
 from aicr_gen.text.tables import aligned
 
 CHARTS = 4
+BAR = 30
 
 
 def render(report: Report, fmt: str) -> str:
@@ -220,7 +222,10 @@ def _run_text(run: NcclRun, verdict: str) -> list[str]:
     lines += [f"  note: {note}" for note in run.notes]
     lines += [f"  failure: {failure}" for failure in run.failures]
     if run.rows:
-        lines += aligned([_ROW_HEADER, *(_row_cells(row) for row in run.rows)], right=(1, 2, 3, 4, 5), indent="  ")
+        peak = max(max(bw.busbw for _, bw in row.halves()) for row in run.rows) or 1.0
+        lines += aligned([[*_ROW_HEADER, "busbw"],
+                          *([*_row_cells(row), "#" * round(BAR * max(bw.busbw for _, bw in row.halves()) / peak)]
+                            for row in run.rows)], right=(1, 2, 3, 4, 5), indent="  ")
     return lines
 
 

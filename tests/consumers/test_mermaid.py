@@ -27,7 +27,6 @@ import pytest
 
 from tests.conftest import REFERENCE, ROOT
 
-RENDERER = Path(__file__).with_name("render_mermaid.mjs")
 NCCL = REFERENCE / "nccl"
 NCCL_LOGS = {
     "nccl-one-run": "togethercomputer-together-nccl-tests/benchmarks/H100/results/20260305_220043/all_reduce_ring.out",
@@ -188,7 +187,8 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     modules = Path(os.environ.get("AICR_GEN_TOOLS") or ROOT / ".tools") / "mermaid" / "node_modules"
     chromium = shutil.which(os.environ.get("AICR_GEN_CHROMIUM", "chromium"))
     assert chromium is not None
-    done = subprocess.run(["node", str(RENDERER), str(modules), chromium, str(out / "charts.json"), str(out)],
+    renderer = Path(__file__).with_name("render_mermaid.mjs")
+    done = subprocess.run(["node", str(renderer), str(modules), chromium, str(out / "charts.json"), str(out)],
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, f"render_mermaid.mjs exited {done.returncode}:\n{done.stderr[-4000:]}"
     return out, names, json.loads((out / "results.json").read_text())
