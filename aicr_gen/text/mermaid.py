@@ -14,12 +14,12 @@ breaking the chart or adding to it:
 - numbers are finite and written with two decimals at most.
 - colours and sizes go in the chart's front matter (``config:``), from this module's constants only: lines drawn
   in ``PALETTE`` (Mermaid's default palette starts near white), an axis of labels ``PIXELS`` long per label so
-  they do not overlap (bars are drawn horizontal: their labels are names, too long to stand side by side); a
-  pie's slices keep the order given and take the colours given.
+  they do not overlap (bars are drawn horizontal: their labels are names, too long to stand side by side), room
+  beside it for the legend; a pie's slices keep the order given and take the colours given.
 - a flowchart runs left to right up to ``ACROSS`` steps, then top down, so that it never shrinks to a thin strip
   when GitHub fits it to the page width.
 - big inputs stay readable: at most ``POINTS`` points on an x axis (evenly picked, the first and the last kept),
-  ``SERIES`` lines in a chart, ``SLICES`` slices in a pie (the smallest merged into "other") and ``NODES``
+  ``SERIES`` lines in a chart, ``SLICES`` slices in a pie (the last ones as one "other") and ``NODES``
   nodes in a flowchart (the rest counted in a last node).
 """
 
@@ -39,6 +39,8 @@ SLICES = 8
 NODES = 12
 PIXELS = 40
 ACROSS = 4
+LEGEND = 9
+"""Pixels per character of a legend: Mermaid leaves the legend out when the chart has no room for it."""
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 """Line colours, one per series (Tableau 10's first eight)."""
 _UNSAFE = re.compile(r"[^\w .,:/()+=-]")
@@ -81,7 +83,9 @@ def xychart(title: str, x_title: str, x_labels: Sequence[str], y_title: str,
         return []
     keep = picked(len(x_labels))
     top = max((value for _, values in series[:SERIES] for value in values), default=0.0)
-    size = f"    height: {max(300, PIXELS * len(keep))}" if bars else f"    width: {max(700, PIXELS * len(keep))}"
+    legend = max((len(plain(name)) for name, _ in series[:SERIES]), default=0) * LEGEND if len(series) > 1 else 0
+    size = (f"    height: {max(300, PIXELS * len(keep))}" if bars else
+            f"    width: {max(700, PIXELS * len(keep)) + legend}")
     lines = ["---", "config:", "  xyChart:", size, "  themeVariables:", "    xyChart:",
              f'      plotColorPalette: "{", ".join(PALETTE)}"', "---",
              "xychart-beta horizontal" if bars else "xychart-beta", f"    title {label(title, 80)}",

@@ -6,8 +6,9 @@
 //
 // CHARTS.json is {"name": "mermaid source", ...}. For each chart OUTDIR gets NAME.svg and NAME.png (the
 // drawing as the browser paints it), and OUTDIR/results.json maps each name to {"error": message} when Mermaid
-// refused it, else {"diagram": type, "width", "height", "lines" (each xychart line's points), "bars", "slices"
-// (pie), "nodes" (flowchart), "texts", "svgBytes", "errorDrawn"}: what was drawn, counted in the live DOM.
+// refused it, else {"diagram": type, "width", "height", "lines" (each xychart line's points), "bars", "legend"
+// (its entries), "slices" (pie), "nodes" (flowchart), "texts", "svgBytes", "errorDrawn"}: what was drawn,
+// counted in the live DOM.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -31,7 +32,7 @@ const context = await chromium.launchPersistentContext(profile, {
 const results = {};
 try {
   const page = context.pages()[0] ?? (await context.newPage());
-  await page.setContent("<!doctype html><html><body style='margin:0;background:white'><div id=out></div></body></html>");
+  await page.setContent("<!doctype html><body style='margin:0;background:white'><div id=out></div></body>");
   await page.addScriptTag({ path: mermaidScript });
   await page.evaluate(() => window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict" }));
   for (const [name, source] of Object.entries(charts)) {
@@ -48,8 +49,9 @@ try {
         const lines = [...root.querySelectorAll("g.plot [class^=line-plot] path")]
           .map((path) => (path.getAttribute("d").match(/[ML]/g) ?? []).length);
         return { diagram: diagramType, width: box.width, height: box.height, svgBytes: svg.length, lines,
-                 bars: count("g.plot [class^=bar-plot] rect"), slices: count("path.pieCircle"),
-                 nodes: count("g.node"), texts: count("text"), errorDrawn: count(".error-icon") > 0, svg };
+                 bars: count("g.plot [class^=bar-plot] rect"), legend: count("g.legend .markers path"),
+                 slices: count("path.pieCircle"), nodes: count("g.node"), texts: count("text"),
+                 errorDrawn: count(".error-icon") > 0, svg };
       } catch (error) {
         return { error: String(error?.message ?? error) };
       }

@@ -196,14 +196,15 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 
 def _drawn(source: str) -> tuple[str, dict[str, Any]]:
     """What a chart's source asks to draw: its diagram type and, as the renderer counts them, its lines (points
-    each) and bars, slices or nodes."""
+    each), bars and legend entries (one per line when there are several), slices or nodes."""
     body = [line.strip() for line in source.rsplit("---\n", maxsplit=1)[-1].splitlines()]
     kind = body[0].split()[0]
     if kind == "xychart-beta":
         plots = [(line.split()[0], len(line.rsplit("[", 1)[1].split(","))) for line in body
                  if line.startswith(("line ", "bar "))]
         return "xychart", {"lines": [points for plot, points in plots if plot == "line"],
-                           "bars": sum(points for plot, points in plots if plot == "bar")}
+                           "bars": sum(points for plot, points in plots if plot == "bar"),
+                           "legend": len(plots) if len(plots) > 1 else 0}
     if kind == "pie":
         return "pie", {"slices": sum(1 for line in body if re.match(r'^".*" : \d+$', line))}
     return "flowchart-v2", {"nodes": sum(1 for line in body if re.match(r"^n\d+\[", line))}
