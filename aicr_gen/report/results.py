@@ -4,8 +4,9 @@ folded in ``<details>``).
 
 The nccl chart (``aicr_gen.text.mermaid``) draws each run's busbw per message size, the better of out-of-place and
 in-place as ``busBandwidthGBps`` takes it: one line per run (its nodes and log line name it), one chart per set of
-message sizes the runs share, at most ``CHARTS`` charts. The text report draws the same in its per-size table: a
-last column of ``#`` as long as the row's busbw, ``BAR`` of them at the run's peak.
+message sizes the runs share, at most ``CHARTS`` charts, each line's colour named under the chart. The text report
+draws the same in its per-size table: a last column of ``#`` as long as the row's busbw, ``BAR`` of them at the
+run's peak.
 
 Every string that came from an input file is escaped for its target: control characters never reach a
 terminal, and in Markdown (``aicr_gen.text.markdown``) nothing from it breaks a table, opens HTML, links or mentions.
@@ -346,6 +347,11 @@ def _nccl_charts(runs: Sequence[NcclRun]) -> list[str]:
         title = f"{tests[0]}: bus bandwidth by message size" if len(tests) == 1 else "bus bandwidth by message size"
         lines += [*mermaid.xychart(title, "message size",
                                    [_axis_size(size) for size in sizes], "busbw GB/s", series), ""]
+        if len(series) > 1:
+            named = [f"{colour} {md(name, mid_line=True)}" for colour, (name, _) in
+                     zip(mermaid.colours(len(series)), series, strict=False)]
+            rest = len(series) - len(named)
+            lines += ["Lines: " + ", ".join(named) + (f"; {rest} more runs not drawn" if rest else "") + ".", ""]
     if len(axes) > CHARTS:
         lines += [f"{len(axes) - CHARTS} more sets of message sizes are not drawn (--format json has them).", ""]
     return lines

@@ -41,8 +41,10 @@ PIXELS = 40
 ACROSS = 4
 LEGEND = 9
 """Pixels per character of a legend: Mermaid leaves the legend out when the chart has no room for it."""
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
-"""Line colours, one per series (Tableau 10's first eight)."""
+PALETTE = {"#1f77b4": "blue", "#ff7f0e": "orange", "#2ca02c": "green", "#d62728": "red", "#9467bd": "purple",
+           "#8c564b": "brown", "#e377c2": "pink", "#7f7f7f": "grey"}
+"""Line colours, one per series in this order (Tableau 10's first eight), and their names for a legend in text:
+Mermaid before 11 draws no legend."""
 _UNSAFE = re.compile(r"[^\w .,:/()+=-]")
 STYLES = {"pass": "fill:#d4f7d4,stroke:#2e7d32", "wait": "fill:#fff3cd,stroke:#b8860b",
           "fail": "fill:#f8d7da,stroke:#c62828", "idle": "fill:#eceff1,stroke:#78909c"}
@@ -77,7 +79,8 @@ def picked(count: int, cap: int = POINTS) -> list[int]:
 def xychart(title: str, x_title: str, x_labels: Sequence[str], y_title: str,
             series: Sequence[tuple[str, Sequence[float]]], *, bars: bool = False) -> list[str]:
     """A line chart: ``x_labels`` along the x axis, one line per ``(name, values)`` of ``series`` (a value per
-    label), the y axis from 0. Names show in a legend when there are several lines. ``bars``: one series drawn
+    label), the y axis from 0. Names show in a legend when there are several lines (Mermaid 11; ``colours``
+    names each line's colour for a legend beside the chart). ``bars``: one series drawn
     as horizontal bars, a bar per label."""
     if not x_labels or not series:
         return []
@@ -95,6 +98,11 @@ def xychart(title: str, x_title: str, x_labels: Sequence[str], y_title: str,
         named = f"{label(name)} " if len(series) > 1 else ""
         lines.append(f"    {'bar' if bars else 'line'} {named}[{', '.join(_number(values[index]) for index in keep)}]")
     return block(lines, "mermaid")
+
+
+def colours(count: int) -> list[str]:
+    """The names of the colours of the first ``count`` lines of an ``xychart`` (at most ``SERIES``)."""
+    return list(PALETTE.values())[:min(count, SERIES)]
 
 
 def pie(title: str, slices: Sequence[tuple[str, int, str]]) -> list[str]:

@@ -257,3 +257,14 @@ def test_each_picture_counts_what_its_report_says() -> None:
     assert waves.splitlines()[-1] == "    class n2 next"
     (many,) = charts(_rollout("many"))
     assert '    n11["... and 9 more"]:::idle' in many.splitlines() and "flowchart TD" in many
+
+
+def test_the_nccl_chart_draws_a_line_per_run_named_under_it() -> None:
+    """Mermaid before 11 draws no legend: the Markdown names each line by its colour."""
+    text = _markdown_of_nccl("nccl-five-tests")
+    (chart,) = charts(text)
+    assert [line.split('"')[1] for line in chart.splitlines() if line.startswith("    line ")] == [
+        "all_reduce_perf (line 1)", "all_gather_perf (line 36)", "reduce_scatter_perf (line 71)",
+        "alltoall_perf (line 106)", "sendrecv_perf (line 141)"]
+    assert ("Lines: blue all_reduce_perf (line 1), orange all_gather_perf (line 36), green reduce_scatter_perf "
+            "(line 71), red alltoall_perf (line 106), purple sendrecv_perf (line 141).") in text
