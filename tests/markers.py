@@ -2,7 +2,8 @@
 
 - ``cluster``: starts a real API server (etcd and kube-apiserver, ``tests/cluster/envtest.py``);
 - ``consumers``: runs a real consumer tool as a process: helm, kubectl (kustomize), shellcheck, pre-commit,
-  check-jsonschema (``tests/consumers/``, ``tests.conftest.tool``) or the AICR binary (the ``aicr`` fixture);
+  check-jsonschema (``tests/consumers/``, ``tests.conftest.tool``), the AICR binary (the ``aicr`` fixture) or
+  Mermaid in chromium (``tests/consumers/render_mermaid.mjs``);
 - ``conformance``: runs cel-spec's conformance suite or the cel-cpp oracle (``tests/cel/conformance.py``,
   ``tests/cel/oracle.py``);
 - ``network``: serves on loopback (HTTP and registry peers, Debian's docker-registry) or installs from a
@@ -58,7 +59,7 @@ ROOTS = {
     "cluster": Roots(functions=("tests.cluster.envtest:start",)),
     "consumers": Roots(functions=("tests.consumers:tool_path", "tests.consumers:_run", "tests.conftest:tool",
                                   "tests.conftest:aicr_binary"),
-                       strings=("check_jsonschema", "pre_commit")),
+                       strings=("check_jsonschema", "pre_commit", "render_mermaid.mjs")),
     "conformance": Roots(modules=("tests.cel.conformance", "tests.cel.oracle")),
     "network": Roots(functions=("socket:create_server",), classes=("socketserver:BaseServer",),
                      strings=("docker-registry", "pre_commit")),

@@ -1,7 +1,11 @@
 """Render a fleet drift document (``aicr_gen.drift.fleet.matrix``) as an aligned table, GitHub Markdown (a job
 summary), JSON or YAML. One row per cluster, one column per component; a cell is the version when the cluster runs
 what its recipe wants, ``desired -> live`` when it drifted, ``missing``, ``unknown``, ``unreachable``, or ``-``
-when the component is not the cluster's. Releases no cluster's recipe names share one last column."""
+when the component is not the cluster's. Releases no cluster's recipe names share one last column.
+
+The Markdown opens with two pictures (``aicr_gen.text.mermaid``): a pie of the clusters by status (ok, drifted,
+unreachable) when the fleet has several, and a bar chart of the clusters each component drifted on (drifted or
+missing), the ``mermaid.POINTS`` components with the most first, when any did."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 
 from aicr_gen.drift import fleet
 from aicr_gen.text import markdown as md
+from aicr_gen.text import mermaid
 from aicr_gen.text.tables import aligned
 
 FORMATS = ("table", "markdown", "json", "yaml")
@@ -17,6 +22,8 @@ SUMMARY_LIMIT = 1_000_000
 """Characters of Markdown at most: GitHub takes up to 1 MiB per step in ``$GITHUB_STEP_SUMMARY``."""
 NONE = "-"
 OTHERS = "other releases"
+COLOURS = {fleet.OK: "#2e7d32", fleet.DRIFTED: "#f9a825", fleet.UNREACHABLE: "#c62828"}
+"""The pie's slice per cluster status and its colour."""
 
 
 def summary_line(document: Mapping[str, Any]) -> str:
@@ -82,10 +89,28 @@ def _md_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def pictures(document: Mapping[str, Any]) -> list[str]:
+    """The pie of clusters by status and the bar chart of drift by component (see the module rules)."""
+    summary = document["summary"]
+    lines = mermaid.pie("clusters", [(status, summary[status], colour) for status, colour in COLOURS.items()]) \
+        if summary["clusters"] > 1 else []
+    drifted: dict[str, int] = {}
+    for cluster in document["clusters"]:
+        for cell in cluster["components"]:
+            if cell["status"] in (fleet.DRIFTED, fleet.MISSING):
+                drifted[cell["component"]] = drifted.get(cell["component"], 0) + 1
+    worst = sorted(drifted.items(), key=lambda item: (-item[1], item[0]))[:mermaid.POINTS]
+    if worst:
+        lines += ["", *mermaid.xychart("clusters drifted, by component", "component", [name for name, _ in worst],
+                                       "clusters", [("drifted", [float(count) for _, count in worst])], bars=True)]
+    return [*lines, ""] if lines else []
+
+
 def markdown(document: Mapping[str, Any], limit: int = SUMMARY_LIMIT) -> str:
-    """A job summary: heading, summary line, the matrix (findings in bold) and why clusters were unreachable.
-    Past ``limit`` characters the clusters without drift are left out, then the last rows, and a note says so."""
-    head = ["### aicr-gen diff --fleet", "", summary_line(document), ""]
+    """A job summary: heading, summary line, the pictures, the matrix (findings in bold) and why clusters were
+    unreachable. Past ``limit`` characters the clusters without drift are left out, then the last rows, and a note
+    says so."""
+    head = ["### aicr-gen diff --fleet", "", summary_line(document), "", *pictures(document)]
     header = _header(document)
     table_head = [_md_row(["Cluster", "Status", *(md.text(name, mid_line=True) for name in header)]),
                   _md_row(["---"] * (len(header) + 2))]

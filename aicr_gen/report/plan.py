@@ -1,7 +1,9 @@
 """A ``Plan`` as JSON, as plain text (``sync``'s commit message words) or as Markdown that fits one GitHub comment
 (pure: a plan in, text out).
 
-The Markdown opens with the totals and every cluster's high-risk changes, then one collapsible ``<details>``
+The Markdown opens with the totals, a pie of the clusters by what merging does to them (``PIE``: each cluster in
+the first of high-risk, policy error, changes, unchanged that holds; drawn when the plan has several clusters, as
+``aicr_gen.text.mermaid`` writes it) and every cluster's high-risk changes, then one collapsible ``<details>``
 section per cluster that changes or has policy findings (high-risk clusters first, then those with policy errors,
 then the others), and ends with the unchanged clusters by name. GitHub refuses a comment over 65,536 characters,
 so the text is kept under ``BUDGET``: each section's lists are cut shorter (with a count of what was left out)
@@ -20,6 +22,7 @@ from aicr_gen.gitops.review.plan import ClusterPlan, Plan
 from aicr_gen.gitops.review.rendered import ApplicationChange
 from aicr_gen.gitops.review.upgrade import SEVERITY, UpgradeVerdict
 from aicr_gen.text import markdown as md
+from aicr_gen.text import mermaid
 from aicr_gen.text.oneline import one_line
 
 BUDGET = 60_000  # under GitHub's 65,536-character comment limit, with room for a marker and a heading
@@ -39,6 +42,8 @@ DIFF_LINES = 60  # lines of one object's diff in the comment; the full plan has 
 OBJECTS = 25  # objects listed per application in the comment
 VERDICT_GROUPS = 30
 REASONS = 8  # reasons listed per verdict in the header
+PIE = {"high-risk": "#c62828", "policy error": "#ef6c00", "changes": "#1f77b4", "unchanged": "#9e9e9e"}
+"""The pie's slice per kind of cluster and its colour, most severe first."""
 
 
 def as_json(plan: Plan) -> str:
@@ -180,6 +185,10 @@ def _header(plan: Plan) -> list[str]:
     commit = md.code(plan.baseCommit[:12])
     against = commit if plan.baseCommit.startswith(plan.base) else f"{md.code(plan.base)} ({commit})"
     lines = ["## aicr-gen plan", "", f"Against {against}: " + " \u00b7 ".join(totals)]
+    if len(plan.clusters) > 1:
+        kinds = Counter(_kind(cluster) for cluster in plan.clusters)
+        lines += ["", *mermaid.pie("clusters in this plan",
+                                   [(kind, kinds[kind], colour) for kind, colour in PIE.items()])]
     shared = grouped([(cluster.name, [_text(line) for line in risk_lines(cluster)])
                       for cluster in _ordered(plan.clusters)])
     risks = [f"**{_text(names[0])}**: {risk}" if len(names) == 1 else f"{risk} on {_names(names)}"
@@ -194,6 +203,15 @@ def _header(plan: Plan) -> list[str]:
         lines += [f"- \u2026 and {len(plan.groups) - GROUPS} more shared changes ({md.code('--format json')}: "
                   "groups)"] if len(plan.groups) > GROUPS else []
     return lines
+
+
+def _kind(cluster: ClusterPlan) -> str:
+    """The slice of ``PIE`` a cluster counts in."""
+    if cluster.highRisk:
+        return "high-risk"
+    if any(item.severity == "error" for item in cluster.policies):
+        return "policy error"
+    return "changes" if cluster.changed else "unchanged"
 
 
 def _verdicts(plan: Plan, budget: int | None) -> list[str]:

@@ -1,5 +1,12 @@
 """Rendering of a :class:`~aicr_gen.certify.report_model.Report` as text (terminal), JSON (machines) or Markdown
-(a pull-request comment: summary table first, per-size tables folded in ``<details>``).
+(a pull-request comment: summary table first, then a chart of bus bandwidth by message size, per-size tables
+folded in ``<details>``).
+
+The nccl chart (``aicr_gen.text.mermaid``) draws each run's busbw per message size, the better of out-of-place and
+in-place as ``busBandwidthGBps`` takes it: one line per run (its nodes and log line name it), one chart per set of
+message sizes the runs share, at most ``CHARTS`` charts, each line's colour named under the chart. The text report
+draws the same in its per-size table: a last column of ``#`` as long as the row's busbw, ``BAR`` of them at the
+run's peak.
 
 Every string that came from an input file is escaped for its target: control characters never reach a
 terminal, and in Markdown (``aicr_gen.text.markdown``) nothing from it breaks a table, opens HTML, links or mentions.
@@ -22,9 +29,12 @@ from aicr_gen.certify.report_model import (
     ThresholdCheck,
     run_scope,
 )
-from aicr_gen.text import markdown
+from aicr_gen.text import markdown, mermaid
 from aicr_gen.text.markdown import text as md
 from aicr_gen.text.tables import aligned
+
+CHARTS = 4
+BAR = 30
 
 
 def render(report: Report, fmt: str) -> str:
@@ -120,6 +130,11 @@ def human_size(size: int) -> str:
     return f"{size} B"
 
 
+def _axis_size(size: int) -> str:
+    """Bytes as short as a chart's axis wants them: ``8B``, ``32M``, ``1G``, ``31.99M``."""
+    return human_size(size).replace(" ", "").replace("iB", "")
+
+
 def _gbps(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
@@ -208,7 +223,10 @@ def _run_text(run: NcclRun, verdict: str) -> list[str]:
     lines += [f"  note: {note}" for note in run.notes]
     lines += [f"  failure: {failure}" for failure in run.failures]
     if run.rows:
-        lines += aligned([_ROW_HEADER, *(_row_cells(row) for row in run.rows)], right=(1, 2, 3, 4, 5), indent="  ")
+        peak = max(max(bw.busbw for _, bw in row.halves()) for row in run.rows) or 1.0
+        lines += aligned([[*_ROW_HEADER, "busbw"],
+                          *([*_row_cells(row), "#" * round(BAR * max(bw.busbw for _, bw in row.halves()) / peak)]
+                            for row in run.rows)], right=(1, 2, 3, 4, 5), indent="  ")
     return lines
 
 
@@ -298,7 +316,7 @@ def _nccl_md(report: Report) -> list[str]:
                      "PASSED" if _run_passed(report, run) else f"**{_run_verdict(report, run)}**"])
     lines = _md_table(["Test", "Ranks", "Nodes", "busBandwidthGBps (max busbw)", "algBandwidthGBps (max algbw)",
                        "Avg busbw (footer)", "Result"], rows, lambda i: 1 <= i <= 5)
-    lines.append("")
+    lines += ["", *_nccl_charts(runs)]
     for run in runs:
         if not run.rows and not run.hosts:
             continue
@@ -311,6 +329,31 @@ def _nccl_md(report: Report) -> list[str]:
                                lambda i: i >= 1)
             lines.append("")
         lines += ["</details>", ""]
+    return lines
+
+
+def _nccl_charts(runs: Sequence[NcclRun]) -> list[str]:
+    """Bus bandwidth by message size: a line per run, a chart per set of sizes (see the module rules)."""
+    axes: dict[tuple[int, ...], list[NcclRun]] = {}
+    for run in runs:
+        if run.rows:
+            axes.setdefault(tuple(row.size for row in run.rows), []).append(run)
+    lines: list[str] = []
+    for sizes, group in list(axes.items())[:CHARTS]:
+        tests = list(dict.fromkeys(run.test for run in group))
+        series = [(f"{_hosts(run.hosts, 1) or run.test} (line {run.line})" if len(tests) == 1 else
+                   f"{run.test} (line {run.line})", [max(bw.busbw for _, bw in row.halves()) for row in run.rows])
+                  for run in group]
+        title = f"{tests[0]}: bus bandwidth by message size" if len(tests) == 1 else "bus bandwidth by message size"
+        lines += [*mermaid.xychart(title, "message size",
+                                   [_axis_size(size) for size in sizes], "busbw GB/s", series), ""]
+        if len(series) > 1:
+            named = [f"{colour} {md(name, mid_line=True)}" for colour, (name, _) in
+                     zip(mermaid.colours(len(series)), series, strict=False)]
+            rest = len(series) - len(named)
+            lines += ["Lines: " + ", ".join(named) + (f"; {rest} more runs not drawn" if rest else "") + ".", ""]
+    if len(axes) > CHARTS:
+        lines += [f"{len(axes) - CHARTS} more sets of message sizes are not drawn (--format json has them).", ""]
     return lines
 
 

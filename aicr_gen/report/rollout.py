@@ -2,7 +2,11 @@
 summary or a pull request's body) or JSON: the next step and its reasons first, then one row per cluster, wave by
 wave, one column per gate, each cell the verdict's reason (``certified 412 GB/s >= 300``, ``drift: gpu-operator
 v26.3.3 -> v26.4.0``, ``2 nodes quarantined: ...``); a wave's line says whether it runs the target baseline, its
-verdict and its soak (``soaking, 3h left``)."""
+verdict and its soak (``soaking, 3h left``).
+
+The Markdown draws the waves in order as a flowchart (``aicr_gen.text.mermaid.chain``), each node
+``wave: N passed / M waiting / K failed`` (unknown counts as failed), coloured by the wave's verdict (grey: a wave
+not yet on the target baseline), the wave the next step names drawn with a thick border and the step's action."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 
 from aicr_gen.rollout.gates import FAIL, PASS, UNKNOWN, WAIT
 from aicr_gen.text import markdown as md
+from aicr_gen.text import mermaid
 from aicr_gen.text.tables import aligned
 
 FORMATS = ("table", "markdown", "json")
@@ -74,6 +79,23 @@ def _md_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def picture(document: Mapping[str, Any]) -> list[str]:
+    """The waves as a flowchart (see the module rules)."""
+    steps = []
+    for wave in document["waves"]:
+        states = [cluster["status"] for cluster in wave["clusters"]]
+        text = (f"{mermaid.plain(wave['name'])}: {states.count(PASS)} passed / {states.count(WAIT)} waiting / "
+                f"{states.count(FAIL) + states.count(UNKNOWN)} failed")
+        if wave["name"] == document["next"]["wave"]:
+            text += f" (next: {document['next']['action']})"
+        style = ("idle" if not wave["atTarget"] or not states else "pass" if wave["status"] == PASS else
+                 "fail" if wave["status"] in (FAIL, UNKNOWN) else "wait")
+        steps.append((text, style))
+    names = [wave["name"] for wave in document["waves"]]
+    step = document["next"]["wave"]
+    return mermaid.chain(steps, highlight=names.index(step) if step in names else None)
+
+
 def markdown(document: Mapping[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     """A job summary or pull request body. Past ``limit`` characters the passing clusters are left out, then the
     last rows, and a note says so."""
@@ -81,7 +103,7 @@ def markdown(document: Mapping[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     head += [f"- {md.text(reason, mid_line=True)}" for reason in document["next"]["reasons"][:50]]
     if len(document["next"]["reasons"]) > 50:
         head.append(f"- ... and {len(document['next']['reasons']) - 50} more (--format json has them all)")
-    head += ["", md.text(summary_line(document)), ""]
+    head += ["", md.text(summary_line(document)), "", *picture(document), ""]
     body: list[tuple[bool, str]] = []  # (a passing cluster's row, which goes first when room runs out; line)
     for wave in document["waves"]:
         body += [(False, f"#### {md.text(_wave_line(wave), mid_line=True)}"), (False, ""),
