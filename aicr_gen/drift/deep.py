@@ -22,12 +22,16 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+OPTIONS: dict[str, Any] = {"verbose_level": 2, "threshold_to_diff_deeper": 0, "ignore_private_variables": False}
+"""DeepDiff as the change list compares: every key (DeepDiff skips those starting with ``__`` by default), each
+reading on its own (by default DeepDiff reports a whole mapping as replaced when most of it differs)."""
+
 
 def report(left: Mapping[str, Any], right: Mapping[str, Any]) -> dict[str, Any]:
     """DeepDiff's text view of ``left`` (the baseline's readings) against ``right`` (the target's), as JSON data."""
     from deepdiff import DeepDiff
 
-    found: dict[str, Any] = json.loads(DeepDiff(dict(left), dict(right), verbose_level=2).to_json())
+    found: dict[str, Any] = json.loads(DeepDiff(dict(left), dict(right), **OPTIONS).to_json())
     return found
 
 
@@ -55,5 +59,5 @@ def delta(baseline: Mapping[str, Any], target: Mapping[str, Any]) -> str:
     from deepdiff import DeepDiff, Delta
     from deepdiff.serialization import json_dumps
 
-    made = Delta(DeepDiff(dict(baseline), dict(target), verbose_level=2), serializer=json_dumps)
+    made = Delta(DeepDiff(dict(baseline), dict(target), **OPTIONS), serializer=json_dumps)
     return str(made.dumps())  # type: ignore[no-untyped-call]
