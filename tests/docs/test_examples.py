@@ -168,9 +168,12 @@ class Workspaces:
             path = ROOT / file
             text = path.read_text(encoding="utf-8").splitlines()
             for line in sorted((line for line in self.printed if line.file == file), key=lambda x: -x.number):
+                indent = text[line.number - 1][:len(text[line.number - 1]) - len(text[line.number - 1].lstrip())]
                 start = line.number - 1 + line.span
-                end = next((i for i in range(start, line.block_end) if text[i].startswith("$ ")), line.block_end)
-                text[start:end] = shown(self.printed[line], text[start:end])
+                end = next((i for i in range(start, line.block_end) if text[i].lstrip().startswith("$ ")),
+                           line.block_end)
+                before = [row[len(indent):] for row in text[start:end]]  # a block in a list item is indented
+                text[start:end] = [indent + row if row else row for row in shown(self.printed[line], before)]
             path.write_text("\n".join(text) + "\n", encoding="utf-8")
 
 
@@ -219,3 +222,10 @@ def test_examples_show_every_command_and_subcommand() -> None:
                if not re.search(rf"aicr-gen {re.escape(' '.join(words))}(?![\w-])", text)]
     assert not missing, f"{EXAMPLES.relative_to(ROOT)} shows no `aicr-gen {missing[0]}` (nor: {missing[1:]})"
     assert any(line.file == "docs/examples.md" for line in DOCUMENTED), "docs/examples.md has no console block"
+
+
+def test_refreshed_output_keeps_the_shape_it_had() -> None:
+    assert shown("a\nb\nc\nd  \n", ["x", ELLIPSIS, "y"]) == ["a", ELLIPSIS, "d"]
+    assert shown("a\nb\nc\n", ["x", "y", ELLIPSIS]) == ["a", "b", ELLIPSIS]
+    assert shown("a\nb\n", ["x", ELLIPSIS, "y"]) == ["a", "b"]  # nothing left to cut
+    assert shown("a\nb\n", ["old"]) == ["a", "b"]
