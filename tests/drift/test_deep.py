@@ -17,6 +17,8 @@ import yaml
 from aicr_gen.drift import deep, diff
 from tests.conftest import ROOT
 from tests.drift.test_diff import BASE, _drifted, _mock, _subtype, needs_mock
+from tests.drift.test_fleet import fleet_files  # noqa: F401 - a fixture
+from tests.drift.test_pools import files, merged  # noqa: F401 - fixtures
 
 PREFIX = "root['"
 
@@ -150,3 +152,30 @@ def test_the_default_formats_never_import_deepdiff(fmt: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT)
     assert "gpu-operator" in done.stdout
     assert done.returncode == 0, done.stderr
+
+
+def test_a_pooled_spec_reports_each_part(cli: Any, files: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    spec, drifted, _clean = files
+    listed = json.loads(cli("diff", "--spec", str(spec), "--target", str(drifted), "--format", "json").out)
+    found = cli("diff", "--spec", str(spec), "--target", str(drifted), "--format", "deepdiff")
+    assert found.code == 0, found.err
+    reports = json.loads(found.out)
+    assert set(reports) == {"shared", *(pool["name"] for pool in listed["pools"])}
+    for part, report in reports.items():
+        agrees(report, [entry for entry in listed["changes"] if (entry.get("pool") or "shared") == part])
+    assert any(report for report in reports.values())
+
+
+def test_a_fleet_reports_each_cluster(cli: Any, fleet_files: tuple[list[str], list[str]]) -> None:  # noqa: F811
+    specs, snapshots = fleet_files
+    matrix = json.loads(cli("diff", *snapshots, "--format", "json", "--fleet", *specs).out)
+    found = cli("diff", *snapshots, "--format", "deepdiff", "--fleet", *specs)
+    assert found.code == 0, found.err
+    reports = json.loads(found.out)
+    assert sorted(reports) == sorted(row["name"] for row in matrix["clusters"])
+    for row in matrix["clusters"]:
+        drifted = {f"K8s.helm.{cell['component']}" for cell in row["components"] if cell["status"] != "ok"}
+        named = {path.split(".version")[0].split(".namespace")[0].split(".chart")[0]
+                 for path in _paths(reports[row["name"]], "dictionary_item_added", "dictionary_item_removed",
+                                    "values_changed", "type_changes")}
+        assert named == drifted, row["name"]
