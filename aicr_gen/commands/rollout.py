@@ -35,19 +35,21 @@ exit codes: 0 ok, 1 a gate failed, 2 invalid input (nothing written), 3 evidence
 """
 
 
-def _common(parser: argparse.ArgumentParser, *, evidence: bool) -> None:
+def _common(parser: argparse.ArgumentParser, *, evidence: bool = False, clusters: bool = False) -> None:
+    """The arguments every subcommand takes; ``clusters``: it reads clusters; ``evidence``: it judges the gates."""
     parser.epilog = EVIDENCE
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("fleet", metavar="FLEET", help="the Fleet file with rollout.waves")
     parser.add_argument("spec_files", metavar="SPEC", nargs="*", help="the fleet's ClusterSpec files or glob "
                         "patterns (default: every spec whose inputs record at HEAD names the fleet)")
     parser.add_argument("--repo", metavar="DIR", help="the Git work tree of the trees (default: the fleet file's)")
-    if evidence:
-        parser.add_argument("--evidence", metavar="DIR", help="read each cluster's evidence from DIR/<cluster>/ "
-                            "instead of the cluster")
+    if clusters or evidence:
         parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig of the clusters' contexts")
         parser.add_argument("--context", action="append", default=[], metavar="CLUSTER=CTX",
                             help="kubeconfig context of a cluster (repeatable)")
+    if evidence:
+        parser.add_argument("--evidence", metavar="DIR", help="read each cluster's evidence from DIR/<cluster>/ "
+                            "instead of the cluster")
         parser.add_argument("--argocd-context", metavar="CTX", help="kubeconfig context of the shared Argo CD that "
                             "holds the clusters' Applications (default: each cluster's own context)")
         parser.add_argument("--now", metavar="TIME", help="judge soaks at this RFC 3339 time instead of the "
@@ -81,7 +83,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "rollback", help="return a wave to its baseline before its last change, as one commit",
         description="Set the wave's baseline back to what it was before the newest commit of the fleet file "
                     "that changed it, and sync the fleet's trees, as one commit.")
-    _common(rollback, evidence=False)
+    _common(rollback)
     rollback.add_argument("--wave", required=True, metavar="NAME", help="the wave to roll back")
     rollback.add_argument("--push", action="store_true", help="push the commit to its upstream")
     prune = subcommands.add_parser(
@@ -89,10 +91,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         description="Per cluster (through its kubeconfig context), keep the newest rollout.retention.keep finished "
                     "Certifications of each job and pool, the running ones, and the newest result and pass of the "
                     "stack its tree runs; delete the rest of those our jobs made.")
-    _common(prune, evidence=False)
-    prune.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig of the clusters' contexts")
-    prune.add_argument("--context", action="append", default=[], metavar="CLUSTER=CTX",
-                       help="kubeconfig context of a cluster (repeatable)")
+    _common(prune, clusters=True)
     prune.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
     prune.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     prune.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (default: stdout)")
