@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from aicr_gen import __version__
 from aicr_gen.drift.load import load_document, load_snapshot
 from aicr_gen.edges.kube.client import connect
 from aicr_gen.errors import UnreachableError
@@ -89,7 +90,7 @@ def test_snapshot_to_configmap_is_a_server_side_apply(control_plane: ControlPlan
     owned = next(entry for entry in stored["metadata"]["managedFields"] if entry["manager"] == "aicr-gen")
     assert set(owned["fieldsV1"]["f:data"]) == {"f:format", "f:snapshot.yaml", "f:timestamp"}
     assert stored["metadata"]["labels"] == {"app.kubernetes.io/name": "aicr", "app.kubernetes.io/component": "Snapshot",
-                                            "app.kubernetes.io/version": "0.1.0"}
+                                            "app.kubernetes.io/version": __version__}
     assert stored["data"]["format"] == "yaml" and stored["data"]["timestamp"].endswith("Z")
     assert stored["data"]["owner"] == "someone" and "binaryData" not in stored  # other fields are left alone
     assert cli("snapshot", "--kubeconfig", kubeconfig, "-o", str(tmp_path / "file.yaml")).code == 0

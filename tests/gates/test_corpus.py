@@ -332,7 +332,7 @@ case("stale-pool-edit-without-sync", "stale", replace("clusters/b.yaml", "nodes:
      check(stale("clusters/b", "clusters/b.yaml", "clusters/b.yaml changed")))
 GONE_RULES = ((Line("fleet.yaml", "rules: sentinel-rules.yaml"), ": spec.sentinel.rules: 'sentinel-rules.yaml': no "
                                                                  "such file or folder beside the fleet"),
-              "(the fleet named by clusters/a.yaml:8: spec.extends)")
+              "(the fleet named by clusters/a.yaml:9: spec.extends)")  # after spec init's modeline and comments
 case("stale-deleted-rules-file", "stale", delete("sentinel-rules.yaml"),
      check(*GONE_RULES, code=2),
      lint((Line("fleet.yaml", "rules: sentinel-rules.yaml"), ":5: error [input] spec.sentinel.rules: "
