@@ -6,6 +6,7 @@ import compileall
 import functools
 import hashlib
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -69,12 +70,22 @@ def aicr_bin() -> str | None:
 
 def run_ms(argv: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> float:
     """Wall time of one whole process in ms; exits with its stderr if its exit code is unexpected."""
+    return run_times(argv, env, ok_codes)[0]
+
+
+def run_times(argv: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> tuple[float,
+                                                                                                            float]:
+    """Wall and CPU time (user + system, of the process and its children) of one whole process in ms; exits with
+    its stderr if its exit code is unexpected."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     elapsed = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in ok_codes:
         sys.exit(f"{' '.join(argv)}: exit {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    return elapsed
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    return elapsed, cpu
 
 
 def median_ms(argv: list[str], runs: int, env: dict[str, str] | None = None,
