@@ -36,15 +36,16 @@ from common import (
     CATALOG,
     CUJ2,
     ROOT,
+    Times,
     Verdicts,
     aicr_bin,
     clean_env,
     command,
     median_ms,
     paired_ms,
+    paired_times,
     peak_rss_mib,
     run_ms,
-    run_times,
     spread,
 )
 
@@ -74,37 +75,6 @@ def _ratio_check(verdicts: Verdicts, label: str, ratio: float | None, target: fl
         print(f"skip  {label:<44} (no AICR binary)")
     else:
         verdicts.check(label, ratio <= target, f"{ratio:.2f}x AICR <= {target:g}x")
-
-
-Times = tuple[float, float]
-"""Wall and CPU ms of one run."""
-
-
-def _side(argvs: list[list[str]], env: dict[str, str] | None, ok_codes: tuple[int, ...]) -> Times:
-    """One run of a side: its processes in a row, their times summed."""
-    wall = cpu = 0.0
-    for argv in argvs:
-        one_wall, one_cpu = run_times(argv, env, ok_codes)
-        wall, cpu = wall + one_wall, cpu + one_cpu
-    return wall, cpu
-
-
-def _paired(mine: list[list[str]], theirs: list[list[str]] | None, runs: int, env: dict[str, str] | None = None,
-            ok_codes: tuple[int, ...] = (0,)) -> tuple[list[Times], list[Times]]:
-    """Ours and AICR's times run by run (one warm-up each, not counted); the side that runs first alternates,
-    so neither always finds the page cache and the CPU as the other left them."""
-    _side(mine, env, ok_codes)
-    if theirs:
-        _side(theirs, env, ok_codes)
-    ours: list[Times] = []
-    other: list[Times] = []
-    for run in range(runs):
-        if theirs and run % 2:
-            other.append(_side(theirs, env, ok_codes))
-        ours.append(_side(mine, env, ok_codes))
-        if theirs and not run % 2:
-            other.append(_side(theirs, env, ok_codes))
-    return ours, other
 
 
 def _paired_row(label: str, ours: list[Times], theirs: list[Times]) -> float | None:
@@ -141,7 +111,7 @@ def bench_diff(work: Path, aicr: str | None, runs: int, large_runs: int, verdict
                     refused = True
                 theirs = None
             count = runs if nodes == 256 else large_runs
-            mine_times, their_times = _paired([mine], [theirs] if theirs else None, count)
+            mine_times, their_times = paired_times([mine], [theirs] if theirs else None, count)
             ratio = _paired_row(label, mine_times, their_times)
             if nodes == 256:
                 _ratio_check(verdicts, f"diff 256 nodes {fmt}", ratio, DIFF_TARGET)
@@ -219,17 +189,17 @@ def bench_recipe_diff(work: Path, aicr: str | None, runs: int, verdicts: Verdict
             if aicr else None
         mine = [*ours, "diff", "--baseline", str(recipe), "--target", str(target), "--format", "json"]
         label = f"recipe vs 256 nodes {fmt}"
-        mine_times, their_times = _paired([mine], [validate] if validate else None, runs, env, (0, 2))
+        mine_times, their_times = paired_times([mine], [validate] if validate else None, runs, env, (0, 2))
         _ratio_check(verdicts, f"diff {label}", _paired_row(label, mine_times, their_times), DIFF_TARGET)
         if fmt == "json":
             cold = {**env, "AICR_GEN_CACHE_DIR": "off"}
-            mine_times, their_times = _paired([mine], [validate] if validate else None, runs, cold, (0, 2))
+            mine_times, their_times = paired_times([mine], [validate] if validate else None, runs, cold, (0, 2))
             _paired_row(f"{label}, nothing cached (info)", mine_times, their_times)
             their_spec = [[aicr, "recipe", *CUJ2, "-o", str(their_recipe)],
                           [*validate[:3], str(their_recipe), *validate[4:]]] if validate else None
             mine = [*ours, "diff", "--spec", str(spec), "--target", str(target), "--format", "json"]
             label = f"spec vs 256 nodes {fmt}"
-            mine_times, their_times = _paired([mine], their_spec, runs, env, (0, 2))
+            mine_times, their_times = paired_times([mine], their_spec, runs, env, (0, 2))
             _ratio_check(verdicts, f"diff {label}", _paired_row(label, mine_times, their_times), DIFF_TARGET)
 
 
