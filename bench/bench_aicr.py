@@ -2,10 +2,10 @@
 
     AICR_BIN=$(../shared/tools/aicr/install) python bench/bench_aicr.py [--runs N] [--large-runs N]
 
-Whole processes, paired (ours then AICR in the same loop, one warm-up each), medians, ratio = ours / AICR.
-AICR is ``$AICR_BIN`` or ``aicr`` on PATH; without it the AICR column and the ratio targets are skipped.
-Every diff path is paired run by run (the side that starts alternates): its ratio is the median of the pairs'
-ratios, printed with both sides' median CPU time (user + system) beside their wall time.
+Whole processes, paired (ours and AICR in the same loop, the side that starts alternating, one warm-up each),
+medians, ratio = ours / AICR. AICR is ``$AICR_BIN`` or ``aicr`` on PATH; without it the AICR column and the ratio
+targets are skipped. A diff path's ratio is the median of the pairs' ratios, printed with both sides' median CPU
+time (user + system) beside their wall time.
 Targets: diff on the 256-node pair in YAML and JSON <= 0.8x AICR, peak RSS <= AICR's; recipe vs live (``diff
 --baseline RECIPE`` against the 256-node target in JSON and YAML, ``diff --spec SPEC``) <= 0.8x AICR's closest
 command: AICR's diff takes snapshots only, so a recipe against a snapshot is ``aicr validate --recipe --snapshot
