@@ -6,6 +6,7 @@ import compileall
 import functools
 import hashlib
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -69,12 +70,22 @@ def aicr_bin() -> str | None:
 
 def run_ms(argv: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> float:
     """Wall time of one whole process in ms; exits with its stderr if its exit code is unexpected."""
+    return run_times(argv, env, ok_codes)[0]
+
+
+def run_times(argv: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> tuple[float,
+                                                                                                            float]:
+    """Wall and CPU time (user + system, of the process and its children) of one whole process in ms; exits with
+    its stderr if its exit code is unexpected."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     elapsed = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in ok_codes:
         sys.exit(f"{' '.join(argv)}: exit {proc.returncode}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
-    return elapsed
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+    return elapsed, cpu
 
 
 def median_ms(argv: list[str], runs: int, env: dict[str, str] | None = None,
@@ -84,17 +95,41 @@ def median_ms(argv: list[str], runs: int, env: dict[str, str] | None = None,
 
 def paired_ms(ours: list[str], theirs: list[str] | None, runs: int, env: dict[str, str] | None = None,
               ok_codes: tuple[int, ...] = (0,)) -> tuple[list[float], list[float]]:
-    """Alternate ours / theirs in one loop (one warm-up each, not counted): both lists of times in ms."""
-    run_ms(ours, env, ok_codes)
+    """``paired_times`` of one process a side: both lists of wall times in ms."""
+    mine, other = paired_times([ours], [theirs] if theirs else None, runs, env, ok_codes)
+    return [wall for wall, _ in mine], [wall for wall, _ in other]
+
+
+Times = tuple[float, float]
+"""Wall and CPU ms of one run."""
+
+
+def paired_times(ours: list[list[str]], theirs: list[list[str]] | None, runs: int,
+                 env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> tuple[list[Times],
+                                                                                                list[Times]]:
+    """Ours and theirs run by run in one loop (one warm-up each, not counted), the side that runs first
+    alternating, so neither always finds the page cache and the CPU as the other left them. A side is one or
+    more processes run in a row, timed as one (their times summed)."""
+    _side(ours, env, ok_codes)
     if theirs:
-        run_ms(theirs, env, ok_codes)
-    mine: list[float] = []
-    other: list[float] = []
-    for _ in range(runs):
-        mine.append(run_ms(ours, env, ok_codes))
-        if theirs:
-            other.append(run_ms(theirs, env, ok_codes))
+        _side(theirs, env, ok_codes)
+    mine: list[Times] = []
+    other: list[Times] = []
+    for run in range(runs):
+        if theirs and run % 2:
+            other.append(_side(theirs, env, ok_codes))
+        mine.append(_side(ours, env, ok_codes))
+        if theirs and not run % 2:
+            other.append(_side(theirs, env, ok_codes))
     return mine, other
+
+
+def _side(argvs: list[list[str]], env: dict[str, str] | None, ok_codes: tuple[int, ...]) -> Times:
+    wall = cpu = 0.0
+    for argv in argvs:
+        one_wall, one_cpu = run_times(argv, env, ok_codes)
+        wall, cpu = wall + one_wall, cpu + one_cpu
+    return wall, cpu
 
 
 def peak_rss_mib(argv: list[str], env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> float:

@@ -33,16 +33,41 @@ def load_entry(path: str, kubeconfig: str | None = None, context: str | None = N
         from aicr_gen.edges.files import read_named
 
         raw = read_named(path, "--recipe", "write one with 'aicr-gen recipe -o FILE'")
-    key = cache.new_key("recipe-v3")
-    key.update(raw)
-    entry = cache.get(key.hexdigest())
+    key = _key(raw)
+    entry = cache.get(key)
     if entry is None:
         from aicr_gen.yaml import dump
 
         recipe = _validate(raw, path)
         entry = {"recipe": recipe, "yaml": dump(recipe)}
-        cache.put(key.hexdigest(), entry)
+        cache.put(key, entry)
     return entry
+
+
+def validated_before(path: str, limit: int) -> dict[str, Any] | None:
+    """The validated recipe of file ``path`` when its bytes (at most ``limit``) were validated before (a cache
+    hit), else None, also when it cannot be read: for a caller that does not know yet whether a file is a recipe,
+    a hit answers without parsing it (only a RecipeResult is ever validated), a miss leaves reading, checking and
+    refusing it to the caller's usual path. Bytes without the text ``RecipeResult`` (a snapshot, mostly) are not
+    looked up: hashing them would cost more than the answer saves."""
+    from aicr_gen.edges import cache
+    try:
+        with open(path, "rb") as handle:  # noqa: PTH123 - pathlib costs a diff ~2 ms to import
+            raw = handle.read(limit + 1)
+    except OSError:
+        return None
+    if len(raw) > limit or b"RecipeResult" not in raw or (entry := cache.get(_key(raw))) is None:
+        return None
+    recipe: dict[str, Any] = entry["recipe"]
+    return recipe
+
+
+def _key(raw: bytes) -> str:
+    from aicr_gen.edges import cache
+
+    key = cache.new_key("recipe-v3")
+    key.update(raw)
+    return key.hexdigest()
 
 
 URL_LIMIT = 1024 * 1024

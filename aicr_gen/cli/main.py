@@ -33,8 +33,10 @@ def _main(given: list[str], *, own_process: bool) -> int:
 
     from aicr_gen.cli.table import MODULES, build_parser
 
-    # the top level takes no option with a value, so the first word naming a command is the subcommand
-    parser = build_parser(next((word for word in given if word in MODULES), ""))
+    # the top level takes no option with a value, so the first word naming a command is the subcommand; an option
+    # before it (--help, or its abbreviation) is the top level's, whose help lists every command
+    first = next((word for word in given if word in MODULES or word.startswith("-")), "")
+    parser = build_parser(first if first in MODULES else "")
     args = parser.parse_args(given)
     try:
         if args.command is None:

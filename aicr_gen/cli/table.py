@@ -88,18 +88,19 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole argparse tree (what ``--help``, ``aicr-gen completion`` and the help tests walk), or with
-    ``command`` the tree where only that subcommand has its arguments (the others are listed, as ``--help``
-    lists them): a run parses one subcommand, and building every subcommand's parser costs more than the run of
-    a quick command. A ``command`` naming none gives every subcommand without arguments (enough for ``--help``
-    and the usage errors of the top level)."""
+    ``command`` the tree of that subcommand alone: a run parses one subcommand, and building every subcommand's
+    parser costs more than the run of a quick command (~6 ms, mostly argparse's gettext look-ups per parser). A
+    ``command`` naming none gives every subcommand without arguments (enough for ``--help`` and the usage errors
+    of the top level)."""
     parser = _Parser(prog="aicr-gen", description="Reproducible, certified and watched GPU Kubernetes clusters, "
                      "through Git: AICR recipes and bundles, NVCRE certification, NVSentinel operation.")
     parser.add_argument("--version", action="version", version=f"aicr-gen {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, text, module in COMMANDS:
-        sub = commands.add_parser(name, help=text)
-        if command in (None, name):
-            importlib.import_module(module).arguments(sub)
+        if command in (None, "", name):
+            sub = commands.add_parser(name, help=text)
+            if command in (None, name):
+                importlib.import_module(module).arguments(sub)
     return parser
 
 

@@ -25,7 +25,12 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from aicr_gen.records import NamedTuple  # typing costs a diff more than its comparison
 
 NODE_SUBTYPES = {("NodeTopology", "label"), ("NodeTopology", "taint")}
 """Subtypes whose values end in ``|node1,node2``."""
@@ -49,7 +54,7 @@ _NO_NODE = frozenset({""})
 
 
 # Value records are NamedTuples rather than dataclasses: importing dataclasses (it imports inspect) costs a
-# diff more than building the records.
+# diff more than building the records (and ``aicr_gen.records`` builds them without importing typing).
 
 
 class Members(NamedTuple):
@@ -431,10 +436,12 @@ def flux_release_name(name: str, target_namespace: str, release: str = "") -> st
     """The Helm release a HelmRelease ``name`` installs: ``release`` (``spec.releaseName``), else
     ``<targetNamespace>-<name>``, shortened past 53 characters to 40 and 12 hex digits of its sha256
     (helm-controller api/v2 ``GetReleaseName``, internal/release/name.go ``ShortenName``)."""
-    import hashlib
-
     full = release or (f"{target_namespace}-{name}" if target_namespace else name)
-    return full if len(full) <= 53 else f"{full[:40]}-{hashlib.sha256(full.encode()).hexdigest()[:12]}"
+    if len(full) <= 53:
+        return full
+    import hashlib  # here: it loads OpenSSL (~2 ms), and most names are short
+
+    return f"{full[:40]}-{hashlib.sha256(full.encode()).hexdigest()[:12]}"
 
 
 def diff_recipe(recipe: Mapping[str, Any], snapshot: Mapping[str, Any], baseline_source: str = "recipe",

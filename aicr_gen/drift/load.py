@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 from aicr_gen.drift import snapshot
-from aicr_gen.edges.configmaps import configmap_bytes
 from aicr_gen.edges.files import MAX_SNAPSHOT_BYTES
 from aicr_gen.errors import InvalidInputError
 from aicr_gen.text.configmap_source import CM_PREFIX
@@ -100,4 +99,6 @@ def _read_file(source: str) -> bytes:
 
 
 def _read_configmap(source: str, kubeconfig: str | None, context: str | None) -> Document:
+    from aicr_gen.edges.configmaps import configmap_bytes
+
     return snapshot.parse_bytes(*configmap_bytes(source, kubeconfig, context))

@@ -29,13 +29,26 @@ _NOT_CODE = ("__pycache__", "_catalog", "_policies")  # bytecode, and the shippe
 
 def code_files(package: str = _PACKAGE) -> Iterator[tuple[str, str]]:
     """aicr-gen's own code, as (path inside the package with ``/``, full path) in a fixed order: every file of
-    the package but bytecode and the shipped catalog and policies. Derived from the folder, never listed by hand,
-    so no module that changes what aicr-gen accepts or writes can be left out."""
-    for folder, dirs, names in os.walk(package):
-        dirs[:] = sorted(name for name in dirs if name not in _NOT_CODE)
-        for name in sorted(names):
-            full = os.path.join(folder, name)
-            yield os.path.relpath(full, package).replace(os.sep, "/"), full
+    the package but bytecode and the shipped catalog and policies, a folder's files (sorted) before its folders
+    (sorted, symlinks to folders not followed), as ``os.walk`` lists them. Derived from the folder, never listed
+    by hand, so no module that changes what aicr-gen accepts or writes can be left out."""
+    return _files(package, "")
+
+
+def _files(folder: str, inside: str) -> Iterator[tuple[str, str]]:
+    """``code_files`` of ``folder``, named with the prefix ``inside``: scandir, as ``os.walk`` does, without its
+    and ``relpath``'s work per file (~2 ms of every cache hit)."""
+    with os.scandir(folder) as found:
+        entries = sorted(found, key=lambda entry: entry.name)
+    folders = []
+    for entry in entries:
+        if entry.is_dir():
+            folders.append(entry)
+        else:
+            yield f"{inside}{entry.name}", entry.path
+    for entry in folders:
+        if entry.name not in _NOT_CODE and not entry.is_symlink():
+            yield from _files(entry.path, f"{inside}{entry.name}/")
 
 
 @functools.cache

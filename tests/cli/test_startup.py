@@ -55,3 +55,24 @@ def test_an_unchanged_flux_bundle_imports_no_copy_json_or_shutil(tmp_path: Path)
     loaded = _modules_after(["bundle", "--recipe", str(recipe), "--deployer", "flux", "-o", str(tmp_path / "out"),
                              "--repo", "https://git.example.com/gitops.git", "--force"], tmp_path)
     assert loaded & {"yaml_rs", "yaml", "ruamel", "pydantic", "json", "shutil", "copy", "tempfile"} == set()
+
+
+def test_a_default_diff_imports_no_yaml_reader_typing_pathlib_or_hashlib(tmp_path: Path) -> None:
+    # the default diff paths against AICR's binary (bench_aicr.py): two JSON snapshots, and a recipe baseline read
+    # on an earlier run (validated then, cached) against a JSON snapshot
+    import json
+
+    from aicr_gen.drift.load import load_snapshot
+
+    baseline, target = tmp_path / "baseline.json", tmp_path / "target.json"
+    for seed, file in zip(SEEDS, (baseline, target), strict=True):
+        file.write_text(json.dumps(load_snapshot(str(seed))), encoding="utf-8")
+    recipe = tmp_path / "recipe.yaml"
+    subprocess.run([sys.executable, "-m", "aicr_gen", "recipe", "--service", "eks", "--accelerator", "h100",
+                    "--os", "ubuntu", "--intent", "training", "-o", str(recipe)], check=True, cwd=ROOT,
+                   env={**os.environ, "AICR_GEN_CACHE_DIR": "off"})
+    unwanted = {"yaml_rs", "yaml", "ruamel", "pydantic", "deepdiff", "typing", "pathlib", "hashlib", "dataclasses"}
+    for base in (baseline, recipe):
+        loaded = _modules_after(["diff", "--baseline", str(base), "--target", str(target), "--format", "json",
+                                 "-o", str(tmp_path / "drift.json")], tmp_path)
+        assert loaded & unwanted == set(), base.name
