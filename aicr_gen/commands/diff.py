@@ -156,34 +156,43 @@ def _spec(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from aicr_gen.drift import diff
-    from aicr_gen.drift.pools import PoolDesired, pool_drift
     from aicr_gen.edges.output import write_text
-    from aicr_gen.gitops.trees.recipes import resolve_spec
+    from aicr_gen.gitops.trees import recipe_cache
     from aicr_gen.report import drift as drift_report
-    from aicr_gen.report import pool_drift as pool_report
-    from aicr_gen.spec.load import load_spec
     given = [flag for flag, value in (("--baseline", args.baseline), ("--fleet", args.fleet),
                                       ("--snapshot", args.snapshot)) if value]
     if given:
         raise InvalidInputError(f"--spec compares the cluster with its spec's recipe; drop {given[0]}")
     if args.target is None:
         raise InvalidInputError("--spec SPEC needs --target SRC, the cluster's snapshot")
-    cluster = load_spec(args.spec)
-    base = Path(args.spec).parent if args.spec != "-" else None
-    names = [pool.name for pool in cluster.spec.pools]
-    for name in args.pool:
-        if name not in names:
-            raise InvalidInputError(f"--pool {name!r}: not a pool of {args.spec} "
-                                    f"({', '.join(names) or 'it has no spec.pools'})")
-    if not names:
-        recipe = resolve_spec(cluster, base)
+    recipe = recipe_cache.cached(args.spec) if args.spec != "-" and not args.pool else None
+    if recipe is None:
+        from aicr_gen.spec.load import load_spec
+
+        cluster = load_spec(args.spec)
+        base = Path(args.spec).parent if args.spec != "-" else None
+        names = [pool.name for pool in cluster.spec.pools]
+        for name in args.pool:
+            if name not in names:
+                raise InvalidInputError(f"--pool {name!r}: not a pool of {args.spec} "
+                                        f"({', '.join(names) or 'it has no spec.pools'})")
+        if not names:
+            from aicr_gen.gitops.trees.recipes import resolve_spec
+
+            recipe = resolve_spec(cluster, base)
+            if args.spec != "-":
+                recipe_cache.remember(args.spec, cluster, recipe)
+    if recipe is not None:  # no pools
         target_kind, target = _load(args.target, args)
         _snapshot_only(target_kind, args.target)
         result = diff.diff_recipe(recipe, target, args.spec, args.target)
         text = _deep(*diff.recipe_readings(recipe, diff.helm_releases(target))) if args.format == "deepdiff" \
             else drift_report.render(result, args.format)
     else:
+        from aicr_gen.drift.pools import PoolDesired, pool_drift
         from aicr_gen.gitops.trees.recipes import resolve_pools
+        from aicr_gen.report import pool_drift as pool_report
+
         resolution = resolve_pools(cluster, base)
         target_kind, target = _load(args.target, args)
         _snapshot_only(target_kind, args.target)
