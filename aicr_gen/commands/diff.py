@@ -157,7 +157,7 @@ def _spec(args: argparse.Namespace) -> int:
 
     from aicr_gen.drift import diff
     from aicr_gen.edges.output import write_text
-    from aicr_gen.gitops.trees import recipe_cache
+    from aicr_gen.gitops.records import recipe_cache
     from aicr_gen.report import drift as drift_report
     given = [flag for flag, value in (("--baseline", args.baseline), ("--fleet", args.fleet),
                                       ("--snapshot", args.snapshot)) if value]
