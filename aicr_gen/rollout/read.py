@@ -132,19 +132,11 @@ def _deployer(cluster: ClusterSpec) -> str:
 def expectations(repo: Repo, found: Sequence[Member]) -> tuple[list[Expected], dict[str, list[dict[str, Any]]]]:
     """What each cluster's tree at HEAD says (``Expected``), and each cluster's recipe componentRefs."""
     from aicr_gen.edges.git_objects import read_blobs
+    from aicr_gen.gitops.committed import folder_files
     from aicr_gen.gitops.trees.render_tree import deployer_options
     from aicr_gen.yaml import load_bytes
 
-    paths = {item.cluster.metadata.name: item.cluster.spec.repo.path for item in found}
-    listing = repo.run("ls-tree", "-r", "-z", "HEAD", "--", *sorted(set(paths.values()))) if paths else ""
-    files: dict[str, dict[str, str]] = {path: {} for path in paths.values()}
-    for entry in filter(None, listing.split("\0")):
-        meta, _, name = entry.partition("\t")
-        parts = name.split("/")
-        folder = next((path for path in ("/".join(parts[:end]) for end in range(1, len(parts))) if path in files),
-                      None)
-        if folder is not None:
-            files[folder][name[len(folder) + 1:]] = meta.split()[2]
+    files = folder_files(repo, "HEAD", sorted({item.cluster.spec.repo.path for item in found}))
     wanted = [sha for names in files.values() for rel, sha in names.items()
               if rel == "recipe.yaml" or (_CERTIFICATION.match(rel) and rel.endswith("configmap.yaml"))]
     blobs = read_blobs(repo, wanted)
